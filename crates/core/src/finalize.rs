@@ -1,0 +1,160 @@
+//! The finalize policy: what is served when a check finds problems.
+//!
+//! Bad ids are a hard failure: the caller regenerates once with a
+//! corrective message, and if the second answer still cites ids never
+//! sent, refuses, or (by config) strips the unresolvable markers or drops
+//! the sentences carrying them. An unverifiable marker is never served as
+//! if it were checked.
+
+use serde::{Deserialize, Serialize};
+
+use crate::prompt;
+use crate::validate::Report;
+
+/// What to do with an answer whose markers still do not resolve after the
+/// regeneration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BadIdPolicy {
+    /// Refuse the answer (default).
+    #[default]
+    Refuse,
+    /// Remove the unresolvable ids from the markers (and empty markers).
+    Strip,
+    /// Drop every sentence that carries an unresolvable id.
+    Drop,
+}
+
+/// What the caller does next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Serve this text (the answer, or the answer repaired per policy).
+    Serve { text: String, repaired: bool },
+    /// Generate again with this corrective message appended.
+    Regenerate { corrective: String },
+    /// Refuse: the answer cannot be verified.
+    Refuse,
+}
+
+/// Decides on an answer after its structural check. `attempt` counts from
+/// 0; `regenerate_once` allows one more attempt after the first.
+pub fn finalize(
+    answer: &str,
+    report: &Report,
+    attempt: u32,
+    regenerate_once: bool,
+    policy: BadIdPolicy,
+) -> Decision {
+    if report.bad_ids.is_empty() && report.malformed == 0 {
+        return Decision::Serve {
+            text: answer.to_string(),
+            repaired: false,
+        };
+    }
+    if regenerate_once && attempt == 0 {
+        return Decision::Regenerate {
+            corrective: prompt::corrective_message(&report.bad_ids, report.n_passages),
+        };
+    }
+    match policy {
+        BadIdPolicy::Refuse => Decision::Refuse,
+        BadIdPolicy::Strip => Decision::Serve {
+            text: strip_bad_markers(answer, report),
+            repaired: true,
+        },
+        BadIdPolicy::Drop => {
+            let text = drop_bad_sentences(answer, report);
+            if text.trim().is_empty() {
+                Decision::Refuse
+            } else {
+                Decision::Serve {
+                    text,
+                    repaired: true,
+                }
+            }
+        }
+    }
+}
+
+/// Rewrites markers so they name only ids that were sent: `[1][5]` →
+/// `[1]`, `[1, 5]` → `[1]`, `[5]` → removed (with the space before it).
+pub fn strip_bad_markers(answer: &str, report: &Report) -> String {
+    let n = report.n_passages as u64;
+    let mut out = String::with_capacity(answer.len());
+    let mut last = 0;
+    for m in &report.markers.markers {
+        let ids: Vec<u64> = report.markers.ids_of(m).collect();
+        let good: Vec<u64> = ids
+            .iter()
+            .copied()
+            .filter(|&id| id >= 1 && id <= n)
+            .collect();
+        if !m.malformed && good.len() == ids.len() {
+            continue;
+        }
+        let mut cut = m.start;
+        if good.is_empty() {
+            while cut > last && answer.as_bytes()[cut - 1] == b' ' {
+                cut -= 1;
+            }
+        }
+        out.push_str(&answer[last..cut]);
+        if !good.is_empty() {
+            let list: Vec<String> = good.iter().map(u64::to_string).collect();
+            out.push('[');
+            out.push_str(&list.join(", "));
+            out.push(']');
+        }
+        last = m.end;
+    }
+    out.push_str(&answer[last..]);
+    out
+}
+
+/// Removes the sentences that carry an unresolvable id.
+pub fn drop_bad_sentences(answer: &str, report: &Report) -> String {
+    let mut out = String::with_capacity(answer.len());
+    let mut last = 0;
+    for s in report.sentences.iter().filter(|s| s.has_bad_id) {
+        out.push_str(&answer[last..s.start]);
+        last = s.end;
+        // Swallow the white space after the dropped sentence on its line.
+        while last < answer.len() && answer.as_bytes()[last] == b' ' {
+            last += 1;
+        }
+    }
+    out.push_str(&answer[last..]);
+    out.trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regenerate_once_then_refuse() {
+        let a = "Refunds take 14 days [7].";
+        let r = Report::check(a, 3);
+        assert!(matches!(
+            finalize(a, &r, 0, true, BadIdPolicy::Refuse),
+            Decision::Regenerate { .. }
+        ));
+        assert_eq!(
+            finalize(a, &r, 1, true, BadIdPolicy::Refuse),
+            Decision::Refuse
+        );
+    }
+
+    #[test]
+    fn strip_and_drop() {
+        let a = "Vouchers within 5 days [1][5]. Also [1, 9]. Nope [8]. Fine [2].";
+        let r = Report::check(a, 3);
+        assert_eq!(
+            strip_bad_markers(a, &r),
+            "Vouchers within 5 days [1]. Also [1]. Nope. Fine [2]."
+        );
+        assert_eq!(drop_bad_sentences(a, &r), "Fine [2].");
+        let stripped = strip_bad_markers(a, &r);
+        assert!(Report::check(&stripped, 3).bad_ids.is_empty());
+    }
+}

@@ -1,0 +1,189 @@
+//! Resolution: markers become clickable sources, one per document.
+//!
+//! `[k]` maps back to the k-th passage sent (dense numbering makes that
+//! safe); sources are deduplicated by url, keeping which passages and which
+//! markers point at each, so five chunks of one page are one chip. The
+//! quote is the evidence the support check aligned with a citing sentence
+//! when there is one (the exact words behind the citation), else a short
+//! excerpt of the passage cut at a word boundary.
+
+use crate::passage::Passage;
+use crate::validate::Report;
+
+/// One source chip.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Source {
+    /// The section label.
+    pub label: String,
+    pub url: String,
+    /// The words behind the citation.
+    pub quote: String,
+    /// Which passage the quote comes from, and its byte span there.
+    pub quote_passage: usize,
+    pub quote_start: usize,
+    pub quote_end: usize,
+    /// Every passage number of this document that the answer cites.
+    pub passages: Vec<usize>,
+    /// Byte spans in the answer of the markers that point here.
+    pub markers: Vec<Span>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+}
+
+/// A quote the support check found for a passage: byte span into its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuoteHint {
+    pub passage: usize,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// Builds the sources of an answer. `passages` are the passages sent, in
+/// order; `hints` are evidence spans (first hint per passage wins).
+pub fn resolve(
+    report: &Report,
+    passages: &[Passage],
+    hints: &[QuoteHint],
+    quote_max_chars: usize,
+) -> Vec<Source> {
+    let mut sources: Vec<Source> = Vec::new();
+    for &id in &report.cited {
+        if id == 0 || id > passages.len() as u64 {
+            continue;
+        }
+        let k = id as usize;
+        let p = &passages[k - 1];
+        let key = if p.source_url.is_empty() {
+            &p.id
+        } else {
+            &p.source_url
+        };
+        let existing = sources.iter().position(|s| {
+            let other = &passages[s.passages[0] - 1];
+            let other_key = if other.source_url.is_empty() {
+                &other.id
+            } else {
+                &other.source_url
+            };
+            other_key == key
+        });
+        let idx = match existing {
+            Some(i) => {
+                sources[i].passages.push(k);
+                i
+            }
+            None => {
+                let (start, end) = match hints.iter().find(|h| h.passage == k) {
+                    Some(h)
+                        if h.end <= p.text.len()
+                            && p.text.is_char_boundary(h.start)
+                            && p.text.is_char_boundary(h.end)
+                            && h.start < h.end =>
+                    {
+                        (h.start, h.end)
+                    }
+                    _ => excerpt(&p.text, quote_max_chars),
+                };
+                sources.push(Source {
+                    label: p.section.clone(),
+                    url: p.source_url.clone(),
+                    quote: clip(&p.text[start..end], quote_max_chars * 2),
+                    quote_passage: k,
+                    quote_start: start,
+                    quote_end: end,
+                    passages: vec![k],
+                    markers: Vec::new(),
+                });
+                sources.len() - 1
+            }
+        };
+        let _ = idx;
+    }
+    // Marker spans, per source.
+    for m in &report.markers.markers {
+        for id in report.markers.ids_of(m) {
+            if id == 0 || id > passages.len() as u64 {
+                continue;
+            }
+            if let Some(s) = sources
+                .iter_mut()
+                .find(|s| s.passages.contains(&(id as usize)))
+            {
+                let span = Span {
+                    start: m.start,
+                    end: m.end,
+                };
+                if !s.markers.contains(&span) {
+                    s.markers.push(span);
+                }
+            }
+        }
+    }
+    sources
+}
+
+/// A readable excerpt: the first sentence when it is short enough, else the
+/// first `max_chars` characters cut back to a word boundary. Leading
+/// markdown heading lines are skipped.
+pub fn excerpt(text: &str, max_chars: usize) -> (usize, usize) {
+    let mut start = 0;
+    // Skip leading blank and heading lines ("## Getting issued a card").
+    loop {
+        let rest = &text[start..];
+        let trimmed = rest.trim_start();
+        let lead = rest.len() - trimmed.len();
+        if trimmed.starts_with('#') {
+            match trimmed.find('\n') {
+                Some(nl) => start += lead + nl + 1,
+                None => break,
+            }
+        } else {
+            start += lead;
+            break;
+        }
+    }
+    let rest = &text[start..];
+    let limit = rest
+        .char_indices()
+        .nth(max_chars)
+        .map_or(rest.len(), |(i, _)| i);
+    if limit == rest.len() {
+        return (start, start + rest.trim_end().len());
+    }
+    let window = &rest[..limit];
+    let cut = window
+        .rfind(|c: char| c.is_whitespace())
+        .filter(|&i| i > 0)
+        .unwrap_or(limit);
+    let cut = window[..cut]
+        .trim_end_matches(|c: char| c.is_whitespace() || c == ',' || c == ';' || c == ':')
+        .len();
+    (start, start + cut)
+}
+
+fn clip(quote: &str, max_chars: usize) -> String {
+    let (s, e) = excerpt(quote, max_chars);
+    let mut out = quote[s..e].split_whitespace().collect::<Vec<_>>().join(" ");
+    if e < quote.trim_end().len() {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpt_cuts_at_a_word_boundary() {
+        let text = "## Heading\n\nReimbursements settle within thirty days of approval by finance.";
+        let (s, e) = excerpt(text, 40);
+        assert_eq!(&text[s..e], "Reimbursements settle within thirty");
+        let (s, e) = excerpt("Short one.", 40);
+        assert_eq!((s, e), (0, 10));
+    }
+}
