@@ -1,0 +1,425 @@
+//! OpenAI-compatible Chat Completions: OpenAI itself, and local servers
+//! (Ollama, llama.cpp's server, vLLM, LM Studio) that speak the same API.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::http::{self, HttpCore, StreamDecoder, drive_stream, snippet};
+use crate::retry::RetryPolicy;
+use crate::sse::SseEvent;
+use crate::{
+    BoxFuture, ChatRequest, EventStream, Generation, Generator, LlmError, Role, Secret, StreamEvent,
+};
+
+/// Settings of [`OpenAiGenerator`], loadable from `groundcite.toml`.
+/// Every field has a default, so any subset may be given.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OpenAiConfig {
+    /// Where the API lives, with or without a trailing `/v1`; requests go to
+    /// `{base_url}/v1/chat/completions`. Default `"https://api.openai.com"`.
+    /// Ollama: `"http://127.0.0.1:11434"`; llama.cpp: `"http://127.0.0.1:8080"`.
+    pub base_url: String,
+    /// The model name sent in every request. Default `"gpt-4o-mini"`.
+    pub model: String,
+    /// The environment variable holding the API key (sent as
+    /// `Authorization: Bearer ...`). Default `"OPENAI_API_KEY"`.
+    pub api_key_env: String,
+    /// Whether a missing key is an error. Default `None`: required unless
+    /// `base_url` is a loopback address (`localhost`, `127.0.0.0/8`,
+    /// `::1`), since local servers need no key. A key that is set is always
+    /// sent.
+    pub api_key_required: Option<bool>,
+    /// Sampling temperature, unless the request overrides it. Default `0.0`.
+    pub temperature: f32,
+    /// Answer length limit (`max_tokens`), unless the request overrides it.
+    /// Default `512`.
+    pub max_tokens: u32,
+    /// Seconds to wait for a complete answer; when streaming, for the first
+    /// chunk, then for each next chunk. Default `60`.
+    pub timeout_secs: f64,
+    /// Seconds to wait for the TCP/TLS connection. Default `10`.
+    pub connect_timeout_secs: f64,
+    /// Retries after the first attempt, for retryable failures (see the
+    /// crate docs). Default `2`.
+    pub max_retries: u32,
+    /// The first backoff in milliseconds; doubles per retry. Default `500`.
+    pub backoff_ms: u64,
+    /// The longest backoff in milliseconds. Default `8000`.
+    pub max_backoff_ms: u64,
+    /// The longest `Retry-After` (seconds) the client waits; a longer one
+    /// fails at once with `RateLimited`. Default `30`.
+    pub max_retry_after_secs: f64,
+}
+
+impl Default for OpenAiConfig {
+    fn default() -> Self {
+        OpenAiConfig {
+            base_url: "https://api.openai.com".to_string(),
+            model: "gpt-4o-mini".to_string(),
+            api_key_env: "OPENAI_API_KEY".to_string(),
+            api_key_required: None,
+            temperature: 0.0,
+            max_tokens: 512,
+            timeout_secs: 60.0,
+            connect_timeout_secs: 10.0,
+            max_retries: 2,
+            backoff_ms: 500,
+            max_backoff_ms: 8000,
+            max_retry_after_secs: 30.0,
+        }
+    }
+}
+
+/// A [`Generator`] for `POST {base_url}/v1/chat/completions`.
+///
+/// The request is `system` (as a `system` message, when non-empty) followed
+/// by `messages`; `documents` are not sent (the prompt stage renders them).
+/// Cheap to share: clone the `Arc` it lives in.
+pub struct OpenAiGenerator {
+    name: String,
+    config: OpenAiConfig,
+    core: Arc<HttpCore>,
+}
+
+impl std::fmt::Debug for OpenAiGenerator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiGenerator")
+            .field("url", &self.core.url())
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OpenAiGenerator {
+    /// Builds the generator, reading the key from `config.api_key_env`.
+    ///
+    /// Fails with `MissingApiKey` (naming the variable) when a key is
+    /// required and unset, and with `Config` for invalid settings; no
+    /// request is made.
+    pub fn new(config: OpenAiConfig) -> Result<Self, LlmError> {
+        let key = if config.api_key_env.trim().is_empty() {
+            None
+        } else {
+            Secret::from_env(&config.api_key_env)?
+        };
+        Self::build(config, key)
+    }
+
+    /// Builds the generator with an explicit key (`None`: no auth header),
+    /// ignoring `api_key_env` and `api_key_required`.
+    pub fn with_api_key(config: OpenAiConfig, api_key: Option<Secret>) -> Result<Self, LlmError> {
+        let mut config = config;
+        config.api_key_required = Some(false);
+        Self::build(config, api_key)
+    }
+
+    fn build(config: OpenAiConfig, key: Option<Secret>) -> Result<Self, LlmError> {
+        let (url, loopback) = http::endpoint(&config.base_url, "chat/completions")?;
+        if key.is_none() && config.api_key_required.unwrap_or(!loopback) {
+            return Err(LlmError::MissingApiKey {
+                var: config.api_key_env.clone(),
+            });
+        }
+        if config.model.trim().is_empty() {
+            return Err(LlmError::Config("model must not be empty".to_string()));
+        }
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        if let Some(key) = &key {
+            let mut value =
+                HeaderValue::from_str(&format!("Bearer {}", key.expose())).map_err(|_| {
+                    LlmError::Config(format!(
+                        "the API key in {} contains characters not allowed in a header",
+                        config.api_key_env
+                    ))
+                })?;
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+        }
+        let core = HttpCore::new(
+            url,
+            loopback,
+            headers,
+            http::seconds("timeout_secs", config.timeout_secs)?,
+            http::seconds("connect_timeout_secs", config.connect_timeout_secs)?,
+            retry_policy(
+                config.max_retries,
+                config.backoff_ms,
+                config.max_backoff_ms,
+                config.max_retry_after_secs,
+            )?,
+        )?;
+        Ok(OpenAiGenerator {
+            name: format!("openai:{}", config.model),
+            config,
+            core: Arc::new(core),
+        })
+    }
+
+    /// The settings in use.
+    pub fn config(&self) -> &OpenAiConfig {
+        &self.config
+    }
+
+    fn body(&self, request: &ChatRequest, stream: bool) -> Bytes {
+        let mut messages = Vec::with_capacity(request.messages.len() + 1);
+        if !request.system.is_empty() {
+            messages.push(json!({"role": "system", "content": request.system}));
+        }
+        for message in &request.messages {
+            let role = match message.role {
+                Role::User => "user",
+                Role::Assistant => "assistant",
+            };
+            messages.push(json!({"role": role, "content": message.content}));
+        }
+        let body = json!({
+            "model": self.config.model,
+            "messages": messages,
+            "temperature": request.temperature.unwrap_or(self.config.temperature),
+            "max_tokens": request.max_tokens.unwrap_or(self.config.max_tokens),
+            "stream": stream,
+        });
+        Bytes::from(body.to_string())
+    }
+}
+
+pub(crate) fn retry_policy(
+    max_retries: u32,
+    backoff_ms: u64,
+    max_backoff_ms: u64,
+    max_retry_after_secs: f64,
+) -> Result<RetryPolicy, LlmError> {
+    if !(max_retry_after_secs.is_finite() && max_retry_after_secs >= 0.0) {
+        return Err(LlmError::Config(format!(
+            "max_retry_after_secs must be a number of seconds >= 0, got {max_retry_after_secs}"
+        )));
+    }
+    Ok(RetryPolicy {
+        max_retries,
+        backoff: Duration::from_millis(backoff_ms),
+        max_backoff: Duration::from_millis(max_backoff_ms.max(backoff_ms)),
+        max_retry_after: Duration::from_secs_f64(max_retry_after_secs.min(1e9)),
+    })
+}
+
+impl Generator for OpenAiGenerator {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn generate(&self, request: &ChatRequest) -> BoxFuture<Result<Generation, LlmError>> {
+        let body = self.body(request, false);
+        let core = Arc::clone(&self.core);
+        let model = self.config.model.clone();
+        Box::pin(async move {
+            let (raw, retries) = core.post(body).await?;
+            let mut generation = parse_completion(&raw, &model)?;
+            generation.raw = raw;
+            generation.retries = retries;
+            Ok(generation)
+        })
+    }
+
+    fn generate_stream(&self, request: &ChatRequest) -> EventStream {
+        let decoder = OpenAiStream {
+            model: self.config.model.clone(),
+            ..OpenAiStream::default()
+        };
+        drive_stream(Arc::clone(&self.core), self.body(request, true), decoder)
+    }
+}
+
+#[derive(Deserialize)]
+struct CompletionWire {
+    #[serde(default)]
+    model: Option<String>,
+    choices: Vec<ChoiceWire>,
+}
+
+#[derive(Deserialize)]
+struct ChoiceWire {
+    #[serde(default)]
+    message: Option<MessageWire>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct MessageWire {
+    #[serde(default)]
+    content: Option<String>,
+}
+
+/// Reads a non-streaming Chat Completions body (`raw` and `retries` are
+/// left for the caller).
+fn parse_completion(raw: &str, configured_model: &str) -> Result<Generation, LlmError> {
+    let wire: CompletionWire = serde_json::from_str(raw).map_err(|e| {
+        LlmError::InvalidResponse(format!(
+            "not a Chat Completions response ({e}); body starts with {:?}",
+            snippet(raw, 200)
+        ))
+    })?;
+    let choice = wire
+        .choices
+        .into_iter()
+        .next()
+        .ok_or(LlmError::EmptyContent)?;
+    let text = choice.message.and_then(|m| m.content).unwrap_or_default();
+    if text.trim().is_empty() {
+        return Err(LlmError::EmptyContent);
+    }
+    Ok(Generation {
+        text,
+        native_citations: Vec::new(),
+        model: wire
+            .model
+            .filter(|m| !m.is_empty())
+            .unwrap_or_else(|| configured_model.to_string()),
+        finish_reason: choice.finish_reason,
+        raw: String::new(),
+        retries: 0,
+    })
+}
+
+#[derive(Deserialize)]
+struct ChunkWire {
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    choices: Vec<ChunkChoiceWire>,
+    #[serde(default)]
+    error: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+struct ChunkChoiceWire {
+    #[serde(default)]
+    index: u32,
+    #[serde(default)]
+    delta: Option<MessageWire>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+/// Decodes `data: {chunk}` events until `data: [DONE]`.
+#[derive(Default)]
+struct OpenAiStream {
+    model: String,
+    text: String,
+    finish_reason: Option<String>,
+    done: bool,
+}
+
+impl StreamDecoder for OpenAiStream {
+    fn on_event(&mut self, event: SseEvent, out: &mut Vec<StreamEvent>) -> Result<bool, LlmError> {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(true);
+        }
+        if data.is_empty() {
+            return Ok(false);
+        }
+        let chunk: ChunkWire = serde_json::from_str(data).map_err(|e| {
+            LlmError::InvalidResponse(format!(
+                "stream chunk is not a Chat Completions chunk ({e}); it starts with {:?}",
+                snippet(data, 200)
+            ))
+        })?;
+        if let Some(error) = chunk.error {
+            let status = error
+                .get("code")
+                .and_then(|c| c.as_u64())
+                .and_then(|c| u16::try_from(c).ok())
+                .filter(|c| (400..=599).contains(c))
+                .unwrap_or(500);
+            let message = http::error_message(&json!({ "error": error }).to_string());
+            return Err(LlmError::Http { status, message });
+        }
+        if let Some(model) = chunk.model.filter(|m| !m.is_empty()) {
+            self.model = model;
+        }
+        for choice in chunk.choices.into_iter().filter(|c| c.index == 0) {
+            if let Some(content) = choice.delta.and_then(|d| d.content)
+                && !content.is_empty()
+            {
+                self.text.push_str(&content);
+                out.push(StreamEvent::Text(content));
+            }
+            if choice.finish_reason.is_some() {
+                self.finish_reason = choice.finish_reason;
+            }
+        }
+        Ok(false)
+    }
+
+    fn complete_at_eof(&self) -> bool {
+        self.done || self.finish_reason.is_some()
+    }
+
+    fn finish(&mut self, _out: &mut Vec<StreamEvent>) -> Result<Generation, LlmError> {
+        if self.text.trim().is_empty() {
+            return Err(LlmError::EmptyContent);
+        }
+        Ok(Generation {
+            text: std::mem::take(&mut self.text),
+            native_citations: Vec::new(),
+            model: self.model.clone(),
+            finish_reason: self.finish_reason.clone(),
+            raw: String::new(),
+            retries: 0,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn completion_parsing() {
+        let raw = r#"{"id":"x","object":"chat.completion","model":"m1","choices":[{"index":0,"message":{"role":"assistant","content":"Hi [1]."},"finish_reason":"stop"}]}"#;
+        let generation = parse_completion(raw, "cfg").unwrap();
+        assert_eq!(generation.text, "Hi [1].");
+        assert_eq!(generation.model, "m1");
+        assert_eq!(generation.finish_reason.as_deref(), Some("stop"));
+        let null_content = r#"{"choices":[{"message":{"role":"assistant","content":null},"finish_reason":"length"}]}"#;
+        assert_eq!(
+            parse_completion(null_content, "cfg"),
+            Err(LlmError::EmptyContent)
+        );
+        assert!(matches!(
+            parse_completion("{\"choices\": [", "cfg"),
+            Err(LlmError::InvalidResponse(_))
+        ));
+    }
+
+    #[test]
+    fn config_defaults_and_partial_toml_like_input() {
+        let config: OpenAiConfig = serde_json::from_str(
+            r#"{"base_url": "http://127.0.0.1:11434/v1/", "model": "llama3.2", "timeout_secs": 5}"#,
+        )
+        .unwrap();
+        assert_eq!(config.api_key_env, "OPENAI_API_KEY");
+        assert_eq!(config.max_retries, 2);
+        assert_eq!(config.timeout_secs, 5.0);
+        // A loopback server needs no key.
+        let generator = OpenAiGenerator::new(OpenAiConfig {
+            api_key_env: "GROUNDCITE_TEST_NEVER_SET_7Q".to_string(),
+            ..config
+        })
+        .unwrap();
+        assert_eq!(
+            generator.core.url(),
+            "http://127.0.0.1:11434/v1/chat/completions"
+        );
+        assert_eq!(generator.name(), "openai:llama3.2");
+    }
+}
