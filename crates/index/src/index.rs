@@ -1,0 +1,676 @@
+//! The on-disk tantivy index: a thin adapter around the pure parts.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::schema::{
+    Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
+    Value,
+};
+use tantivy::tokenizer::{
+    Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
+};
+use tantivy::{IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+use crate::ingest::{Format, IngestOptions, prepare_document};
+use crate::score::{self, QueryTerm};
+use crate::{Chunk, Error, Hit, IngestError, IngestSummary, Progress, Result, url};
+
+const TOKENIZER: &str = "groundcite_en";
+const MANIFEST: &str = "groundcite-manifest.json";
+
+/// Field boosts: the body counts fully; the section label and page title help
+/// a chunk match what its page is about.
+const BOOST_TEXT: f32 = 1.0;
+const BOOST_SECTION: f32 = 0.5;
+const BOOST_TITLE: f32 = 0.5;
+
+/// Lucene's English stop words plus the function words of questions ("how",
+/// "many", "can", "my", "please", the pieces of "what's" and "don't"): they carry no topic, and leaving them in the
+/// coverage denominator would make every question look half-answered.
+const STOP_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it",
+    "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these",
+    "they", "this", "to", "was", "will", "with", "how", "what", "when", "where", "which", "who",
+    "whom", "why", "can", "could", "do", "does", "did", "i", "me", "my", "we", "our", "us", "you",
+    "your", "he", "she", "his", "her", "its", "them", "am", "been", "being", "have", "has", "had",
+    "would", "should", "may", "might", "must", "shall", "much", "many", "any", "some", "get",
+    "got", "about", "from", "so", "than", "too", "very", "just", "here", "each", "per", "all",
+    "also", "other", "only", "own", "please", "tell", "s", "t", "d", "m", "ll", "re", "ve", "don",
+    "doesn", "isn", "aren", "won", "can't",
+];
+
+/// Words that only phrase a question ("how *long* does it *take*"): dropped
+/// from queries (not from the index), so they neither rank hits nor weigh
+/// in the coverage denominator of the normalised score.
+const QUERY_ONLY_STOP_WORDS: &[&str] = &[
+    "take", "takes", "taking", "long", "need", "needs", "want", "wants", "know", "happen",
+    "happens", "allowed", "able", "like", "go", "goes", "there", "anyone", "someone", "way",
+];
+
+/// The query with its question-phrasing words removed.
+pub(crate) fn strip_question_words(query: &str) -> String {
+    query
+        .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '-')
+        .filter(|w| {
+            !w.is_empty()
+                && !QUERY_ONLY_STOP_WORDS
+                    .iter()
+                    .any(|s| w.eq_ignore_ascii_case(s))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The analyzer used for indexing and for queries: words, lowercased, stop
+/// words removed, English (Porter/Snowball) stemming.
+pub(crate) fn analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(40))
+        .filter(LowerCaser)
+        .filter(StopWordFilter::remove(
+            STOP_WORDS.iter().map(|s| s.to_string()),
+        ))
+        .filter(Stemmer::new(Language::English))
+        .build()
+}
+
+/// Analyses text into terms (in order, with repeats).
+pub(crate) fn analyse(text: &str) -> Vec<String> {
+    let mut a = analyzer();
+    let mut stream = a.token_stream(text);
+    let mut out = Vec::new();
+    while stream.advance() {
+        out.push(stream.token().text.clone());
+    }
+    out
+}
+
+#[derive(Clone, Copy)]
+struct Fields {
+    id: Field,
+    key: Field,
+    path: Field,
+    title: Field,
+    section: Field,
+    url: Field,
+    text: Field,
+    start: Field,
+    end: Field,
+    metadata: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let text_opts = TextOptions::default()
+        .set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(TOKENIZER)
+                .set_index_option(IndexRecordOption::WithFreqs),
+        )
+        .set_stored();
+    let fields = Fields {
+        id: b.add_text_field("id", STRING | STORED),
+        key: b.add_text_field("key", STRING),
+        path: b.add_text_field("path", STRING | STORED),
+        title: b.add_text_field("title", text_opts.clone()),
+        section: b.add_text_field("section", text_opts.clone()),
+        url: b.add_text_field("url", STORED),
+        text: b.add_text_field("text", text_opts),
+        start: b.add_u64_field("start", STORED | INDEXED),
+        end: b.add_u64_field("end", STORED),
+        metadata: b.add_text_field("metadata", STORED),
+    };
+    (b.build(), fields)
+}
+
+fn fields_of(schema: &Schema) -> Result<Fields> {
+    let f = |name: &str| {
+        schema
+            .get_field(name)
+            .map_err(|_| Error::Incompatible(format!("index has no field `{name}`")))
+    };
+    Ok(Fields {
+        id: f("id")?,
+        key: f("key")?,
+        path: f("path")?,
+        title: f("title")?,
+        section: f("section")?,
+        url: f("url")?,
+        text: f("text")?,
+        start: f("start")?,
+        end: f("end")?,
+        metadata: f("metadata")?,
+    })
+}
+
+/// The per-file manifest stored beside the index.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Manifest {
+    version: u32,
+    files: BTreeMap<String, FileEntry>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct FileEntry {
+    root: String,
+    path: String,
+    hash: String,
+    chunks: usize,
+}
+
+/// An on-disk index of chunks with its manifest.
+pub struct Index {
+    dir: PathBuf,
+    index: tantivy::Index,
+    reader: IndexReader,
+    fields: Fields,
+    manifest: Manifest,
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Index")
+            .field("dir", &self.dir)
+            .field("chunks", &self.num_chunks())
+            .finish()
+    }
+}
+
+/// One file (or in-memory document) to ingest.
+struct Source {
+    key: String,
+    root: String,
+    rel: String,
+    /// Where to report errors.
+    report_path: PathBuf,
+    abs: Option<PathBuf>,
+    contents: Contents,
+}
+
+enum Contents {
+    File,
+    Memory(String),
+}
+
+impl Index {
+    /// `$GROUNDCITE_INDEX` if set, else `./.groundcite/index`.
+    pub fn default_dir() -> PathBuf {
+        match std::env::var_os("GROUNDCITE_INDEX") {
+            Some(v) if !v.is_empty() => PathBuf::from(v),
+            _ => PathBuf::from(".groundcite").join("index"),
+        }
+    }
+
+    /// Opens the index in `dir`, creating the directory and an empty index
+    /// if there is none.
+    pub fn open_or_create(dir: &Path) -> Result<Index> {
+        fs::create_dir_all(dir).map_err(|e| Error::Io {
+            path: dir.to_path_buf(),
+            source: e,
+        })?;
+        if dir.join("meta.json").exists() {
+            return Index::open(dir);
+        }
+        let (schema, fields) = schema();
+        let index = tantivy::Index::create_in_dir(dir, schema)?;
+        Index::finish_open(dir, index, fields)
+    }
+
+    /// Opens an existing index; [`Error::NotFound`] if there is none in `dir`.
+    pub fn open(dir: &Path) -> Result<Index> {
+        if !dir.join("meta.json").exists() {
+            return Err(Error::NotFound(dir.to_path_buf()));
+        }
+        let index = tantivy::Index::open_in_dir(dir)?;
+        let fields = fields_of(&index.schema())?;
+        Index::finish_open(dir, index, fields)
+    }
+
+    fn finish_open(dir: &Path, index: tantivy::Index, fields: Fields) -> Result<Index> {
+        index.tokenizers().register(TOKENIZER, analyzer());
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        let manifest = read_manifest(&dir.join(MANIFEST))?;
+        Ok(Index {
+            dir: dir.to_path_buf(),
+            index,
+            reader,
+            fields,
+            manifest,
+        })
+    }
+
+    /// The directory of this index.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Number of chunks in the index (as of the last commit).
+    pub fn num_chunks(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// Ingests every supported file under `roots` (files or folders; hidden
+    /// files and folders are skipped). Changed files are replaced, files that
+    /// disappeared from an ingested root are removed, unchanged ones skipped.
+    /// One tantivy commit per run; the manifest is written after it.
+    pub fn ingest(
+        &mut self,
+        roots: &[PathBuf],
+        opts: &IngestOptions,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<IngestSummary> {
+        let mut summary = IngestSummary::default();
+        let mut sources = Vec::new();
+        let mut roots_done = BTreeSet::new();
+        for root in roots {
+            let canon = match root.canonicalize() {
+                Ok(c) => c,
+                Err(e) => {
+                    summary.errors.push(IngestError {
+                        path: root.clone(),
+                        message: format!("cannot open: {e}"),
+                    });
+                    continue;
+                }
+            };
+            let root_key = canon.to_string_lossy().into_owned();
+            if !roots_done.insert(root_key.clone()) {
+                continue;
+            }
+            let base = if canon.is_file() {
+                canon.parent().map(Path::to_path_buf).unwrap_or_default()
+            } else {
+                canon.clone()
+            };
+            let walker = walkdir::WalkDir::new(&canon)
+                .sort_by_file_name()
+                .into_iter()
+                .filter_entry(|e| {
+                    e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.')
+                });
+            for entry in walker {
+                let entry = match entry {
+                    Ok(e) => e,
+                    Err(e) => {
+                        let path = e
+                            .path()
+                            .map(Path::to_path_buf)
+                            .unwrap_or_else(|| root.clone());
+                        summary.errors.push(IngestError {
+                            path,
+                            message: e.to_string(),
+                        });
+                        continue;
+                    }
+                };
+                if !entry.file_type().is_file() {
+                    continue;
+                }
+                summary.files_seen += 1;
+                let abs = entry.path().to_path_buf();
+                let rel = abs
+                    .strip_prefix(&base)
+                    .unwrap_or(&abs)
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                if Format::from_path(&rel).is_none() {
+                    summary.skipped += 1;
+                    continue;
+                }
+                let report_path = root.join(abs.strip_prefix(&canon).unwrap_or(&abs));
+                sources.push(Source {
+                    key: format!("{root_key}\u{1f}{rel}"),
+                    root: root_key.clone(),
+                    rel,
+                    report_path,
+                    abs: Some(abs),
+                    contents: Contents::File,
+                });
+            }
+        }
+        self.run(sources, &roots_done, opts, summary, progress)
+    }
+
+    /// Ingests in-memory documents `(relative_path, contents)` under the
+    /// logical root `root_name`. Documents of that root not in `docs` are
+    /// removed, so calling it again with the same set changes nothing.
+    pub fn ingest_documents(
+        &mut self,
+        root_name: &str,
+        docs: &[(&str, &str)],
+        opts: &IngestOptions,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<IngestSummary> {
+        let mut summary = IngestSummary::default();
+        let root_key = format!("mem:{root_name}");
+        let mut sources = Vec::new();
+        for (rel, contents) in docs {
+            summary.files_seen += 1;
+            let rel = rel.replace('\\', "/");
+            if Format::from_path(&rel).is_none() {
+                summary.skipped += 1;
+                continue;
+            }
+            sources.push(Source {
+                key: format!("{root_key}\u{1f}{rel}"),
+                root: root_key.clone(),
+                report_path: PathBuf::from(root_name).join(&rel),
+                rel,
+                abs: None,
+                contents: Contents::Memory(contents.to_string()),
+            });
+        }
+        let roots = BTreeSet::from([root_key]);
+        self.run(sources, &roots, opts, summary, progress)
+    }
+
+    fn run(
+        &mut self,
+        sources: Vec<Source>,
+        roots: &BTreeSet<String>,
+        opts: &IngestOptions,
+        mut summary: IngestSummary,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<IngestSummary> {
+        let total = sources.len();
+        progress(Progress::Started { total_files: total });
+        let fingerprint = opts.fingerprint();
+        let mut writer: Option<IndexWriter> = None;
+        let mut seen = HashSet::new();
+        let mut changed = false;
+        for (done, src) in sources.into_iter().enumerate() {
+            seen.insert(src.key.clone());
+            let bytes = match &src.contents {
+                Contents::Memory(s) => s.clone().into_bytes(),
+                Contents::File => match fs::read(src.abs.as_deref().unwrap_or(&src.report_path)) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        summary.errors.push(IngestError {
+                            path: src.report_path.clone(),
+                            message: format!("cannot read: {e}"),
+                        });
+                        progress(Progress::File {
+                            path: src.report_path,
+                            done: done + 1,
+                            total,
+                        });
+                        continue;
+                    }
+                },
+            };
+            let hash = {
+                let mut h = blake3::Hasher::new();
+                h.update(fingerprint.as_bytes());
+                h.update(&[0]);
+                h.update(&bytes);
+                h.finalize().to_hex().to_string()
+            };
+            if self
+                .manifest
+                .files
+                .get(&src.key)
+                .is_some_and(|e| e.hash == hash)
+            {
+                summary.unchanged += 1;
+                progress(Progress::File {
+                    path: src.report_path,
+                    done: done + 1,
+                    total,
+                });
+                continue;
+            }
+            let w = match &mut writer {
+                Some(w) => w,
+                None => writer.insert(self.writer(opts)?),
+            };
+            // Whatever happens next, the old chunks of this file go.
+            w.delete_term(Term::from_field_text(self.fields.key, &src.key));
+            let had_entry = self.manifest.files.remove(&src.key).is_some();
+            changed = true;
+            let prepared = String::from_utf8(bytes)
+                .map_err(|e| format!("not valid UTF-8 (at byte {})", e.utf8_error().valid_up_to()))
+                .and_then(|text| {
+                    let abs = src.abs.clone();
+                    let (root, rel) = (src.root.clone(), src.rel.clone());
+                    prepare_document(&src.rel, &text, opts, move || match abs {
+                        Some(a) => url::file_url(&a),
+                        None => format!("doc://{}/{}", root.trim_start_matches("mem:"), rel),
+                    })
+                });
+            match prepared {
+                Ok(chunks) => {
+                    for chunk in &chunks {
+                        w.add_document(self.to_doc(&src.key, chunk))?;
+                    }
+                    summary.indexed += 1;
+                    summary.chunks += chunks.len();
+                    self.manifest.files.insert(
+                        src.key.clone(),
+                        FileEntry {
+                            root: src.root.clone(),
+                            path: src.rel.clone(),
+                            hash,
+                            chunks: chunks.len(),
+                        },
+                    );
+                }
+                Err(message) => {
+                    let message = if had_entry {
+                        format!("{message}; its previous chunks were removed")
+                    } else {
+                        message
+                    };
+                    summary.errors.push(IngestError {
+                        path: src.report_path.clone(),
+                        message,
+                    });
+                }
+            }
+            progress(Progress::File {
+                path: src.report_path,
+                done: done + 1,
+                total,
+            });
+        }
+        // Files that disappeared from an ingested root.
+        let gone: Vec<String> = self
+            .manifest
+            .files
+            .iter()
+            .filter(|(k, e)| roots.contains(&e.root) && !seen.contains(*k))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in gone {
+            let w = match &mut writer {
+                Some(w) => w,
+                None => writer.insert(self.writer(opts)?),
+            };
+            w.delete_term(Term::from_field_text(self.fields.key, &key));
+            self.manifest.files.remove(&key);
+            summary.removed += 1;
+            changed = true;
+        }
+        if let Some(mut w) = writer {
+            if changed {
+                progress(Progress::Committing);
+                w.commit()?;
+            }
+            w.wait_merging_threads()?;
+            self.reader.reload()?;
+            self.manifest.version = 1;
+            write_manifest(&self.dir.join(MANIFEST), &self.manifest)?;
+        }
+        Ok(summary)
+    }
+
+    fn writer(&self, opts: &IngestOptions) -> Result<IndexWriter> {
+        let threads = opts.writer_threads.clamp(1, 2);
+        let budget = opts.writer_memory_bytes.max(15_000_000 * threads);
+        Ok(self.index.writer_with_num_threads(threads, budget)?)
+    }
+
+    fn to_doc(&self, key: &str, c: &Chunk) -> TantivyDocument {
+        let f = &self.fields;
+        let mut d = TantivyDocument::default();
+        d.add_text(f.id, &c.id);
+        d.add_text(f.key, key);
+        d.add_text(f.path, &c.path);
+        d.add_text(f.title, &c.title);
+        d.add_text(f.section, &c.section);
+        d.add_text(f.url, &c.source_url);
+        d.add_text(f.text, &c.text);
+        d.add_u64(f.start, c.start as u64);
+        d.add_u64(f.end, c.end as u64);
+        d.add_text(f.metadata, c.metadata.to_string());
+        d
+    }
+
+    fn chunk_from_doc(&self, d: &TantivyDocument) -> Chunk {
+        let f = &self.fields;
+        let s = |field| {
+            d.get_first(field)
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default()
+        };
+        let n = |field| d.get_first(field).and_then(|v| v.as_u64()).unwrap_or(0) as usize;
+        Chunk {
+            id: s(f.id),
+            path: s(f.path),
+            title: s(f.title),
+            section: s(f.section),
+            source_url: s(f.url),
+            text: s(f.text),
+            start: n(f.start),
+            end: n(f.end),
+            metadata: serde_json::from_str(&s(f.metadata)).unwrap_or(serde_json::Value::Null),
+        }
+    }
+
+    /// Every chunk in the index, sorted by path and start offset.
+    pub fn all_chunks(&self) -> Result<Vec<Chunk>> {
+        let searcher = self.reader.searcher();
+        let addrs = searcher.search(
+            &tantivy::query::AllQuery,
+            &tantivy::collector::DocSetCollector,
+        )?;
+        let mut out = Vec::with_capacity(addrs.len());
+        for addr in addrs {
+            let doc: TantivyDocument = searcher.doc(addr)?;
+            out.push(self.chunk_from_doc(&doc));
+        }
+        out.sort_by(|a, b| (&a.path, a.start, &a.id).cmp(&(&b.path, b.start, &b.id)));
+        Ok(out)
+    }
+
+    /// The query's distinct analysed terms with their idf over this index.
+    pub fn query_terms(&self, query: &str) -> Result<Vec<QueryTerm>> {
+        let searcher = self.reader.searcher();
+        let n = searcher.num_docs();
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for term in analyse(&strip_question_words(query)) {
+            if !seen.insert(term.clone()) {
+                continue;
+            }
+            let mut df = 0;
+            for field in [self.fields.text, self.fields.section, self.fields.title] {
+                df = df.max(searcher.doc_freq(&Term::from_field_text(field, &term))?);
+            }
+            out.push(QueryTerm {
+                idf: score::idf(df, n),
+                term,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The top `k` chunks for `query` by BM25, each with its normalised score
+    /// (see the crate docs). Never fails on user syntax: the query is built
+    /// from analysed terms, not parsed. Empty when no term survives analysis.
+    pub fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>> {
+        let terms = self.query_terms(query)?;
+        if terms.is_empty() || k == 0 {
+            return Ok(Vec::new());
+        }
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for t in &terms {
+            for (field, boost) in [
+                (self.fields.text, BOOST_TEXT),
+                (self.fields.section, BOOST_SECTION),
+                (self.fields.title, BOOST_TITLE),
+            ] {
+                let q = TermQuery::new(
+                    Term::from_field_text(field, &t.term),
+                    IndexRecordOption::WithFreqs,
+                );
+                clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
+            }
+        }
+        let query = BooleanQuery::new(clauses);
+        let searcher = self.reader.searcher();
+        let top = searcher.search(&query, &TopDocs::with_limit(k).order_by_score())?;
+        let mut hits = Vec::with_capacity(top.len());
+        for (raw, addr) in top {
+            let doc: TantivyDocument = searcher.doc(addr)?;
+            let chunk = self.chunk_from_doc(&doc);
+            let present: HashSet<String> = analyse(&chunk.title)
+                .into_iter()
+                .chain(analyse(&chunk.section))
+                .chain(analyse(&chunk.text))
+                .collect();
+            let score = score::coverage(&terms, |t| present.contains(t));
+            hits.push(Hit {
+                chunk,
+                score,
+                raw_score: raw,
+            });
+        }
+        Ok(hits)
+    }
+}
+
+fn read_manifest(path: &Path) -> Result<Manifest> {
+    match fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| Error::Manifest {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest::default()),
+        Err(e) => Err(Error::Io {
+            path: path.to_path_buf(),
+            source: e,
+        }),
+    }
+}
+
+/// Writes the manifest atomically: a temporary file in the same directory,
+/// synced, then renamed over the old one.
+fn write_manifest(path: &Path, manifest: &Manifest) -> Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    let io = |e| Error::Io {
+        path: tmp.clone(),
+        source: e,
+    };
+    let bytes = serde_json::to_vec_pretty(manifest).map_err(|e| Error::Manifest {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    {
+        use std::io::Write;
+        let mut f = fs::File::create(&tmp).map_err(io)?;
+        f.write_all(&bytes).map_err(io)?;
+        f.sync_all().map_err(io)?;
+    }
+    fs::rename(&tmp, path).map_err(|e| Error::Io {
+        path: path.to_path_buf(),
+        source: e,
+    })
+}

@@ -1,0 +1,475 @@
+//! Integration tests: real handbook pages (read from ../shared), the on-disk
+//! index in temporary directories, and retrieval recall.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use groundcite_index::{
+    DEFAULT_GATE_THRESHOLD, Error, Index, IngestOptions, Progress, markdown, prepare_document,
+};
+
+const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared");
+
+fn handbook_page(rel: &str) -> String {
+    fs::read_to_string(format!("{SHARED}/corpora/tts-handbook/pages/{rel}")).expect("handbook page")
+}
+
+fn chunks_of(rel: &str) -> Vec<groundcite_index::Chunk> {
+    let src = handbook_page(rel);
+    prepare_document(
+        &format!("pages/{rel}"),
+        &src,
+        &IngestOptions::handbook(),
+        || unreachable!(),
+    )
+    .expect("chunks")
+}
+
+#[test]
+fn handbook_front_matter_and_templates_are_stripped_without_losing_text() {
+    let chunks = chunks_of("travel-and-leave/leave.md");
+    let all: String = chunks
+        .iter()
+        .map(|c| c.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    for c in &chunks {
+        assert!(
+            !c.text.contains("{%") && !c.text.contains("%}") && !c.text.contains("{{"),
+            "{}",
+            c.text
+        );
+        assert!(
+            !c.text.contains("redirect_from") && !c.text.contains("keywords:"),
+            "{}",
+            c.text
+        );
+        assert!(
+            !c.text.contains("**") && !c.text.contains("]("),
+            "{}",
+            c.text
+        );
+        assert_eq!(c.title, "Leave types");
+        assert!(
+            c.metadata["keywords"]
+                .as_str()
+                .unwrap()
+                .contains("bereavement")
+        );
+    }
+    // Alert block content and the link text around `{% page %}` survive.
+    assert!(
+        all.contains("Current employees can use this leave comparison chart."),
+        "{all}"
+    );
+    assert!(
+        all.contains("Before you take leave, check out of office expectations."),
+        "{all}"
+    );
+    assert!(
+        all.contains("you can use paid parental leave. You can also use"),
+        "{all}"
+    );
+    // Lists stay one item per line.
+    assert!(
+        all.contains("\n- Fewer than 3 years: 4 hours per pay period\n- Between 3 and 15 years"),
+        "{all}"
+    );
+
+    // Comments are dropped; the list items around them stay.
+    let chunks = chunks_of("about-us/tts-consulting/engagements/index.md");
+    let all: String = chunks
+        .iter()
+        .map(|c| c.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(!all.contains("TODO link"), "{all}");
+    assert!(all.contains("- Process agreements and SOWs\n"), "{all}");
+    // Slack channel tags render as the channel name.
+    let all: String = chunks_of("tools/tock.md")
+        .iter()
+        .map(|c| c.text.clone())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(all.contains("ping us in #tock and"), "{all}");
+}
+
+#[test]
+fn heading_paths_anchors_ids_and_urls() {
+    let src = handbook_page("travel-and-leave/leave.md");
+    let chunks = chunks_of("travel-and-leave/leave.md");
+    let c = chunks
+        .iter()
+        .find(|c| c.text.contains("13 days (104 hours)"))
+        .expect("bereavement chunk");
+    assert_eq!(
+        c.section,
+        "Types of leave › Sick leave › For bereavement purposes › Civilian"
+    );
+    assert_eq!(
+        c.source_url,
+        "https://handbook.tts.gsa.gov/travel-and-leave/leave/#civilian"
+    );
+    assert!(c.id.starts_with("travel-and-leave/leave.md#L"));
+    // The id's line range is the byte range's.
+    let first = src[..c.start].matches('\n').count() + 1;
+    let last = src[..c.end].matches('\n').count() + 1;
+    assert_eq!(c.id, format!("travel-and-leave/leave.md#L{first}-L{last}"));
+    // Heading merged into the chunk that follows it; no heading-only chunk.
+    assert!(src[c.start..].starts_with("#### For bereavement purposes"));
+    for c in &chunks {
+        assert!(
+            c.text.lines().count() > 1 || !src[c.start..c.end].starts_with('#'),
+            "heading-only chunk {c:?}"
+        );
+        assert!(c.text.len() <= 1200, "{}", c.text.len());
+    }
+    // Text before any heading is labelled with the page title.
+    let piv = chunks_of("getting-started/piv.md");
+    assert_eq!(piv[0].section, "PIV card");
+    assert_eq!(
+        piv[0].source_url,
+        "https://handbook.tts.gsa.gov/getting-started/piv/"
+    );
+    assert_eq!(piv[1].section, "Getting issued a card");
+    assert!(
+        piv[1].id.starts_with("getting-started/piv.md#L9-"),
+        "{}",
+        piv[1].id
+    );
+    // Relative permalinks are joined to the base URL.
+    let training = chunks_of("training-and-development/index.md");
+    assert!(
+        training[0]
+            .source_url
+            .starts_with("https://handbook.tts.gsa.gov/training-and-development/")
+    );
+}
+
+#[test]
+fn in_page_links_of_the_handbook_resolve_to_our_anchors() {
+    for rel in [
+        "travel-and-leave/leave.md",
+        "travel-and-leave/travel-and-leave-policies/travel-guide-faq.md",
+    ] {
+        let src = handbook_page(rel);
+        let anchors: Vec<String> = markdown::blocks(&src)
+            .into_iter()
+            .filter_map(|b| match b.kind {
+                groundcite_index::BlockKind::Heading { anchor, .. } => Some(anchor),
+                _ => None,
+            })
+            .collect();
+        let mut checked = 0;
+        for link in src.split("](#").skip(1) {
+            let target = &link[..link.find(')').unwrap()];
+            // The handbook has a few dangling links of its own; most must resolve.
+            if anchors.iter().any(|a| a == target) {
+                checked += 1;
+            }
+        }
+        let total = src.matches("](#").count();
+        assert!(
+            checked * 10 >= total * 8,
+            "{rel}: only {checked}/{total} in-page links resolve"
+        );
+    }
+}
+
+fn write(dir: &Path, rel: &str, contents: &[u8]) {
+    let p = dir.join(rel);
+    fs::create_dir_all(p.parent().unwrap()).unwrap();
+    fs::write(p, contents).unwrap();
+}
+
+fn ids(index: &Index) -> Vec<String> {
+    index
+        .all_chunks()
+        .unwrap()
+        .into_iter()
+        .map(|c| c.id)
+        .collect()
+}
+
+#[test]
+fn stable_ids_and_incremental_reingest() {
+    let docs = tempfile::tempdir().unwrap();
+    let root = docs.path().join("docs");
+    write(
+        &root,
+        "a.md",
+        b"---\ntitle: A\n---\n\n## Alpha\n\nAlpha says the zebra code is 41.\n",
+    );
+    write(
+        &root,
+        "b.md",
+        b"# Beta\n\nBeta mentions the walrus policy.\n",
+    );
+    write(&root, "sub/c.txt", b"Gamma talks about the yak fund.\n");
+    let opts = IngestOptions::default();
+    let roots = vec![root.clone()];
+
+    let d1 = tempfile::tempdir().unwrap();
+    let mut first = Index::open_or_create(d1.path()).unwrap();
+    let mut events = Vec::new();
+    let s = first
+        .ingest(&roots, &opts, &mut |p| events.push(p))
+        .unwrap();
+    assert_eq!(
+        (
+            s.files_seen,
+            s.indexed,
+            s.unchanged,
+            s.removed,
+            s.errors.len()
+        ),
+        (3, 3, 0, 0, 0)
+    );
+    assert_eq!(events.first(), Some(&Progress::Started { total_files: 3 }));
+    assert_eq!(events.last(), Some(&Progress::Committing));
+    assert_eq!(
+        ids(&first),
+        vec!["a.md#L5-L7", "b.md#L1-L3", "sub/c.txt#L1-L1"]
+    );
+
+    // Same files, another index: same ids.
+    let d2 = tempfile::tempdir().unwrap();
+    let mut second = Index::open_or_create(d2.path()).unwrap();
+    second.ingest(&roots, &opts, &mut |_| {}).unwrap();
+    assert_eq!(ids(&first), ids(&second));
+
+    // Nothing changed: everything skipped, nothing written.
+    let s = first.ingest(&roots, &opts, &mut |_| {}).unwrap();
+    assert_eq!((s.indexed, s.unchanged, s.removed), (0, 3, 0));
+    assert_eq!(first.num_chunks(), 3);
+
+    // Edit one, delete one.
+    write(
+        &root,
+        "a.md",
+        b"---\ntitle: A\n---\n\n## Alpha\n\nAlpha now says the quokka code is 42.\n",
+    );
+    fs::remove_file(root.join("b.md")).unwrap();
+    let s = first.ingest(&roots, &opts, &mut |_| {}).unwrap();
+    assert_eq!((s.indexed, s.unchanged, s.removed), (1, 1, 1));
+    assert_eq!(first.num_chunks(), 2);
+    assert!(first.search("zebra", 5).unwrap().is_empty());
+    assert!(first.search("walrus", 5).unwrap().is_empty());
+    assert_eq!(first.search("quokka", 5).unwrap()[0].chunk.id, "a.md#L5-L7");
+
+    // Reopening sees the same state and the manifest.
+    drop(first);
+    let mut reopened = Index::open(d1.path()).unwrap();
+    assert_eq!(reopened.num_chunks(), 2);
+    let s = reopened.ingest(&roots, &opts, &mut |_| {}).unwrap();
+    assert_eq!((s.indexed, s.unchanged, s.removed), (0, 2, 0));
+    // Changed options re-chunk everything.
+    let other = IngestOptions {
+        url_template: Some("https://x.example/{path}/".into()),
+        ..IngestOptions::default()
+    };
+    let s = reopened.ingest(&roots, &other, &mut |_| {}).unwrap();
+    assert_eq!(s.indexed, 2);
+    assert_eq!(
+        reopened.search("quokka", 1).unwrap()[0].chunk.source_url,
+        "https://x.example/a/#alpha"
+    );
+}
+
+#[test]
+fn corrupt_files_are_reported_and_others_indexed() {
+    let docs = tempfile::tempdir().unwrap();
+    let root = docs.path().to_path_buf();
+    write(
+        &root,
+        "1-good.md",
+        b"# One\n\nThe first good page about otters.\n",
+    );
+    write(&root, "2-bad-utf8.md", b"# Two\n\nBroken \xff\xfe bytes.\n");
+    write(
+        &root,
+        "3-bad-front-matter.md",
+        b"---\ntitle: [unclosed\n---\n\nText.\n",
+    );
+    write(
+        &root,
+        "4-unclosed.md",
+        b"---\ntitle: x\n\nNo end of front matter.\n",
+    );
+    write(&root, "5-good.html", b"<html><head><title>Five</title></head><body><nav>menu</nav><h2>Beavers</h2><p>Beavers build dams.</p></body></html>");
+    write(&root, "6-image.png", b"\x89PNG");
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = Index::open_or_create(dir.path()).unwrap();
+    let s = index
+        .ingest(
+            std::slice::from_ref(&root),
+            &IngestOptions::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+    assert_eq!((s.files_seen, s.indexed, s.skipped), (6, 2, 1));
+    let bad: Vec<String> = s
+        .errors
+        .iter()
+        .map(|e| e.path.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        bad,
+        vec!["2-bad-utf8.md", "3-bad-front-matter.md", "4-unclosed.md"]
+    );
+    assert!(s.errors[0].message.contains("UTF-8"));
+    assert_eq!(index.search("otters", 3).unwrap().len(), 1);
+    let beaver = &index.search("beaver dams", 3).unwrap()[0].chunk;
+    assert_eq!(
+        (beaver.title.as_str(), beaver.section.as_str()),
+        ("Five", "Beavers")
+    );
+    assert!(
+        beaver.source_url.starts_with("file:///")
+            && beaver.source_url.ends_with("5-good.html#beavers")
+    );
+    assert!(!beaver.text.contains("menu"));
+    // Broken files are retried (and reported again) on the next run.
+    let s = index
+        .ingest(&[root], &IngestOptions::default(), &mut |_| {})
+        .unwrap();
+    assert_eq!((s.indexed, s.unchanged, s.errors.len()), (0, 2, 3));
+}
+
+#[test]
+fn queries_full_of_syntax_never_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = Index::open_or_create(dir.path()).unwrap();
+    index
+        .ingest_documents(
+            "t",
+            &[(
+                "a.md",
+                "# Leave\n\nSick leave: 13 days (104 hours) per year.\n",
+            )],
+            &IngestOptions::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+    for q in [
+        "\"sick leave\" AND (days OR hours)?",
+        "title:leave -foo +bar * ~2 ^3 [1 TO 5] {x} \\ / !",
+        "",
+        "   ",
+        "the of and?",
+        "'unbalanced \"quote",
+        "日本語 émoji 🎉",
+    ] {
+        index.search(q, 5).unwrap_or_else(|e| panic!("{q:?}: {e}"));
+    }
+    let hits = index
+        .search("\"sick leave\" AND (days OR hours)?", 5)
+        .unwrap();
+    assert_eq!(hits.len(), 1);
+    assert!((0.0..=1.0).contains(&hits[0].score));
+    // Stemming: "reimbursed"/"reimbursement"-style variants meet.
+    index
+        .ingest_documents(
+            "t",
+            &[(
+                "b.md",
+                "Reimbursements settle within 30 days of approval.\n",
+            )],
+            &IngestOptions::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+    let hits = index.search("When am I reimbursed?", 5).unwrap();
+    assert_eq!(hits[0].chunk.path, "b.md");
+    assert_eq!(hits[0].score, 1.0);
+    assert_eq!(hits[0].chunk.source_url, "doc://t/b.md");
+}
+
+#[test]
+fn index_can_be_shared_between_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Index>();
+}
+
+#[test]
+fn open_missing_index_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = Index::open(&dir.path().join("nope")).unwrap_err();
+    assert!(matches!(err, Error::NotFound(_)));
+    assert!(err.to_string().contains("no index"));
+}
+
+#[test]
+fn demo_corpus_ingests_and_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = Index::open_or_create(dir.path()).unwrap();
+    let docs = groundcite_index::demo_documents();
+    assert!(docs.len() >= 12);
+    let s = index
+        .ingest_documents("demo", docs, &IngestOptions::default(), &mut |_| {})
+        .unwrap();
+    assert_eq!(
+        (s.indexed, s.errors.len()),
+        (docs.len(), 0),
+        "{:?}",
+        s.errors
+    );
+    let hits = index
+        .search("How long does reimbursement take?", 5)
+        .unwrap();
+    assert_eq!(hits[0].chunk.path, "expenses.md", "{hits:#?}");
+    assert!(
+        hits[0].chunk.text.contains("30 days"),
+        "{}",
+        hits[0].chunk.text
+    );
+    assert!(
+        hits[0]
+            .chunk
+            .source_url
+            .starts_with("https://handbook.example.com/expenses/")
+    );
+    let s = index
+        .ingest_documents("demo", docs, &IngestOptions::default(), &mut |_| {})
+        .unwrap();
+    assert_eq!((s.indexed, s.unchanged), (0, docs.len()));
+}
+
+/// Retrieval recall on the development questions: a gold page among the top
+/// 5 for at least 90% of answerable questions, and every answerable question
+/// above the default gate.
+#[test]
+fn handbook_recall_at_5_and_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = Index::open_or_create(dir.path()).unwrap();
+    let root = PathBuf::from(format!("{SHARED}/corpora/tts-handbook"));
+    let s = index
+        .ingest(&[root], &IngestOptions::handbook(), &mut |_| {})
+        .unwrap();
+    assert!(s.indexed >= 240 && s.errors.is_empty(), "{s:?}");
+    let questions = fs::read_to_string(format!("{SHARED}/cases/questions-dev.jsonl")).unwrap();
+    let (mut answerable, mut found) = (0, 0);
+    for line in questions.lines().filter(|l| !l.trim().is_empty()) {
+        let q: serde_json::Value = serde_json::from_str(line).unwrap();
+        if !q["answerable"].as_bool().unwrap() {
+            continue;
+        }
+        answerable += 1;
+        let gold: Vec<&str> = q["gold"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g.as_str().unwrap())
+            .collect();
+        let hits = index.search(q["question"].as_str().unwrap(), 5).unwrap();
+        if hits.iter().any(|h| gold.contains(&h.chunk.path.as_str())) {
+            found += 1;
+        }
+        let best = hits.iter().map(|h| h.score).fold(0.0, f32::max);
+        assert!(best >= DEFAULT_GATE_THRESHOLD, "{}: best {best}", q["id"]);
+    }
+    assert!(
+        found * 10 >= answerable * 9,
+        "recall@5 {found}/{answerable}"
+    );
+}
