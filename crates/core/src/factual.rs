@@ -83,32 +83,32 @@ const PLEASANTRIES: &[&str] = &[
     "thank you",
 ];
 
-/// Classifies one sentence. `has_marker`: the sentence carries a
-/// (well-formed) citation marker; `text`: the sentence as written.
-pub fn classify(text: &str, kind: SentenceKind, has_marker: bool) -> FactualReason {
+/// Classifies one sentence. `text`: the sentence as written; `markers`:
+/// the byte spans of its citation markers, relative to `text`, in order.
+pub fn classify(text: &str, kind: SentenceKind, markers: &[(usize, usize)]) -> FactualReason {
     if kind == SentenceKind::Heading {
         return FactualReason::Heading;
     }
     if refusal::is_refusal_sentence(text) {
         return FactualReason::Refusal;
     }
-    let words = text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty() && !w.bytes().all(|b| b.is_ascii_digit()))
-        .count();
-    let has_digit = text.bytes().any(|b| b.is_ascii_digit()) && strip_markers_has_digit(text);
+    if !markers.is_empty() {
+        // A cited sentence: only emptiness and questions can make it
+        // non-factual, and both are decided without reading it all.
+        if !has_content_outside(text, markers) {
+            return FactualReason::Empty;
+        }
+        if ends_with_question(text, markers) {
+            return FactualReason::Question;
+        }
+        return FactualReason::Cited;
+    }
+    let (words, has_digit) = words_and_digits(text, markers);
     if words == 0 && !has_digit {
         return FactualReason::Empty;
     }
-    let body = text.trim_end_matches(|c: char| {
-        c.is_whitespace() || c == '[' || c == ']' || c == ',' || c.is_ascii_digit() || c == '-'
-    });
-    let body = body.trim_end();
-    if body.ends_with('?') {
+    if ends_with_question(text, markers) {
         return FactualReason::Question;
-    }
-    if has_marker {
-        return FactualReason::Cited;
     }
     if is_connective(text, words) {
         return FactualReason::Connective;
@@ -119,22 +119,96 @@ pub fn classify(text: &str, kind: SentenceKind, has_marker: bool) -> FactualReas
     FactualReason::Statement
 }
 
-fn strip_markers_has_digit(text: &str) -> bool {
-    let markers = crate::marker::Markers::parse(text);
+/// Is there a letter or digit outside the markers?
+fn has_content_outside(text: &str, markers: &[(usize, usize)]) -> bool {
+    let b = text.as_bytes();
     let mut pos = 0;
-    for m in &markers.markers {
-        if text[pos..m.start].bytes().any(|b| b.is_ascii_digit()) {
+    for &(start, end) in markers.iter().chain(std::iter::once(&(b.len(), b.len()))) {
+        if b[pos..start.max(pos)]
+            .iter()
+            .any(|&c| c.is_ascii_alphanumeric() || c >= 0x80)
+        {
             return true;
         }
-        pos = m.end;
+        pos = end.max(pos);
     }
-    text[pos..].bytes().any(|b| b.is_ascii_digit())
+    false
+}
+
+/// Does the sentence end with `?`, before any trailing markers?
+fn ends_with_question(text: &str, markers: &[(usize, usize)]) -> bool {
+    let b = text.as_bytes();
+    let mut end = b.len();
+    let mut k = markers.len();
+    loop {
+        while end > 0
+            && matches!(b[end - 1], b' ' | b'\t' | b'\n' | b'\r' | b'.')
+            && !(end >= 2 && b[end - 2] == b'?')
+        {
+            end -= 1;
+        }
+        if k > 0 && markers[k - 1].1 == end {
+            end = markers[k - 1].0;
+            k -= 1;
+            continue;
+        }
+        break;
+    }
+    end > 0 && b[end - 1] == b'?'
+}
+
+/// Counts words (up to 9: only "none" and "short" matter) and whether a
+/// digit appears outside the markers, in one pass without allocating.
+fn words_and_digits(text: &str, markers: &[(usize, usize)]) -> (usize, bool) {
+    let b = text.as_bytes();
+    let (mut words, mut digit) = (0usize, false);
+    let mut in_word = false;
+    let mut word_has_alpha = false;
+    let mut mi = 0;
+    let mut i = 0;
+    while i < b.len() {
+        if mi < markers.len() && i == markers[mi].0 {
+            i = markers[mi].1;
+            mi += 1;
+            if in_word && word_has_alpha {
+                words += 1;
+            }
+            in_word = false;
+            word_has_alpha = false;
+            continue;
+        }
+        let c = b[i];
+        if c.is_ascii_alphanumeric() || c >= 0x80 {
+            if c.is_ascii_digit() {
+                digit = true;
+            } else {
+                word_has_alpha = true;
+            }
+            in_word = true;
+        } else if in_word {
+            if word_has_alpha {
+                words += 1;
+            }
+            in_word = false;
+            word_has_alpha = false;
+        }
+        if words > 8 && digit {
+            break;
+        }
+        i += 1;
+    }
+    if in_word && word_has_alpha {
+        words += 1;
+    }
+    (words, digit)
 }
 
 fn is_connective(text: &str, words: usize) -> bool {
     let t = text.trim_start_matches(|c: char| !c.is_alphanumeric());
+    let first = t.as_bytes().first().map(u8::to_ascii_lowercase);
     let starts = |p: &str| {
-        t.len() >= p.len()
+        Some(p.as_bytes()[0]) == first
+            && t.len() >= p.len()
             && t.as_bytes()[..p.len()].eq_ignore_ascii_case(p.as_bytes())
             && t[p.len()..]
                 .chars()
@@ -163,11 +237,9 @@ mod tests {
     use FactualReason::*;
 
     fn c(text: &str) -> FactualReason {
-        classify(
-            text,
-            SentenceKind::Prose,
-            crate::marker::Markers::parse(text).len() > 0,
-        )
+        let m = crate::marker::Markers::parse(text);
+        let spans: Vec<(usize, usize)> = m.markers.iter().map(|m| (m.start, m.end)).collect();
+        classify(text, SentenceKind::Prose, &spans)
     }
 
     #[test]
@@ -186,7 +258,7 @@ mod tests {
         assert_eq!(c("Not covered by the provided documents."), Refusal);
         assert_eq!(c("[2]"), Empty);
         assert_eq!(
-            classify("Reimbursement", SentenceKind::Heading, false),
+            classify("Reimbursement", SentenceKind::Heading, &[]),
             Heading
         );
         assert_eq!(

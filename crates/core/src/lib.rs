@@ -30,16 +30,23 @@
 //! and quote carries byte spans into the text it came from, and the spans
 //! always slice that text on character boundaries.
 
+pub mod case;
+pub mod check;
+pub mod config;
 pub mod factual;
 pub mod finalize;
+pub mod gate;
 pub mod marker;
 pub mod passage;
 pub mod prompt;
 pub mod refusal;
 pub mod resolve;
 pub mod sentence;
+pub mod stream;
 pub mod validate;
 
+pub use check::{CheckOutput, SentenceVerdict, check};
+pub use config::CheckConfig;
 pub use passage::{Context, Passage};
 pub use refusal::{REFUSAL_SENTENCE, RefusalForm, SENTINEL_PREFIX};
 pub use validate::{Report, Status};

@@ -71,7 +71,7 @@ impl Markers {
         self.ranges.clear();
         let bytes = text.as_bytes();
         let mut pos = 0;
-        while let Some(offset) = memchr_byte(b'[', &bytes[pos..]) {
+        while let Some(offset) = memchr::memchr(b'[', &bytes[pos..]) {
             let open = pos + offset;
             match parse_group(bytes, open, &mut self.ranges) {
                 Some((end, first_range, malformed)) => {
@@ -119,8 +119,13 @@ pub fn expand(r: IdRange) -> impl Iterator<Item = u64> {
     (a..=b).chain(second)
 }
 
-fn memchr_byte(needle: u8, hay: &[u8]) -> Option<usize> {
-    hay.iter().position(|&b| b == needle)
+/// The end (past `]`) of the marker that starts at `open`, if a marker
+/// starts there. Allocates nothing.
+pub fn marker_end_at(bytes: &[u8], open: usize) -> Option<usize> {
+    if bytes.get(open) != Some(&b'[') {
+        return None;
+    }
+    scan_group(bytes, open, &mut |_| {}).map(|(end, _)| end)
 }
 
 /// Parses a bracket group starting at `open` (which holds `[`). Returns the
@@ -132,42 +137,46 @@ fn parse_group(
     ranges: &mut Vec<IdRange>,
 ) -> Option<(usize, usize, bool)> {
     let first = ranges.len();
+    match scan_group(bytes, open, &mut |r| ranges.push(r)) {
+        Some((end, malformed)) => Some((end, first, malformed)),
+        None => {
+            ranges.truncate(first);
+            None
+        }
+    }
+}
+
+/// The grammar of a marker, reporting each range to `sink` as it is read
+/// (a caller that keeps them drops them on failure).
+fn scan_group(bytes: &[u8], open: usize, sink: &mut dyn FnMut(IdRange)) -> Option<(usize, bool)> {
     let mut i = open + 1;
     let mut malformed = false;
-    let fail = |ranges: &mut Vec<IdRange>| {
-        ranges.truncate(first);
-        None
-    };
     loop {
         i = skip_spaces(bytes, i);
-        let Some((lo, after)) = parse_uint(bytes, i) else {
-            return fail(ranges);
-        };
+        let (lo, after) = parse_uint(bytes, i)?;
         i = skip_spaces(bytes, after);
         let mut hi = lo;
         if let Some(after_dash) = parse_dash(bytes, i) {
             i = skip_spaces(bytes, after_dash);
-            let Some((value, after)) = parse_uint(bytes, i) else {
-                return fail(ranges);
-            };
+            let (value, after) = parse_uint(bytes, i)?;
             hi = value;
             i = skip_spaces(bytes, after);
             if hi < lo || hi - lo > MAX_RANGE_SPAN {
                 malformed = true;
             }
         }
-        ranges.push(IdRange { lo, hi });
+        sink(IdRange { lo, hi });
         match bytes.get(i) {
             Some(b',') => i += 1,
             Some(b']') => {
                 let end = i + 1;
                 // `[1](https://…)` is a markdown link, not a citation.
                 if bytes.get(end) == Some(&b'(') {
-                    return fail(ranges);
+                    return None;
                 }
-                return Some((end, first, malformed));
+                return Some((end, malformed));
             }
-            _ => return fail(ranges),
+            _ => return None,
         }
     }
 }

@@ -39,6 +39,11 @@ impl Refusal {
 
 /// Recognises a whole answer that is a refusal.
 pub fn detect(answer: &str) -> Option<Refusal> {
+    // Fast exit: both forms start with `N`, perhaps after a quote.
+    let first = answer.bytes().find(|b| !b.is_ascii_whitespace())?;
+    if !matches!(first, b'N' | b'"' | 0xE2) {
+        return None;
+    }
     let trimmed = answer.trim();
     let unquoted = trimmed
         .strip_prefix(['"', '“'])
@@ -64,7 +69,10 @@ pub fn detect(answer: &str) -> Option<Refusal> {
 
 /// Is this one sentence the refusal sentence (inside a longer answer)?
 pub fn is_refusal_sentence(sentence: &str) -> bool {
-    let t = sentence.trim();
+    if sentence.as_bytes().first() != Some(&b'N') {
+        return false;
+    }
+    let t = sentence.trim_end();
     t == REFUSAL_SENTENCE || t.starts_with(SENTINEL_PREFIX)
 }
 

@@ -193,9 +193,22 @@ impl Segmenter<'_, '_> {
     }
 
     fn emit(&mut self, start: usize, end: usize, kind: SentenceKind) {
-        if end > start {
-            self.out.push(Sentence { start, end, kind });
+        if end <= start {
+            return;
         }
+        // ASCII white space is already trimmed; trim Unicode spaces too
+        // (only when the span starts or ends outside ASCII).
+        let (mut start, mut end) = (start, end);
+        if self.bytes[start] >= 0x80 || self.bytes[end - 1] >= 0x80 {
+            let span = &self.text[start..end];
+            let trimmed = span.trim();
+            if trimmed.is_empty() {
+                return;
+            }
+            start += span.len() - span.trim_start().len();
+            end = start + trimmed.len();
+        }
+        self.out.push(Sentence { start, end, kind });
     }
 
     fn classify(&self, cs: usize, ce: usize) -> LineKind {
@@ -258,23 +271,28 @@ impl Segmenter<'_, '_> {
     /// Finds sentence boundaries inside one line's content `[from, ce)`.
     fn scan(&mut self, from: usize, ce: usize) {
         let b = self.bytes;
+        // `…` is the only multi-byte terminator; look for it only on lines
+        // that have one.
+        let mut next_ellipsis = find_ellipsis(b, from, ce);
         let mut i = from;
         while i < ce {
-            let c = b[i];
-            let run_end = match c {
-                b'.' | b'!' | b'?' => {
-                    let mut j = i + 1;
+            // Jump to the next `.`, `!` or `?` (SIMD), or the next `…`.
+            let punct = memchr::memchr3(b'.', b'!', b'?', &b[i..ce]).map_or(ce, |k| i + k);
+            if next_ellipsis.is_some_and(|e| e < i) {
+                next_ellipsis = find_ellipsis(b, i, ce);
+            }
+            let (at, run_end) = match next_ellipsis {
+                Some(e) if e < punct => (e, e + 3),
+                _ if punct < ce => {
+                    let mut j = punct + 1;
                     while j < ce && matches!(b[j], b'.' | b'!' | b'?') {
                         j += 1;
                     }
-                    j
+                    (punct, j)
                 }
-                0xE2 if b.get(i + 1) == Some(&0x80) && b.get(i + 2) == Some(&0xA6) => i + 3, // …
-                _ => {
-                    i += 1;
-                    continue;
-                }
+                _ => break,
             };
+            i = at;
             let decision = self.boundary(i, run_end, ce);
             match decision {
                 Some((end, next)) => {
@@ -321,14 +339,13 @@ impl Segmenter<'_, '_> {
         let mut q = skip_ws(b, end, ce);
         let mut absorbed_marker = false;
         while q < ce && b[q] == b'[' {
-            let parsed = marker::Markers::parse(&self.text[q..ce]);
-            match parsed.markers.first() {
-                Some(m) if m.start == 0 => {
-                    end = q + m.end;
+            match marker::marker_end_at(&b[..ce], q) {
+                Some(m_end) => {
+                    end = m_end;
                     absorbed_marker = true;
                     q = skip_ws(b, end, ce);
                 }
-                _ => break,
+                None => break,
             }
         }
         if absorbed_marker && q < ce && matches!(b[q], b'.' | b'!' | b'?') {
@@ -373,19 +390,6 @@ enum Abbrev {
     Other,
 }
 
-const NEVER_ENDS: &[&str] = &[
-    "mr", "mrs", "ms", "dr", "prof", "rev", "hon", "gen", "sen", "rep", "sgt", "capt", "lt", "col",
-    "st", "mt", "e.g", "i.e", "cf", "vs", "viz", "approx", "incl", "esp", "fig", "figs", "no",
-    "nos", "vol", "pp", "sec", "ch", "dept", "est", "ave", "blvd",
-];
-
-const OTHER: &[&str] = &[
-    "etc", "inc", "ltd", "co", "corp", "jr", "sr", "llc", "al", "jan", "feb", "mar", "apr", "jun",
-    "jul", "aug", "sep", "sept", "oct", "nov", "dec", "mon", "tue", "tues", "wed", "thu", "thur",
-    "thurs", "fri", "sat", "sun", "a.m", "p.m", "hrs", "min", "mins", "yrs", "ft", "oz", "lb",
-    "lbs",
-];
-
 /// Classifies the token that ends just before the period at `p`.
 fn abbreviation_before(b: &[u8], p: usize) -> Abbrev {
     let mut s = p;
@@ -401,17 +405,23 @@ fn abbreviation_before(b: &[u8], p: usize) -> Abbrev {
     if token.is_empty() || token.len() > 8 {
         return Abbrev::None;
     }
-    if NEVER_ENDS
-        .iter()
-        .any(|a| token.eq_ignore_ascii_case(a.as_bytes()))
-    {
-        return Abbrev::NeverEnds;
+    let mut buf = [0u8; 8];
+    for (d, c) in buf.iter_mut().zip(token) {
+        *d = c.to_ascii_lowercase();
     }
-    if OTHER
-        .iter()
-        .any(|a| token.eq_ignore_ascii_case(a.as_bytes()))
-    {
-        return Abbrev::Other;
+    match &buf[..token.len()] {
+        // Titles and Latin abbreviations: never the end of a sentence.
+        b"mr" | b"mrs" | b"ms" | b"dr" | b"prof" | b"rev" | b"hon" | b"gen" | b"sen" | b"rep"
+        | b"sgt" | b"capt" | b"lt" | b"col" | b"st" | b"mt" | b"e.g" | b"i.e" | b"cf" | b"vs"
+        | b"viz" | b"approx" | b"incl" | b"esp" | b"fig" | b"figs" | b"no" | b"nos" | b"vol"
+        | b"pp" | b"sec" | b"ch" | b"dept" | b"est" | b"ave" | b"blvd" => return Abbrev::NeverEnds,
+        // May end one, before a capital letter.
+        b"etc" | b"inc" | b"ltd" | b"co" | b"corp" | b"jr" | b"sr" | b"llc" | b"al" | b"jan"
+        | b"feb" | b"mar" | b"apr" | b"jun" | b"jul" | b"aug" | b"sep" | b"sept" | b"oct"
+        | b"nov" | b"dec" | b"mon" | b"tue" | b"tues" | b"wed" | b"thu" | b"thur" | b"thurs"
+        | b"fri" | b"sat" | b"sun" | b"a.m" | b"p.m" | b"hrs" | b"min" | b"mins" | b"yrs"
+        | b"ft" | b"oz" | b"lb" | b"lbs" => return Abbrev::Other,
+        _ => {}
     }
     // Initialisms: `U.S`, `J`, `D.C` (letters separated by dots).
     let is_initialism = token.len() % 2 == 1
@@ -533,26 +543,36 @@ fn list_body(b: &[u8], cs: usize, ce: usize) -> Option<usize> {
 /// The line holds only citation markers (and white space or a final
 /// period).
 fn markers_only(text: &str, cs: usize, ce: usize) -> bool {
-    let line = &text[cs..ce];
-    let parsed = marker::Markers::parse(line);
-    if parsed.is_empty() {
-        return false;
-    }
-    let mut pos = 0;
-    for m in &parsed.markers {
-        if !line[pos..m.start].trim().is_empty() {
-            return false;
+    let b = &text.as_bytes()[..ce];
+    let mut pos = cs;
+    let mut any = false;
+    while pos < ce && b[pos] == b'[' {
+        match marker::marker_end_at(b, pos) {
+            Some(end) => {
+                any = true;
+                pos = skip_ws(b, end, ce);
+            }
+            None => return false,
         }
-        pos = m.end;
     }
-    matches!(line[pos..].trim(), "" | "." | "!" | "?")
+    any && matches!(&b[pos..ce], b"" | b"." | b"!" | b"?")
+}
+
+/// The next `…` (E2 80 A6) in `b[from..to]`.
+fn find_ellipsis(b: &[u8], from: usize, to: usize) -> Option<usize> {
+    let mut i = from;
+    while let Some(k) = memchr::memchr(0xE2, &b[i..to]) {
+        let at = i + k;
+        if b.get(at + 1) == Some(&0x80) && b.get(at + 2) == Some(&0xA6) && at + 3 <= to {
+            return Some(at);
+        }
+        i = at + 1;
+    }
+    None
 }
 
 fn memchr_nl(b: &[u8], from: usize) -> Option<usize> {
-    b.get(from..)?
-        .iter()
-        .position(|&c| c == b'\n')
-        .map(|k| from + k)
+    memchr::memchr(b'\n', b.get(from..)?).map(|k| from + k)
 }
 
 fn skip_ws(b: &[u8], mut i: usize, end: usize) -> usize {

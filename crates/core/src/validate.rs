@@ -133,7 +133,12 @@ impl Report {
                 .iter()
                 .any(|m| m.malformed || self.markers.ids_of(m).any(|id| id == 0 || id > n));
             let text = &answer[s.start..s.end];
-            let reason = factual::classify(text, s.kind, !own.is_empty());
+            let mut spans = [(0usize, 0usize); 8];
+            let k = own.len().min(spans.len());
+            for (slot, m) in spans.iter_mut().zip(own) {
+                *slot = (m.start - s.start, m.end - s.start);
+            }
+            let reason = factual::classify(text, s.kind, &spans[..k]);
             if reason.is_factual() {
                 factual += 1;
                 if !own.is_empty() {

@@ -1,0 +1,182 @@
+//! `groundcite check` and `groundcite prompt`.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use groundcite_core::check::{self, CheckOutput};
+use groundcite_core::config::CheckConfig;
+use groundcite_core::passage::{ApproxTokens, assemble};
+use groundcite_core::{RefusalForm, prompt};
+use groundcite_support::LexicalVerifier;
+
+use crate::{input, render};
+
+#[derive(Args)]
+pub struct CheckArgs {
+    /// A JSONL file of cases (format of shared/cases/README.md); writes one
+    /// JSON report per line, in input order.
+    #[arg(long, conflicts_with_all = ["passages", "answer", "answer_file"])]
+    cases: Option<PathBuf>,
+    /// A JSON file with the passages sent, in order.
+    #[arg(long, required_unless_present = "cases")]
+    passages: Option<PathBuf>,
+    /// The answer to check.
+    #[arg(long, conflicts_with = "answer_file")]
+    answer: Option<String>,
+    /// A file holding the answer to check.
+    #[arg(long)]
+    answer_file: Option<PathBuf>,
+    /// The question (completes elliptic answers such as "Delhi [1].").
+    #[arg(long)]
+    question: Option<String>,
+    /// Print JSON instead of the readable report.
+    #[arg(long)]
+    json: bool,
+    /// Skip support checking (structure and resolution only).
+    #[arg(long)]
+    no_support: bool,
+}
+
+#[derive(Args)]
+pub struct PromptArgs {
+    /// A JSON file with the ranked passages.
+    #[arg(long)]
+    passages: PathBuf,
+    /// The question.
+    #[arg(long)]
+    question: String,
+    /// The refusal form the contract asks for.
+    #[arg(long, value_enum, default_value = "sentence")]
+    refusal_form: FormArg,
+    /// Context budget in tokens.
+    #[arg(long)]
+    budget: Option<usize>,
+    /// Print `{system, user, passages}` as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum FormArg {
+    Sentence,
+    Sentinel,
+}
+
+impl From<FormArg> for RefusalForm {
+    fn from(f: FormArg) -> Self {
+        match f {
+            FormArg::Sentence => RefusalForm::Sentence,
+            FormArg::Sentinel => RefusalForm::Sentinel,
+        }
+    }
+}
+
+pub fn run_check(args: CheckArgs) -> Result<ExitCode> {
+    let mut config = CheckConfig::default();
+    config.verify_support = !args.no_support;
+    let verifier = LexicalVerifier::new(config.support.clone());
+    if let Some(path) = &args.cases {
+        return check_cases(path, &config, &verifier);
+    }
+    let passages_path = args.passages.as_ref().context("--passages is required")?;
+    let passages = input::read_passages(passages_path)?;
+    let answer = match (&args.answer, &args.answer_file) {
+        (Some(a), _) => a.clone(),
+        (None, Some(path)) => input::read_text(path)?,
+        (None, None) => bail!("give the answer with --answer TEXT or --answer-file FILE"),
+    };
+    if answer.trim().is_empty() {
+        bail!("the answer is empty: nothing to check");
+    }
+    let output = check::check(
+        args.question.as_deref(),
+        &passages,
+        &answer,
+        &config,
+        &verifier,
+    );
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &output)?;
+        writeln!(out)?;
+    } else {
+        render::report(&mut out, &answer, &output)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn check_cases(
+    path: &std::path::Path,
+    config: &CheckConfig,
+    verifier: &LexicalVerifier,
+) -> Result<ExitCode> {
+    let lines = input::read_cases(path)?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut failed = 0usize;
+    for line in lines {
+        match line.case {
+            Ok(case) => {
+                let mut output: CheckOutput = check::check(
+                    case.question.as_deref(),
+                    &case.passages,
+                    &case.answer,
+                    config,
+                    verifier,
+                );
+                output.id = Some(case.id.clone());
+                serde_json::to_writer(&mut out, &output)?;
+            }
+            Err(message) => {
+                failed += 1;
+                eprintln!("groundcite: {message}");
+                serde_json::to_writer(
+                    &mut out,
+                    &serde_json::json!({"id": line.id, "line": line.line, "error": message}),
+                )?;
+            }
+        }
+        writeln!(out)?;
+    }
+    out.flush()?;
+    if failed > 0 {
+        eprintln!("groundcite: {failed} case(s) could not be checked");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn run_prompt(args: PromptArgs) -> Result<ExitCode> {
+    let passages = input::read_passages(&args.passages)?;
+    if args.question.trim().is_empty() {
+        bail!("the question is empty");
+    }
+    let mut config = CheckConfig::default().assembly;
+    if let Some(budget) = args.budget {
+        config.budget_tokens = budget;
+    }
+    let context = assemble(&passages, &config, &ApproxTokens);
+    let rendered = prompt::render(&args.question, &context, args.refusal_form.into());
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let sent: Vec<serde_json::Value> = context
+            .passages
+            .iter()
+            .map(|p| serde_json::json!({"n": p.n, "id": p.passage.id, "source_url": p.passage.source_url, "section": p.passage.section, "trimmed": p.trimmed}))
+            .collect();
+        serde_json::to_writer_pretty(
+            &mut out,
+            &serde_json::json!({"system": rendered.system, "user": rendered.user, "passages": sent}),
+        )?;
+        writeln!(out)?;
+    } else {
+        writeln!(
+            out,
+            "=== system ===\n{}\n\n=== user ===\n{}",
+            rendered.system, rendered.user
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

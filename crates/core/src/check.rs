@@ -1,0 +1,328 @@
+//! The full check of one answer: structure, support, resolution, and the
+//! report's public JSON shape.
+//!
+//! **API boundary**: [`CheckOutput`] is a public contract read by clients,
+//! the service and our own measurements. Field names documented here are
+//! never renamed; fields may be added.
+//!
+//! ```text
+//! {
+//!   "id": "d02",                       // the case id, when checking cases
+//!   "status": "ok",                    // ok | unverified | no_evidence (do all markers resolve?)
+//!   "grounded": false,                 // coverage >= threshold, no contradicted/unsupported sentence, status not unverified
+//!   "cited": [1],                      // every id cited, sorted, unique
+//!   "bad_ids": [],                     // cited ids never sent
+//!   "unmarked": [{"text", "start", "end"}],   // factual sentences without a marker
+//!   "coverage": 1.0,                   // cited factual sentences / factual sentences (1.0 when none)
+//!   "sentences": [{
+//!     "text", "start", "end",          // byte span into the answer
+//!     "kind": "prose",                 // prose | list_item | heading | table_row
+//!     "citations": [1],                // ids this sentence cites
+//!     "factual": true, "reason": "cited",
+//!     "verdict": "contradicted",       // supported | contradicted | unsupported | uncited | not_factual
+//!     "reasons": ["number_mismatch: \"Friday\" vs \"Wednesday\""],
+//!     "evidence": {"passage": 1, "quote": "…", "start": 120, "end": 190} | null,
+//!     "suggested": [],                 // passages that would support it (citation repair)
+//!     "idle_citations": []             // cited passages that support nothing in it
+//!   }],
+//!   "sources": [{"label", "url", "quote", "quote_passage", "quote_start", "quote_end", "passages", "markers"}],
+//!   "refusal": null | {"form": "sentence" | "sentinel", "needed": "…" | null},
+//!   "counts": {"sentences", "factual", "supported", "contradicted", "unsupported", "uncited"},
+//!   "malformed_markers": 0
+//! }
+//! ```
+
+use groundcite_support::{Claim, Judgement, Verdict, Verifier};
+use serde::Serialize;
+
+use crate::config::CheckConfig;
+use crate::factual::FactualReason;
+use crate::passage::Passage;
+use crate::refusal::RefusalForm;
+use crate::resolve::{self, QuoteHint, Source};
+use crate::sentence::SentenceKind;
+use crate::validate::{Report, Status};
+
+/// The verdict of one sentence, as reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SentenceVerdict {
+    Supported,
+    Contradicted,
+    Unsupported,
+    /// Factual, but carries no marker.
+    Uncited,
+    NotFactual,
+}
+
+impl SentenceVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SentenceVerdict::Supported => "supported",
+            SentenceVerdict::Contradicted => "contradicted",
+            SentenceVerdict::Unsupported => "unsupported",
+            SentenceVerdict::Uncited => "uncited",
+            SentenceVerdict::NotFactual => "not_factual",
+        }
+    }
+
+    /// Contradicted or unsupported: never present it as verified.
+    pub fn is_flagged(self) -> bool {
+        matches!(
+            self,
+            SentenceVerdict::Contradicted | SentenceVerdict::Unsupported
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SpanText {
+    pub text: String,
+    pub start: usize,
+    pub end: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EvidenceOut {
+    pub passage: usize,
+    pub quote: String,
+    pub start: usize,
+    pub end: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SentenceOut {
+    pub text: String,
+    pub start: usize,
+    pub end: usize,
+    pub kind: SentenceKind,
+    pub citations: Vec<u64>,
+    pub factual: bool,
+    pub reason: FactualReason,
+    pub verdict: SentenceVerdict,
+    pub reasons: Vec<String>,
+    pub evidence: Option<EvidenceOut>,
+    pub suggested: Vec<usize>,
+    pub idle_citations: Vec<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RefusalOut {
+    pub form: RefusalForm,
+    pub needed: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Counts {
+    pub sentences: usize,
+    pub factual: usize,
+    pub supported: usize,
+    pub contradicted: usize,
+    pub unsupported: usize,
+    pub uncited: usize,
+}
+
+/// The full report of one answer (see the module docs for the JSON shape).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckOutput {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub status: Status,
+    pub grounded: bool,
+    pub cited: Vec<u64>,
+    pub bad_ids: Vec<u64>,
+    pub unmarked: Vec<SpanText>,
+    pub coverage: f64,
+    pub sentences: Vec<SentenceOut>,
+    pub sources: Vec<Source>,
+    pub refusal: Option<RefusalOut>,
+    pub counts: Counts,
+    pub malformed_markers: usize,
+}
+
+/// Checks one answer: structure, then support of every factual sentence
+/// against the passages it cites, then resolution into sources.
+/// `passages` are the passages sent, in order (`[k]` is `passages[k-1]`).
+pub fn check(
+    question: Option<&str>,
+    passages: &[Passage],
+    answer: &str,
+    config: &CheckConfig,
+    verifier: &dyn Verifier,
+) -> CheckOutput {
+    let report = Report::check(answer, passages.len());
+    check_report(question, passages, answer, &report, config, verifier)
+}
+
+/// As [`check`], over a structural report already computed.
+pub fn check_report(
+    question: Option<&str>,
+    passages: &[Passage],
+    answer: &str,
+    report: &Report,
+    config: &CheckConfig,
+    verifier: &dyn Verifier,
+) -> CheckOutput {
+    let texts: Vec<&str> = passages.iter().map(|p| p.text.as_str()).collect();
+
+    // Claims: the factual sentences, each with its valid citations.
+    let citations: Vec<Vec<usize>> = report
+        .sentences
+        .iter()
+        .map(|s| report.valid_citations_of(s))
+        .collect();
+    let factual_idx: Vec<usize> = (0..report.sentences.len())
+        .filter(|&i| report.sentences[i].factual())
+        .collect();
+    let judgements: Vec<Judgement> =
+        if config.verify_support && report.refusal.is_none() && !factual_idx.is_empty() {
+            let claims: Vec<Claim<'_>> = factual_idx
+                .iter()
+                .map(|&i| {
+                    let s = &report.sentences[i];
+                    Claim {
+                        text: &answer[s.start..s.end],
+                        cited: &citations[i],
+                    }
+                })
+                .collect();
+            verifier.verify(question, &texts, &claims)
+        } else {
+            Vec::new()
+        };
+
+    let mut counts = Counts {
+        sentences: report.sentences.len(),
+        ..Counts::default()
+    };
+    let mut hints: Vec<QuoteHint> = Vec::new();
+    let mut sentences = Vec::with_capacity(report.sentences.len());
+    let mut judged = judgements.into_iter();
+    for (i, s) in report.sentences.iter().enumerate() {
+        let factual = s.factual();
+        let judgement = if factual && !judgements_skipped(config, report) {
+            judged.next()
+        } else {
+            None
+        };
+        let mut reasons = Vec::new();
+        let (verdict, evidence, suggested, idle) = if !factual {
+            (SentenceVerdict::NotFactual, None, Vec::new(), Vec::new())
+        } else {
+            counts.factual += 1;
+            let bad: Vec<u64> = report
+                .citations_of(s)
+                .into_iter()
+                .filter(|&id| id == 0 || id > passages.len() as u64)
+                .collect();
+            if !bad.is_empty() {
+                let list: Vec<String> = bad.iter().map(u64::to_string).collect();
+                reasons.push(format!("invalid_citation: [{}]", list.join(", ")));
+            }
+            match judgement {
+                Some(j) => {
+                    reasons.extend(j.reasons.iter().map(ToString::to_string));
+                    let verdict = if !s.has_marker() {
+                        SentenceVerdict::Uncited
+                    } else if citations[i].is_empty() {
+                        SentenceVerdict::Unsupported
+                    } else {
+                        match j.verdict {
+                            Verdict::Supported => SentenceVerdict::Supported,
+                            Verdict::Contradicted => SentenceVerdict::Contradicted,
+                            Verdict::Unsupported => SentenceVerdict::Unsupported,
+                        }
+                    };
+                    let evidence = j.evidence.as_ref().and_then(|e| {
+                        let text = texts.get(e.passage.checked_sub(1)?)?;
+                        let quote = text.get(e.start..e.end)?;
+                        Some(EvidenceOut {
+                            passage: e.passage,
+                            quote: quote.to_string(),
+                            start: e.start,
+                            end: e.end,
+                        })
+                    });
+                    if let Some(e) = &evidence {
+                        if citations[i].contains(&e.passage)
+                            && verdict == SentenceVerdict::Supported
+                        {
+                            hints.push(QuoteHint {
+                                passage: e.passage,
+                                start: e.start,
+                                end: e.end,
+                            });
+                        }
+                    }
+                    (
+                        verdict,
+                        evidence,
+                        j.suggested.clone(),
+                        j.idle_citations.clone(),
+                    )
+                }
+                None if !s.has_marker() => (SentenceVerdict::Uncited, None, Vec::new(), Vec::new()),
+                None if citations[i].is_empty() => {
+                    (SentenceVerdict::Unsupported, None, Vec::new(), Vec::new())
+                }
+                // Support checking is off: a resolvable marker is taken at its word.
+                None => (SentenceVerdict::Supported, None, Vec::new(), Vec::new()),
+            }
+        };
+        match verdict {
+            SentenceVerdict::Supported => counts.supported += 1,
+            SentenceVerdict::Contradicted => counts.contradicted += 1,
+            SentenceVerdict::Unsupported => counts.unsupported += 1,
+            SentenceVerdict::Uncited => counts.uncited += 1,
+            SentenceVerdict::NotFactual => {}
+        }
+        sentences.push(SentenceOut {
+            text: answer[s.start..s.end].to_string(),
+            start: s.start,
+            end: s.end,
+            kind: s.kind,
+            citations: report.citations_of(s),
+            factual,
+            reason: s.reason,
+            verdict,
+            reasons,
+            evidence,
+            suggested,
+            idle_citations: idle,
+        });
+    }
+
+    let sources = resolve::resolve(report, passages, &hints, config.quote_max_chars);
+    let grounded = report.status != Status::Unverified
+        && report.coverage >= config.grounded_threshold
+        && counts.contradicted == 0
+        && counts.unsupported == 0;
+    CheckOutput {
+        id: None,
+        status: report.status,
+        grounded,
+        cited: report.cited.clone(),
+        bad_ids: report.bad_ids.clone(),
+        unmarked: report
+            .unmarked()
+            .map(|s| SpanText {
+                text: answer[s.start..s.end].to_string(),
+                start: s.start,
+                end: s.end,
+            })
+            .collect(),
+        coverage: report.coverage,
+        sentences,
+        sources,
+        refusal: report.refusal.map(|r| RefusalOut {
+            form: r.form,
+            needed: r.needed(answer).map(str::to_string),
+        }),
+        counts,
+        malformed_markers: report.malformed,
+    }
+}
+
+fn judgements_skipped(config: &CheckConfig, report: &Report) -> bool {
+    !config.verify_support || report.refusal.is_some()
+}

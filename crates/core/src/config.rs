@@ -1,0 +1,65 @@
+//! Every threshold of the check in one place, with documented defaults.
+
+use serde::{Deserialize, Serialize};
+
+use crate::finalize::BadIdPolicy;
+use crate::passage::AssemblyConfig;
+use crate::refusal::RefusalForm;
+
+/// What is served when a sentence is contradicted or unsupported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnsupportedPolicy {
+    /// Serve the answer with the sentence marked (default).
+    #[default]
+    Flag,
+    /// Remove the sentence from the served text.
+    Drop,
+    /// Refuse the whole answer.
+    Refuse,
+}
+
+/// The configuration of the contract and its checks.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CheckConfig {
+    /// `grounded` needs at least this citation coverage. Default 0.9 (the
+    /// seed's threshold).
+    pub grounded_threshold: f64,
+    /// The refusal form the prompt asks for; both are always recognised.
+    /// Default `sentence`.
+    pub refusal_form: RefusalForm,
+    /// Regenerate once, with a corrective message, when an answer cites
+    /// ids never sent. Default true.
+    pub regenerate_once: bool,
+    /// What to do when the last attempt still cites ids never sent.
+    /// Default `refuse`.
+    pub bad_id_policy: BadIdPolicy,
+    /// What to serve when a sentence is contradicted or unsupported.
+    /// Default `flag`.
+    pub unsupported_policy: UnsupportedPolicy,
+    /// Run support checking. Default true.
+    pub verify_support: bool,
+    /// Length of a source quote excerpt, in characters. Default 160.
+    pub quote_max_chars: usize,
+    /// Context assembly limits.
+    pub assembly: AssemblyConfig,
+    /// Support checking thresholds.
+    pub support: groundcite_support::SupportConfig,
+}
+
+impl Default for CheckConfig {
+    fn default() -> Self {
+        CheckConfig {
+            grounded_threshold: 0.9,
+            refusal_form: RefusalForm::Sentence,
+            regenerate_once: true,
+            bad_id_policy: BadIdPolicy::Refuse,
+            unsupported_policy: UnsupportedPolicy::Flag,
+            verify_support: true,
+            quote_max_chars: 160,
+            assembly: AssemblyConfig::default(),
+            support: groundcite_support::SupportConfig::default(),
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! The worked examples of the three seeds, exactly as the seeds print them.
+
+use groundcite_core::check::check;
+use groundcite_core::config::CheckConfig;
+use groundcite_core::{Passage, Report, Status, gate};
+use groundcite_support::LexicalVerifier;
+
+fn hr_passages() -> Vec<Passage> {
+    let p = |id: &str, section: &str, url: &str, text: &str| Passage {
+        id: id.into(),
+        text: text.into(),
+        source_url: url.into(),
+        section: section.into(),
+        score: None,
+    };
+    vec![
+        p(
+            "hr-1",
+            "Filing",
+            "https://hr.example/policy",
+            "Expense claims must be filed within 60 days of the expense.",
+        ),
+        p(
+            "hr-2",
+            "Reimbursement",
+            "https://hr.example/policy",
+            "Reimbursements settle within 30 days of approval. Per diem claims follow the same schedule.",
+        ),
+        p(
+            "hr-3",
+            "Help",
+            "https://hr.example/faq",
+            "Questions about reimbursement go to the finance help desk.",
+        ),
+    ]
+}
+
+fn unmarked(answer: &str, r: &Report) -> Vec<String> {
+    r.unmarked().map(|s| answer[s.span()].to_string()).collect()
+}
+
+#[test]
+fn seed_000_check_on_the_contract_answer() {
+    // {'cited': [2], 'bad_ids': [], 'unmarked': []}
+    let answer = "Reimbursements settle within 30 days of approval [2]. Claims for per diem are\npaid on the same schedule [2].";
+    let r = Report::check(answer, 3);
+    assert_eq!(r.cited, [2]);
+    assert!(r.bad_ids.is_empty());
+    assert!(unmarked(answer, &r).is_empty());
+}
+
+#[test]
+fn seed_000_check_on_the_bad_answer() {
+    // {'cited': [7], 'bad_ids': [7], 'unmarked': ['Reimbursements settle in 14 days.']}
+    let answer = "Refunds take 14 days [7]. Reimbursements settle in 14 days.";
+    let r = Report::check(answer, 3);
+    assert_eq!(r.cited, [7]);
+    assert_eq!(r.bad_ids, [7]);
+    assert_eq!(unmarked(answer, &r), ["Reimbursements settle in 14 days."]);
+}
+
+#[test]
+fn seed_000_resolve_payload() {
+    // {'status': 'ok', 'sources': [{'label': 'Reimbursement', 'url': 'https://hr.example/policy',
+    //   'quote': 'Reimbursements settle within 30 days of approval...'}]}
+    let answer = "Reimbursements settle within 30 days of approval [2]. Claims for per diem are\npaid on the same schedule [2].";
+    let o = check(
+        None,
+        &hr_passages(),
+        answer,
+        &CheckConfig::default(),
+        &LexicalVerifier::default(),
+    );
+    assert_eq!(o.status, Status::Ok);
+    assert_eq!(o.sources.len(), 1);
+    let s = &o.sources[0];
+    assert_eq!(
+        (s.label.as_str(), s.url.as_str()),
+        ("Reimbursement", "https://hr.example/policy")
+    );
+    assert!(
+        s.quote
+            .starts_with("Reimbursements settle within 30 days of approval"),
+        "{}",
+        s.quote
+    );
+    assert_eq!(s.passages, [2]);
+}
+
+#[test]
+fn seed_000_refusal_gives_no_evidence() {
+    // {"status": "no_evidence", "sources": []}
+    let o = check(
+        Some("does the plan cover home office furniture?"),
+        &hr_passages(),
+        "Not covered by the provided documents.",
+        &CheckConfig::default(),
+        &LexicalVerifier::default(),
+    );
+    assert_eq!(o.status, Status::NoEvidence);
+    assert!(o.sources.is_empty());
+    assert!(o.grounded, "an honest refusal is grounded");
+}
+
+#[test]
+fn seed_000_one_chip_per_document() {
+    let answer = "Claims are filed within 60 days [1]. Reimbursements settle within 30 days of approval [2].";
+    let o = check(
+        None,
+        &hr_passages(),
+        answer,
+        &CheckConfig::default(),
+        &LexicalVerifier::default(),
+    );
+    assert_eq!(o.sources.len(), 1);
+    assert_eq!(o.sources[0].passages, [1, 2]);
+    assert_eq!(o.sources[0].markers.len(), 2);
+}
+
+#[test]
+fn seed_002_sentinel_is_a_refusal_with_needed_text() {
+    let o = check(
+        None,
+        &hr_passages(),
+        "NOT_IN_SOURCES: the reimbursement schedule for contractors",
+        &CheckConfig::default(),
+        &LexicalVerifier::default(),
+    );
+    assert_eq!(o.status, Status::NoEvidence);
+    assert_eq!(
+        o.refusal.unwrap().needed.as_deref(),
+        Some("the reimbursement schedule for contractors")
+    );
+}
+
+#[test]
+fn seed_004_check_citations_lines() {
+    // context_ids = {1, 2}
+    let lines = [
+        (
+            "COD refunds go to your bank account or wallet [2], within 5-7 working days [1].",
+            vec![1u64, 2],
+            vec![],
+            true,
+        ),
+        (
+            "Refunds are instant for all orders [4].",
+            vec![4],
+            vec![4],
+            true,
+        ),
+        ("You will get your refund soon.", vec![], vec![], false),
+    ];
+    for (answer, cited, unknown, has_citation) in lines {
+        let r = Report::check(answer, 2);
+        assert_eq!(r.cited, cited, "{answer}");
+        assert_eq!(r.bad_ids, unknown, "{answer}");
+        assert_eq!(!r.cited.is_empty(), has_citation, "{answer}");
+    }
+    // "You will get your refund soon." is a claim without a marker.
+    let r = Report::check("You will get your refund soon.", 2);
+    assert_eq!(r.unmarked().count(), 1);
+}
+
+#[test]
+fn seed_004_retrieval_gate() {
+    assert!(gate::should_answer(&[0.83, 0.79], 0.55));
+    assert!(!gate::should_answer(&[0.31, 0.22], 0.55));
+    assert!(!gate::should_answer(&[], 0.55));
+}

@@ -1,0 +1,1359 @@
+//! Tokens, light stemming, word classes and sentence spans, over borrowed text.
+//!
+//! Nothing here allocates per token: a token is a byte span plus a 64-bit key (a hash of
+//! its lowercased, stemmed form), computed in a stack buffer.
+
+/// The token is a stopword: never salient, never reported.
+pub(crate) const STOP: u16 = 1;
+/// The token is a common English word (paraphrase glue): low salience.
+pub(crate) const COMMON: u16 = 2;
+/// The token is a negation cue ("not", "never", "cannot", "doesn't", ...).
+pub(crate) const NEG_CUE: u16 = 4;
+/// `alt` is the key of the word without a negating prefix ("unpaid" -> "paid", "non-billable").
+pub(crate) const NEG_PREFIX: u16 = 8;
+/// The token belongs to a quantity (digits, number word, ordinal, weekday, month name).
+pub(crate) const QUANT: u16 = 16;
+/// The token starts with an uppercase letter.
+pub(crate) const CAP: u16 = 32;
+/// The token is an exclusive-restriction cue ("only", "solely", "exclusively").
+pub(crate) const EXCL: u16 = 64;
+/// The token contains a digit.
+pub(crate) const DIGIT: u16 = 128;
+/// `alt` is the key of the word without a neutral prefix ("rebooking" -> "booking").
+pub(crate) const RE_PREFIX: u16 = 256;
+/// The token is a time unit ("day", "weeks"): "a year" is a quantity.
+pub(crate) const TIME: u16 = 512;
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Token {
+    pub start: u32,
+    pub end: u32,
+    pub key: u64,
+    /// Key of the word without its prefix (see `NEG_PREFIX`, `RE_PREFIX`), or 0.
+    pub alt: u64,
+    /// Key of the first `PREFIX_LEN` letters of a lowercase word of at least that length
+    /// ("extension" and "extended", "agreement" and "agree"), or 0: a weak, derivational match.
+    pub pre: u64,
+    pub flags: u16,
+}
+
+/// Letters compared for a derivational (weak) match.
+pub(crate) const PREFIX_LEN: usize = 5;
+
+impl Token {
+    #[inline]
+    pub fn text<'t>(&self, text: &'t str) -> &'t str {
+        &text[self.start as usize..self.end as usize]
+    }
+}
+
+/// Hash of a short byte string, 8 bytes per step (words are short; a per-byte hash such as
+/// FNV is a serial multiply chain).
+#[inline]
+pub(crate) fn hash_bytes(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    if bytes.len() <= 8 {
+        // Most words: one multiply.
+        let mut w = 0u64;
+        for (i, &b) in bytes.iter().enumerate() {
+            w |= (b as u64) << (8 * i);
+        }
+        let h = (w ^ ((bytes.len() as u64) << 59) ^ 0x5bd1_e995).wrapping_mul(K);
+        return (h ^ (h >> 31)) | 1;
+    }
+    let mut h = (bytes.len() as u64 + 1).wrapping_mul(K);
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+        h = (h ^ w).wrapping_mul(K).rotate_left(29);
+    }
+    let rem = chunks.remainder();
+    if !rem.is_empty() {
+        let mut w = 0u64;
+        for (i, &b) in rem.iter().enumerate() {
+            w |= (b as u64) << (8 * i);
+        }
+        h = (h ^ w).wrapping_mul(K).rotate_left(29);
+    }
+    h ^= h >> 32;
+    h = h.wrapping_mul(K);
+    h ^= h >> 29;
+    // Never 0: 0 means "no key".
+    h | 1
+}
+
+const BUF: usize = 48;
+
+/// A lowercased word in a stack buffer (apostrophes removed, possessive stripped).
+pub(crate) struct Lower {
+    buf: [u8; BUF],
+    len: usize,
+}
+
+impl Lower {
+    pub fn new(word: &str) -> Lower {
+        let mut buf = [0u8; BUF];
+        let mut len = 0;
+        let bytes = word.as_bytes();
+        if bytes.is_ascii() {
+            let bytes = if bytes.len() > 2 && bytes.ends_with(b"'s") {
+                &bytes[..bytes.len() - 2]
+            } else {
+                bytes
+            };
+            for &b in bytes {
+                if b != b'\'' && b != b'-' && len < BUF {
+                    buf[len] = b.to_ascii_lowercase();
+                    len += 1;
+                }
+            }
+            return Lower { buf, len };
+        }
+        // Strip a possessive "'s" / "’s".
+        let word = if bytes.len() > 2 && (word.ends_with("'s") || word.ends_with("’s")) {
+            &word[..word.len() - if word.ends_with("'s") { 2 } else { 4 }]
+        } else {
+            word
+        };
+        for ch in word.chars() {
+            if ch == '\'' || ch == '’' || ch == '-' {
+                continue;
+            }
+            if ch.is_ascii() {
+                if len < BUF {
+                    buf[len] = ch.to_ascii_lowercase() as u8;
+                    len += 1;
+                }
+            } else {
+                for lc in ch.to_lowercase() {
+                    let mut tmp = [0u8; 4];
+                    let s = lc.encode_utf8(&mut tmp);
+                    if len + s.len() <= BUF {
+                        buf[len..len + s.len()].copy_from_slice(s.as_bytes());
+                        len += s.len();
+                    }
+                }
+            }
+        }
+        Lower { buf, len }
+    }
+    #[inline]
+    pub fn as_str(&self) -> &str {
+        // Only whole UTF-8 sequences are ever copied in.
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or("")
+    }
+    #[inline]
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+/// Light suffix stripping: plurals, -ed, -ing, -ly, a final -e. Returns the stem length.
+pub(crate) fn stem_len(w: &[u8]) -> usize {
+    if w.is_empty() || !w.iter().all(|b| b.is_ascii_alphabetic()) {
+        return w.len();
+    }
+    stem_len_alpha(w)
+}
+
+/// `stem_len` for a non-empty word of ASCII letters.
+fn stem_len_alpha(w: &[u8]) -> usize {
+    let mut n = w.len();
+    let ends = |n: usize, s: &[u8]| n >= s.len() && &w[n - s.len()..n] == s;
+    let mut y_end = false;
+    if n > 4 && ends(n, b"ies") {
+        n -= 3;
+        y_end = true;
+    } else if ends(n, b"sses") {
+        n -= 2;
+    } else if n > 3 && ends(n, b"s") && !ends(n, b"ss") && !ends(n, b"us") && !ends(n, b"is") {
+        n -= 1;
+    }
+    if !y_end {
+        let before = n;
+        if n > 5 && ends(n, b"ing") {
+            n -= 3;
+        } else if n > 4 && ends(n, b"ed") && !ends(n, b"eed") {
+            n -= 2;
+        }
+        if n != before && n >= 2 && w[n - 1] == w[n - 2] && !matches!(w[n - 1], b'l' | b's' | b'z')
+        {
+            n -= 1;
+        }
+        if n > 4 && ends(n, b"ly") {
+            n -= 2;
+        }
+    }
+    if n > 3 && w[n - 1] == b'e' {
+        n -= 1;
+    }
+    if y_end {
+        // "policies" and "policy" share the stem "polic".
+    } else if n > 3 && w[n - 1] == b'y' {
+        n -= 1;
+    }
+    n
+}
+
+/// Hash of the stem and of the whole lowercased word, and the stem length.
+pub(crate) fn stem_and_full_key(lower: &[u8]) -> (u64, u64, usize) {
+    let n = stem_len(lower);
+    (hash_bytes(&lower[..n]), hash_bytes(lower), n)
+}
+
+/// Whether a word is a frequent English word (see `COMMON_WORDS`), as written or by stem.
+pub(crate) fn is_common_word(word: &str) -> bool {
+    let lower = Lower::new(word);
+    let (_, full, n) = stem_and_full_key(lower.bytes());
+    class(full) & W_COMMON != 0 || is_common_stem(&lower, n)
+}
+
+/// The key of a word: hash of its lowercased stem.
+pub(crate) fn word_key(lower: &[u8]) -> u64 {
+    hash_bytes(&lower[..stem_len(lower)])
+}
+
+/// Key of a number token: its digits and decimal point, without thousands separators.
+pub(crate) fn number_key(word: &str) -> u64 {
+    let mut buf = [0u8; BUF];
+    let mut len = 0;
+    for &b in word.as_bytes() {
+        if b != b',' && len < BUF {
+            buf[len] = b.to_ascii_lowercase();
+            len += 1;
+        }
+    }
+    hash_bytes(&buf[..len])
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric()
+}
+
+/// What the tokenizer learned about a word while scanning it (ASCII fast path).
+struct Scan {
+    lower: Lower,
+    /// Hash of the lowercased bytes.
+    hash: u64,
+    has_digit: bool,
+    /// Only ASCII letters and digits.
+    plain: bool,
+    /// Only digits, with `.`/`,` joiners.
+    numeric: bool,
+}
+
+#[inline]
+fn char_at(text: &str, i: usize) -> Option<char> {
+    let b = *text.as_bytes().get(i)?;
+    if b < 128 {
+        Some(b as char)
+    } else {
+        text[i..].chars().next()
+    }
+}
+
+/// Tokenize `text`, skipping tokens that start inside any of the `skip` byte ranges.
+///
+/// `classify_common`: also flag frequent words (`COMMON`); needed for claims, not for passages.
+pub(crate) fn tokenize(
+    text: &str,
+    skip: &[(usize, usize)],
+    classify_common: bool,
+    out: &mut Vec<Token>,
+) {
+    let bytes = text.as_bytes();
+    let n = bytes.len();
+    let mut scan = Scan {
+        lower: Lower {
+            buf: [0; BUF],
+            len: 0,
+        },
+        hash: 0,
+        has_digit: false,
+        plain: true,
+        numeric: true,
+    };
+    let mut i = 0;
+    while i < n {
+        let b = bytes[i];
+        if b < 128 {
+            if !b.is_ascii_alphanumeric() {
+                i += 1;
+                continue;
+            }
+        } else {
+            match text[i..].chars().next() {
+                Some(c) if is_word_char(c) => {}
+                Some(c) => {
+                    i += c.len_utf8();
+                    continue;
+                }
+                None => break,
+            }
+        }
+        let start = i;
+        let mut plain = true;
+        let mut neg_prefix_split = 0usize;
+        loop {
+            while i < n && bytes[i].is_ascii_alphanumeric() {
+                i += 1;
+            }
+            if i >= n {
+                break;
+            }
+            let b = bytes[i];
+            if b < 128 {
+                // Internal apostrophe, decimal point or thousands separator between digits,
+                // or the hyphen of "non-".
+                let joins = i > start
+                    && match b {
+                        b'\'' => char_at(text, i + 1).is_some_and(|c| c.is_alphabetic()),
+                        b'.' | b',' => {
+                            bytes[i - 1].is_ascii_digit()
+                                && bytes.get(i + 1).is_some_and(|c| c.is_ascii_digit())
+                        }
+                        b'-' => {
+                            text[start..i].eq_ignore_ascii_case("non")
+                                && char_at(text, i + 1).is_some_and(|c| c.is_alphabetic())
+                        }
+                        _ => false,
+                    };
+                if !joins {
+                    break;
+                }
+                if b == b'-' {
+                    neg_prefix_split = i + 1 - start;
+                }
+                plain = false;
+                i += 1;
+            } else {
+                let Some(c) = text[i..].chars().next() else {
+                    break;
+                };
+                let l = c.len_utf8();
+                if is_word_char(c)
+                    || (c == '’' && char_at(text, i + l).is_some_and(|c| c.is_alphabetic()))
+                {
+                    plain = false;
+                    i += l;
+                } else {
+                    break;
+                }
+            }
+        }
+        let end = i;
+        if end == start {
+            i += 1;
+            continue;
+        }
+        if !skip.is_empty() && skip.iter().any(|&(a, b)| start >= a && start < b) {
+            continue;
+        }
+        let word = &text[start..end];
+        // One pass over the word: lowercase, hash, digit flags (locals stay in registers).
+        let wb = word.as_bytes();
+        let mut hash = 0;
+        let mut has_digit = false;
+        let mut numeric = true;
+        if plain {
+            let len = wb.len().min(BUF);
+            for (d, &b) in scan.lower.buf[..len].iter_mut().zip(wb) {
+                let l = b.to_ascii_lowercase();
+                *d = l;
+                let digit = b.is_ascii_digit();
+                has_digit |= digit;
+                numeric &= digit;
+            }
+            scan.lower.len = len;
+            hash = hash_bytes(&scan.lower.buf[..len]);
+        } else {
+            for &b in wb {
+                let digit = b.is_ascii_digit();
+                has_digit |= digit;
+                numeric &= digit || b == b'.' || b == b',';
+            }
+        }
+        scan.hash = hash;
+        scan.has_digit = has_digit;
+        scan.numeric = numeric;
+        scan.plain = plain;
+        out.push(make_token(
+            word,
+            start,
+            end,
+            neg_prefix_split,
+            &bytes[end..(end + 2).min(n)],
+            classify_common,
+            &scan,
+        ));
+    }
+}
+
+/// "not-for-profit" (a compound), "No. 1" (a number sign) are not negations.
+fn negation_lookalike(lw: &str, word: &str, after: &[u8]) -> bool {
+    (after.first() == Some(&b'-'))
+        || (lw == "no" && word.starts_with('N') && after.first() == Some(&b'.'))
+}
+
+fn make_token(
+    word: &str,
+    start: usize,
+    end: usize,
+    neg_prefix_split: usize,
+    bytes_after: &[u8],
+    classify_common: bool,
+    scan: &Scan,
+) -> Token {
+    let wb = word.as_bytes();
+    let mut flags = 0u16;
+    let cap = if wb[0] < 128 {
+        wb[0].is_ascii_uppercase()
+    } else {
+        word.chars().next().is_some_and(char::is_uppercase)
+    };
+    if cap {
+        flags |= CAP;
+    }
+    let slow;
+    let (lower, has_digit, all_numeric, plain) = if scan.plain {
+        (&scan.lower, scan.has_digit, scan.numeric, true)
+    } else {
+        slow = Lower::new(word);
+        (&slow, scan.has_digit, scan.numeric && scan.has_digit, false)
+    };
+    let mut alt = 0;
+    let mut pre = 0;
+    let key;
+    if has_digit {
+        flags |= DIGIT;
+        if all_numeric {
+            flags |= QUANT;
+            key = number_key(word);
+        } else {
+            if crate::quantity::ordinal_digits(lower.as_str()).is_some() {
+                flags |= QUANT;
+            }
+            key = hash_bytes(lower.bytes());
+        }
+    } else {
+        let lb = lower.bytes();
+        let full_key = if plain { scan.hash } else { hash_bytes(lb) };
+        let c = class(full_key);
+        if c & W_NEG != 0 && !negation_lookalike(lower.as_str(), word, bytes_after) {
+            flags |= NEG_CUE;
+        }
+        if c & W_EXCL != 0 {
+            flags |= EXCL;
+        }
+        if c & W_QUANT != 0 || (flags & CAP != 0 && c & W_MONTH != 0) {
+            flags |= QUANT;
+        }
+        if c & W_TIME != 0 {
+            flags |= TIME;
+        }
+        if c & W_STOP != 0 {
+            // Function words are never matched as terms: no stem, no prefix.
+            flags |= STOP;
+            key = full_key;
+        } else {
+            let stem_n = if plain && !lb.is_empty() {
+                stem_len_alpha(lb)
+            } else {
+                stem_len(lb)
+            };
+            if plain && flags & CAP == 0 && !has_digit && lb.len() >= PREFIX_LEN {
+                pre = hash_bytes(&lb[..PREFIX_LEN]);
+            }
+            key = if stem_n == lb.len() {
+                full_key
+            } else {
+                hash_bytes(&lb[..stem_n])
+            };
+            if classify_common && (c & W_COMMON != 0 || is_common_stem(lower, stem_n)) {
+                flags |= COMMON;
+            }
+            if neg_prefix_split > 0 {
+                let rest = Lower::new(&word[neg_prefix_split..]);
+                alt = word_key(rest.bytes());
+                flags |= NEG_PREFIX;
+            } else if lb.len() >= 6 && matches!(lb[0], b'u' | b'i' | b'd' | b'r') {
+                for (prefix, min_rest, flag) in [
+                    (&b"un"[..], 4usize, NEG_PREFIX),
+                    (b"in", 6, NEG_PREFIX),
+                    (b"dis", 6, NEG_PREFIX),
+                    (b"re", 4, RE_PREFIX),
+                ] {
+                    if lb.len() >= prefix.len() + min_rest && lb.starts_with(prefix) {
+                        alt = word_key(&lb[prefix.len()..]);
+                        flags |= flag;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    Token {
+        start: start as u32,
+        end: end as u32,
+        key,
+        alt,
+        pre,
+        flags,
+    }
+}
+
+/// Negation cues (apostrophes are removed before lookup).
+const NEGATIONS: &[&str] = &[
+    "not", "no", "never", "cannot", "nor", "neither", "none", "nothing", "nobody", "nowhere",
+    "cant", "dont", "doesnt", "didnt", "isnt", "arent", "wasnt", "werent", "wont", "wouldnt",
+    "shouldnt", "couldnt", "mustnt", "hasnt", "havent", "hadnt", "neednt",
+];
+
+/// Function words: never salient.
+/// Function words: never salient.
+const STOPWORDS: &[&str] = &[
+    "a",
+    "an",
+    "the",
+    "and",
+    "or",
+    "but",
+    "of",
+    "to",
+    "in",
+    "on",
+    "at",
+    "for",
+    "with",
+    "by",
+    "from",
+    "as",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "being",
+    "am",
+    "it",
+    "its",
+    "this",
+    "that",
+    "these",
+    "those",
+    "there",
+    "here",
+    "their",
+    "theirs",
+    "they",
+    "them",
+    "he",
+    "she",
+    "his",
+    "her",
+    "hers",
+    "him",
+    "you",
+    "your",
+    "yours",
+    "youre",
+    "youll",
+    "youve",
+    "we",
+    "our",
+    "us",
+    "i",
+    "me",
+    "my",
+    "will",
+    "would",
+    "shall",
+    "should",
+    "can",
+    "could",
+    "may",
+    "might",
+    "must",
+    "do",
+    "does",
+    "did",
+    "done",
+    "have",
+    "has",
+    "had",
+    "having",
+    "if",
+    "then",
+    "than",
+    "so",
+    "such",
+    "which",
+    "who",
+    "whom",
+    "whose",
+    "what",
+    "when",
+    "where",
+    "why",
+    "how",
+    "whether",
+    "also",
+    "about",
+    "into",
+    "onto",
+    "upon",
+    "all",
+    "any",
+    "each",
+    "every",
+    "some",
+    "both",
+    "either",
+    "only",
+    "just",
+    "solely",
+    "exclusively",
+    "yes",
+    "not",
+    "no",
+    "never",
+    "cannot",
+    "nor",
+    "neither",
+    "none",
+    "cant",
+    "dont",
+    "doesnt",
+    "didnt",
+    "isnt",
+    "arent",
+    "wasnt",
+    "werent",
+    "wont",
+    "via",
+    "per",
+    "etc",
+    "eg",
+    "ie",
+    "s",
+    "t",
+    "nt",
+    "amp",
+    "http",
+    "https",
+    "www",
+    "com",
+    "html",
+    "md",
+    "one",
+    "ones",
+    "itself",
+    "themselves",
+    "yourself",
+    "while",
+    "during",
+    "through",
+    "throughout",
+    "out",
+    "up",
+    "down",
+    "off",
+    "again",
+    "too",
+    "very",
+    "really",
+    "actually",
+    "usually",
+    "generally",
+    "typically",
+    "approximately",
+    "around",
+    "roughly",
+    "nearly",
+    "almost",
+    "still",
+    "yet",
+    "already",
+    "even",
+    "instead",
+    "otherwise",
+    "however",
+    "therefore",
+    "thus",
+    "because",
+    "since",
+    "though",
+    "although",
+    "until",
+    "unless",
+    "after",
+    "before",
+    "within",
+    "without",
+    "between",
+    "among",
+    "under",
+    "over",
+    "above",
+    "below",
+    "least",
+    "most",
+    "more",
+    "less",
+    "much",
+    "many",
+    "few",
+    "several",
+    "other",
+    "another",
+    "same",
+    "own",
+    "like",
+    "well",
+    "now",
+    "currently",
+];
+
+/// Frequent English content words: they carry little evidence on their own, so a missing one
+/// weighs `SupportConfig::common_word_weight`. Looked up as written, then by stem.
+fn is_common_stem(lower: &Lower, n: usize) -> bool {
+    let b = lower.bytes();
+    if n == b.len() || n < 2 {
+        return false;
+    }
+    if class(hash_bytes(&b[..n])) & W_COMMON != 0 {
+        return true;
+    }
+    // stem + "e" ("decid" -> "decide"), stem + "y"
+    let mut buf = [0u8; BUF];
+    if n < BUF {
+        buf[..n].copy_from_slice(&b[..n]);
+        for extra in [b'e', b'y'] {
+            buf[n] = extra;
+            if class(hash_bytes(&buf[..n + 1])) & W_COMMON != 0 {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+const W_STOP: u8 = 1;
+const W_COMMON: u8 = 2;
+const W_NEG: u8 = 4;
+const W_EXCL: u8 = 8;
+const W_QUANT: u8 = 16;
+const W_MONTH: u8 = 32;
+const W_TIME: u8 = 64;
+
+const TABLE_BITS: u32 = 12;
+const TABLE_SIZE: usize = 1 << TABLE_BITS;
+
+/// Open-addressing table from word hash to word class: cheaper than a general hash map for
+/// one lookup per token.
+struct WordTable {
+    keys: Vec<u64>,
+    classes: Vec<u8>,
+    /// One bit per low 12 bits of a key: most words are absent, and this answers in L1.
+    present: [u64; 64],
+}
+
+impl WordTable {
+    #[inline]
+    fn slot(hash: u64) -> usize {
+        (hash >> (64 - TABLE_BITS)) as usize
+    }
+    fn insert(&mut self, hash: u64, class: u8) {
+        let bit = (hash >> 1) as usize & 4095;
+        self.present[bit >> 6] |= 1 << (bit & 63);
+        let mut i = Self::slot(hash);
+        loop {
+            if self.keys[i] == hash || self.keys[i] == 0 {
+                self.keys[i] = hash;
+                self.classes[i] |= class;
+                return;
+            }
+            i = (i + 1) & (TABLE_SIZE - 1);
+        }
+    }
+    #[inline]
+    fn get(&self, hash: u64) -> u8 {
+        let bit = (hash >> 1) as usize & 4095;
+        if self.present[bit >> 6] & (1 << (bit & 63)) == 0 {
+            return 0;
+        }
+        let mut i = Self::slot(hash);
+        loop {
+            let k = self.keys[i];
+            if k == hash {
+                return self.classes[i];
+            }
+            if k == 0 {
+                return 0;
+            }
+            i = (i + 1) & (TABLE_SIZE - 1);
+        }
+    }
+}
+
+/// The word classes, keyed by the hash of the lowercased word. Built once, read-only.
+static WORDS: std::sync::LazyLock<WordTable> = std::sync::LazyLock::new(|| {
+    let mut t = WordTable {
+        keys: vec![0; TABLE_SIZE],
+        classes: vec![0; TABLE_SIZE],
+        present: [0; 64],
+    };
+    let mut add = |words: &[&str], class: u8| {
+        for w in words {
+            t.insert(hash_bytes(w.as_bytes()), class);
+        }
+    };
+    add(STOPWORDS, W_STOP);
+    add(COMMON_WORDS, W_COMMON);
+    add(NEGATIONS, W_NEG);
+    add(&["only", "solely", "exclusively"], W_EXCL);
+    add(crate::quantity::QUANT_WORDS, W_QUANT);
+    add(crate::quantity::MONTHS, W_MONTH);
+    add(
+        &[
+            "minute", "minutes", "min", "mins", "hour", "hours", "hr", "hrs", "day", "days",
+            "week", "weeks", "month", "months", "year", "years", "yr", "yrs",
+        ],
+        W_TIME,
+    );
+    t
+});
+
+#[inline]
+fn class(hash: u64) -> u8 {
+    WORDS.get(hash)
+}
+
+/// Frequent English content words: paraphrase glue.
+const COMMON_WORDS: &[&str] = &[
+    "get",
+    "got",
+    "gets",
+    "give",
+    "given",
+    "gave",
+    "take",
+    "took",
+    "taken",
+    "make",
+    "made",
+    "go",
+    "goes",
+    "went",
+    "gone",
+    "come",
+    "came",
+    "become",
+    "became",
+    "need",
+    "want",
+    "use",
+    "used",
+    "using",
+    "decide",
+    "determine",
+    "choose",
+    "chose",
+    "chosen",
+    "allow",
+    "let",
+    "help",
+    "keep",
+    "kept",
+    "put",
+    "set",
+    "see",
+    "saw",
+    "seen",
+    "know",
+    "known",
+    "knew",
+    "say",
+    "said",
+    "tell",
+    "told",
+    "find",
+    "found",
+    "think",
+    "look",
+    "seem",
+    "show",
+    "call",
+    "try",
+    "ask",
+    "work",
+    "works",
+    "worked",
+    "start",
+    "started",
+    "begin",
+    "began",
+    "begun",
+    "end",
+    "ended",
+    "run",
+    "ran",
+    "hold",
+    "held",
+    "bring",
+    "brought",
+    "provide",
+    "include",
+    "includes",
+    "included",
+    "contain",
+    "require",
+    "required",
+    "expect",
+    "expected",
+    "receive",
+    "received",
+    "send",
+    "sent",
+    "pay",
+    "paid",
+    "file",
+    "submit",
+    "process",
+    "handle",
+    "able",
+    "possible",
+    "available",
+    "new",
+    "old",
+    "good",
+    "best",
+    "better",
+    "great",
+    "big",
+    "small",
+    "large",
+    "high",
+    "low",
+    "long",
+    "short",
+    "full",
+    "whole",
+    "main",
+    "major",
+    "minor",
+    "important",
+    "different",
+    "various",
+    "certain",
+    "specific",
+    "general",
+    "usual",
+    "normal",
+    "common",
+    "typical",
+    "total",
+    "entire",
+    "current",
+    "recent",
+    "likely",
+    "sure",
+    "ready",
+    "free",
+    "due",
+    "way",
+    "ways",
+    "thing",
+    "things",
+    "part",
+    "kind",
+    "type",
+    "types",
+    "case",
+    "cases",
+    "lot",
+    "number",
+    "amount",
+    "time",
+    "times",
+    "people",
+    "person",
+    "someone",
+    "something",
+    "anyone",
+    "anything",
+    "everyone",
+    "everything",
+    "place",
+    "point",
+    "fact",
+    "order",
+    "result",
+    "reason",
+    "example",
+    "information",
+    "info",
+    "detail",
+    "details",
+    "step",
+    "steps",
+    "form",
+    "forms",
+    "team",
+    "group",
+    "back",
+    "next",
+    "last",
+    "early",
+    "late",
+    "later",
+    "soon",
+    "often",
+    "sometimes",
+    "always",
+    "ever",
+    "once",
+    "twice",
+    "plus",
+    "regular",
+    "regularly",
+    "automatically",
+    "simply",
+    "directly",
+    "respectively",
+    "particular",
+    "following",
+    "follow",
+    "follows",
+    "based",
+    "called",
+    "named",
+    "located",
+    "mean",
+    "means",
+    "meant",
+    "refer",
+    "refers",
+    "regard",
+    "regarding",
+    "related",
+    "relate",
+    "involve",
+    "according",
+    "apply",
+    "applies",
+    "day",
+    "days",
+    "week",
+    "weeks",
+    "month",
+    "months",
+    "year",
+    "years",
+    "hour",
+    "hours",
+    "minute",
+    "minutes",
+    "period",
+    "date",
+    "dates",
+    "schedule",
+    "ok",
+    "okay",
+    "receiving",
+    "change",
+    "changes",
+    "add",
+    "added",
+    "remove",
+    "check",
+    "create",
+    "created",
+    "complete",
+    "completed",
+    "finish",
+    "stay",
+    "move",
+    "live",
+    "lived",
+    "turn",
+    "open",
+    "close",
+    "closed",
+    "reach",
+    "reached",
+    "spend",
+    "spent",
+    "happen",
+    "happens",
+    "occur",
+    "exist",
+    "exists",
+    "remain",
+    "remains",
+    "consider",
+    "considered",
+    "list",
+    "listed",
+    "note",
+    "noted",
+    "describe",
+    "described",
+    "state",
+    "stated",
+    "says",
+    "explain",
+    "contact",
+    "grant",
+    "granted",
+    "offer",
+    "offered",
+    "attend",
+    "qualify",
+    "qualifies",
+    "obtain",
+    "permit",
+    "enable",
+    "entitle",
+    "ensure",
+    "access",
+    "visit",
+    "cover",
+    "covers",
+    "covered",
+    "lasts",
+    "assign",
+    "assigned",
+    "apply",
+    "available",
+    "typically",
+    "usually",
+    "generally",
+    "whether",
+];
+
+/// Sentence (or table row, heading, list item) spans of a passage, trimmed.
+pub(crate) fn sentence_spans(text: &str, out: &mut Vec<(u32, u32)>) {
+    let bytes = text.as_bytes();
+    let n = bytes.len();
+    let mut start = 0usize;
+    let mut i = 0usize;
+    let push = |out: &mut Vec<(u32, u32)>, a: usize, b: usize| {
+        let s = &text[a..b];
+        let lead = s.len() - s.trim_start().len();
+        let trail = s.len() - s.trim_end().len();
+        if a + lead < b - trail {
+            out.push(((a + lead) as u32, (b - trail) as u32));
+        }
+    };
+    while i < n {
+        // Jump to the next byte that can end a sentence.
+        match bytes[i..]
+            .iter()
+            .position(|&b| matches!(b, b'\n' | b'.' | b'!' | b'?'))
+        {
+            Some(k) => i += k,
+            None => break,
+        }
+        let b = bytes[i];
+        if b == b'\n' {
+            // Look at the next non-space byte of the following line.
+            let mut j = i + 1;
+            while j < n && (bytes[j] == b' ' || bytes[j] == b'\t' || bytes[j] == b'\r') {
+                j += 1;
+            }
+            let breaks = j >= n
+                || bytes[j] == b'\n'
+                || bytes[j] == b'|'
+                || bytes[j] == b'#'
+                || (matches!(bytes[j], b'-' | b'*' | b'+') && j + 1 < n && bytes[j + 1] == b' ')
+                || {
+                    let mut k = j;
+                    while k < n && bytes[k].is_ascii_digit() {
+                        k += 1;
+                    }
+                    k > j && k + 1 < n && bytes[k] == b'.' && bytes[k + 1] == b' '
+                }
+                || (i > 0 && bytes[i - 1] == b'|');
+            if breaks {
+                push(out, start, i);
+                start = i + 1;
+            }
+            i += 1;
+            continue;
+        }
+        if matches!(b, b'.' | b'!' | b'?') {
+            let next = bytes.get(i + 1).copied();
+            let split = match next {
+                None => false,
+                Some(c) if c == b' ' || c == b'\t' || c == b'\r' => {
+                    !is_abbreviation(text, start, i)
+                }
+                Some(c) if c.is_ascii_uppercase() || c == b'"' => {
+                    // "century.First": glued sentences (common in scraped text).
+                    i >= 2
+                        && bytes[i - 1].is_ascii_lowercase()
+                        && bytes[i - 2].is_ascii_lowercase()
+                        && b == b'.'
+                }
+                Some(b'\n') => !is_abbreviation(text, start, i),
+                _ => false,
+            };
+            if split {
+                push(out, start, i + 1);
+                start = i + 1;
+            }
+        }
+        i += 1;
+    }
+    push(out, start, n);
+}
+
+/// Whether the word ending at byte `dot` is an abbreviation or an initial ("Dr.", "J.").
+fn is_abbreviation(text: &str, from: usize, dot: usize) -> bool {
+    let bytes = text.as_bytes();
+    let mut k = dot;
+    while k > from && (bytes[k - 1].is_ascii_alphabetic() || bytes[k - 1] == b'.') {
+        k -= 1;
+    }
+    let word = &text[k..dot];
+    if word.len() == 1 && word.as_bytes()[0].is_ascii_uppercase() {
+        return true;
+    }
+    if word.contains('.') {
+        return true; // "e.g", "U.S"
+    }
+    matches!(
+        word,
+        "Dr" | "Mr"
+            | "Mrs"
+            | "Ms"
+            | "Jr"
+            | "Sr"
+            | "St"
+            | "vs"
+            | "etc"
+            | "Inc"
+            | "Ltd"
+            | "Co"
+            | "No"
+            | "Prof"
+            | "Gen"
+            | "Col"
+            | "Lt"
+            | "Mt"
+            | "approx"
+            | "Jan"
+            | "Feb"
+            | "Mar"
+            | "Apr"
+            | "Jun"
+            | "Jul"
+            | "Aug"
+            | "Sep"
+            | "Sept"
+            | "Oct"
+            | "Nov"
+            | "Dec"
+    )
+}
+
+/// Byte ranges of citation markers (`[2]`, `[1][3]`, `[1, 3]`, `[2-4]`) and a leading list
+/// bullet ("- ", "* ", "1. ") in a claim.
+pub(crate) fn marker_ranges(text: &str, out: &mut Vec<(usize, usize)>) {
+    let bytes = text.as_bytes();
+    // Leading bullet.
+    let lead = text.len() - text.trim_start().len();
+    let t = &bytes[lead..];
+    if t.len() >= 2 && matches!(t[0], b'-' | b'*' | b'+') && t[1] == b' ' {
+        out.push((lead, lead + 2));
+    } else {
+        let mut k = 0;
+        while k < t.len() && t[k].is_ascii_digit() {
+            k += 1;
+        }
+        if k > 0 && k + 1 < t.len() && (t[k] == b'.' || t[k] == b')') && t[k + 1] == b' ' {
+            out.push((lead, lead + k + 2));
+        }
+    }
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'[' {
+            let mut j = i + 1;
+            let mut digit = false;
+            while j < bytes.len() && matches!(bytes[j], b'0'..=b'9' | b',' | b' ' | b'-') {
+                digit |= bytes[j].is_ascii_digit();
+                j += 1;
+            }
+            // also allow an en dash inside ranges
+            while j + 2 < bytes.len() && &bytes[j..j + 3] == "–".as_bytes() {
+                j += 3;
+                while j < bytes.len() && matches!(bytes[j], b'0'..=b'9' | b' ') {
+                    j += 1;
+                }
+            }
+            if digit && j < bytes.len() && bytes[j] == b']' {
+                out.push((i, j + 1));
+                i = j + 1;
+                continue;
+            }
+        }
+        i += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(w: &str) -> u64 {
+        word_key(Lower::new(w).bytes())
+    }
+
+    #[test]
+    fn stems_unify_inflections() {
+        assert_eq!(key("settle"), key("settled"));
+        assert_eq!(key("issues"), key("issued"));
+        assert_eq!(key("processes"), key("processed"));
+        assert_eq!(key("meetings"), key("meeting"));
+        assert_eq!(key("policies"), key("policy"));
+        assert_eq!(key("weekly"), key("week"));
+        assert_eq!(key("Reimbursements"), key("reimbursement"));
+    }
+
+    #[test]
+    fn sentences_split_on_glued_periods_and_table_rows() {
+        let t =
+            "Arthur's Magazine was published in the 19th century.First for Women is a magazine.";
+        let mut s = Vec::new();
+        sentence_spans(t, &mut s);
+        assert_eq!(s.len(), 2);
+        let t = "Header\n\n| a | b |\n| c | d |\nDr. Smith said so. Then it ended.";
+        s.clear();
+        sentence_spans(t, &mut s);
+        let parts: Vec<&str> = s.iter().map(|&(a, b)| &t[a as usize..b as usize]).collect();
+        assert_eq!(
+            parts,
+            [
+                "Header",
+                "| a | b |",
+                "| c | d |",
+                "Dr. Smith said so.",
+                "Then it ended."
+            ]
+        );
+    }
+
+    #[test]
+    fn markers_and_bullets_are_skipped() {
+        let t = "- Refunds take 5 days [1][3], or [2-4].";
+        let mut r = Vec::new();
+        marker_ranges(t, &mut r);
+        assert_eq!(r.len(), 4);
+        let mut toks = Vec::new();
+        tokenize(t, &r, true, &mut toks);
+        let words: Vec<&str> = toks.iter().map(|k| k.text(t)).collect();
+        assert_eq!(words, ["Refunds", "take", "5", "days", "or"]);
+    }
+}

@@ -1,0 +1,445 @@
+//! One test per rule, with real phrasings from the TTS handbook corpus.
+
+use groundcite_support::{Claim, Judgement, LexicalVerifier, Reason, Verdict, Verifier};
+
+fn judge_q(question: Option<&str>, passages: &[&str], claim: &str, cited: &[usize]) -> Judgement {
+    LexicalVerifier::default()
+        .verify(question, passages, &[Claim { text: claim, cited }])
+        .remove(0)
+}
+
+fn judge(passage: &str, claim: &str) -> Judgement {
+    judge_q(None, &[passage], claim, &[1])
+}
+
+fn reasons(j: &Judgement) -> Vec<String> {
+    j.reasons.iter().map(|r| r.to_string()).collect()
+}
+
+const VOUCHER: &str = "Have a good trip, [get reimbursement](/travel/) -- filling out a voucher -- within 5 business days of getting back.";
+const BILLABLE: &str = "If you’re an individual contributor or a lead, you’re expected to spend at least\n80% of your time on billable project work. That leaves up to 20% of your time to\nbe spent on non-billable work.";
+const PAY_PERIOD: &str =
+    "**Pay period**: every full-time employee in TTS works 80 hours in a two week pay period.";
+const ACCRUAL: &str = "* Less than 3 years: 4 hours per pay period\n* Between 3 and 15 years: 6 hours per pay period\n* More than 15 years: 8 hours per pay period";
+const MIE: &str = "The M&IE rate is $69 per day in DC, and is 75% of $69 ($51.75) on the first and last days of a trip.";
+const AWARD: &str = "Award leave expires one year after it is issued. Expired award leave cannot be recovered. If you leave TTS, award leave is not paid out.";
+const FMLA: &str = "FMLA entitles you to take up to 12 weeks of *unpaid* leave per 12 month period for the following:";
+const CREDIT: &str = "* Credit hours cannot be converted to cash, unless you leave GSA (then they will be paid out).";
+const LWOP: &str = "* To request over 80 hours of LWOP, you must get written approval from your immediate supervisor and Business Unit Director.";
+const EQUIPMENT: &str = "GSA issues every TTS employee a badge, laptop, and phone. Your laptop should be ready before your first day, but your phone may not be.";
+const BADGES: &str = "Email the security office to start this process, which usually takes a few days. GSA processes new badges every Wednesday.";
+const TICKETING: &str =
+    "\"Ticketing\" usually occurs approximately 48-72 hours before departure in the reservation.";
+
+#[test]
+fn business_days_differ() {
+    let j = judge(
+        VOUCHER,
+        "File your voucher within 15 business days of getting back [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Contradicted);
+    assert_eq!(
+        reasons(&j),
+        [r#"number_mismatch: "15 business days" vs "5 business days""#]
+    );
+    assert_eq!(
+        judge(
+            VOUCHER,
+            "File your voucher within 5 business days of getting back [1]."
+        )
+        .verdict,
+        Verdict::Supported
+    );
+}
+
+#[test]
+fn percentages_with_bounds() {
+    assert_eq!(
+        judge(
+            BILLABLE,
+            "You are expected to spend at least 80% of your time on billable project work [1]."
+        )
+        .verdict,
+        Verdict::Supported
+    );
+    let j = judge(
+        BILLABLE,
+        "You are expected to spend at least 70% of your time on billable project work [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Contradicted);
+    let j = judge(
+        BILLABLE,
+        "You are expected to spend at most 80% of your time on billable project work [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Contradicted);
+    assert!(
+        matches!(j.reasons[0], Reason::BoundMismatch { .. }),
+        "{:?}",
+        j.reasons
+    );
+}
+
+#[test]
+fn word_numbers() {
+    assert_eq!(
+        judge(
+            PAY_PERIOD,
+            "Every full-time TTS employee works 80 hours in a two week pay period [1]."
+        )
+        .verdict,
+        Verdict::Supported
+    );
+    let j = judge(
+        PAY_PERIOD,
+        "Every full-time TTS employee works 80 hours in a three week pay period [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Contradicted);
+    assert_eq!(
+        reasons(&j),
+        [r#"number_mismatch: "three week" vs "two week""#]
+    );
+    // Units convert: two weeks are fourteen days.
+    assert_eq!(
+        judge(
+            PAY_PERIOD,
+            "Full-time employees in TTS work 80 hours in a 14 day pay period [1]."
+        )
+        .verdict,
+        Verdict::Supported
+    );
+}
+
+#[test]
+fn ranges() {
+    assert_eq!(
+        judge(
+            ACCRUAL,
+            "Between 3 and 15 years, you get 6 hours per pay period [1]."
+        )
+        .verdict,
+        Verdict::Supported
+    );
+    assert_eq!(
+        judge(
+            ACCRUAL,
+            "Between 3 and 15 years, you get 7 hours per pay period [1]."
+        )
+        .verdict,
+        Verdict::Contradicted
+    );
+    assert_eq!(
+        judge(
+            TICKETING,
+            "Ticketing usually occurs 48–72 hours before departure [1]."
+        )
+        .verdict,
+        Verdict::Supported
+    );
+    assert_eq!(
+        judge(
+            TICKETING,
+            "Ticketing usually occurs 24 to 48 hours before departure [1]."
+        )
+        .verdict,
+        Verdict::Contradicted
+    );
+}
+
+#[test]
+fn money() {
+    assert_eq!(
+        judge(
+            MIE,
+            "On the first and last days of a trip the M&IE rate is $51.75 [1]."
+        )
+        .verdict,
+        Verdict::Supported
+    );
+    let j = judge(
+        MIE,
+        "On the first and last days of a trip the M&IE rate is $55.75 [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Contradicted);
+    assert!(
+        reasons(&j)[0].starts_with(r#"number_mismatch: "$55.75" vs "#),
+        "{:?}",
+        reasons(&j)
+    );
+}
+
+#[test]
+fn durations_in_words() {
+    assert_eq!(
+        judge(AWARD, "Award leave expires a year after it is issued [1].").verdict,
+        Verdict::Supported
+    );
+    assert_eq!(
+        judge(
+            AWARD,
+            "Award leave expires two years after it is issued [1]."
+        )
+        .verdict,
+        Verdict::Contradicted
+    );
+}
+
+#[test]
+fn negation_and_opposite_polarity() {
+    let j = judge(AWARD, "If you leave TTS, award leave is paid out [1].");
+    assert_eq!(
+        (j.verdict, reasons(&j)),
+        (Verdict::Contradicted, vec!["negation".to_owned()])
+    );
+    assert_eq!(
+        judge(AWARD, "If you leave TTS, award leave is not paid out [1].").verdict,
+        Verdict::Supported
+    );
+    assert_eq!(
+        judge(
+            FMLA,
+            "FMLA entitles you to up to 12 weeks of paid leave per 12 month period [1]."
+        )
+        .verdict,
+        Verdict::Contradicted
+    );
+    assert_eq!(
+        judge(
+            FMLA,
+            "FMLA entitles you to up to 12 weeks of unpaid leave per 12 month period [1]."
+        )
+        .verdict,
+        Verdict::Supported
+    );
+    assert_eq!(
+        judge(CREDIT, "Credit hours can be converted to cash [1].").verdict,
+        Verdict::Contradicted
+    );
+    assert_eq!(
+        judge(CREDIT, "Credit hours cannot be converted to cash [1].").verdict,
+        Verdict::Supported
+    );
+}
+
+#[test]
+fn exclusive_restriction() {
+    let j = judge(
+        LWOP,
+        "To request over 80 hours of LWOP, you only need written approval from your immediate supervisor [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Contradicted);
+    assert!(reasons(&j).contains(&r#"restriction: "only""#.to_owned()));
+}
+
+#[test]
+fn another_entity_in_the_same_slot() {
+    let j = judge(
+        EQUIPMENT,
+        "GSA issues every TTS employee a badge, laptop, and tablet [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Contradicted);
+    assert_eq!(reasons(&j)[0], r#"entity_mismatch: "tablet" vs "phone""#);
+    let ev = j.evidence.unwrap();
+    assert_eq!(
+        &EQUIPMENT[ev.start..ev.end],
+        "GSA issues every TTS employee a badge, laptop, and phone."
+    );
+}
+
+#[test]
+fn weekdays() {
+    let j = judge(BADGES, "GSA processes new badges every Friday [1].");
+    assert_eq!(j.verdict, Verdict::Contradicted);
+    assert_eq!(reasons(&j), [r#"date_mismatch: "Friday" vs "Wednesday""#]);
+    assert_eq!(
+        judge(BADGES, "GSA processes new badges every Wednesday [1].").verdict,
+        Verdict::Supported
+    );
+}
+
+#[test]
+fn missing_terms_are_unsupported() {
+    let j = judge(EQUIPMENT, "Most new hires now receive a Chromebook [1].");
+    assert_eq!(j.verdict, Verdict::Unsupported);
+    assert!(
+        reasons(&j).iter().any(|r| r.contains("Chromebook")),
+        "{:?}",
+        reasons(&j)
+    );
+    // A quantity the passage does not state at all is missing, not contradicted.
+    let j = judge(
+        EQUIPMENT,
+        "GSA issues every TTS employee a badge, laptop, and phone within 30 days [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Unsupported);
+}
+
+#[test]
+fn paraphrase_glue_is_not_a_false_alarm() {
+    let p = "Your supervisor will determine if you need a MacBook Pro or PC laptop.";
+    assert_eq!(
+        judge(
+            p,
+            "Your supervisor decides whether you get a MacBook Pro or a PC [1]."
+        )
+        .verdict,
+        Verdict::Supported
+    );
+    let p = "So for most people in a given 40-hour week, the expectation is to bill at least 32 hours to project work.";
+    assert_eq!(
+        judge(
+            p,
+            "In a 40-hour week you are expected to bill at least 32 hours to project work [1]."
+        )
+        .verdict,
+        Verdict::Supported
+    );
+}
+
+#[test]
+fn rule_4_suggests_the_uncited_passage() {
+    let passages = [EQUIPMENT, VOUCHER];
+    let j = judge_q(
+        None,
+        &passages,
+        "File your voucher within 5 business days of getting back [1].",
+        &[1],
+    );
+    assert_eq!(j.verdict, Verdict::Unsupported);
+    assert_eq!(j.suggested, [2]);
+    assert!(j.reasons.contains(&Reason::UncitedSupport(vec![2])));
+    // Uncited sentence: judged against all passages, the supporting one suggested.
+    let j = judge_q(
+        None,
+        &passages,
+        "File your voucher within 5 business days of getting back.",
+        &[],
+    );
+    assert_eq!(
+        (j.verdict, j.suggested.clone()),
+        (Verdict::Supported, vec![2])
+    );
+}
+
+#[test]
+fn idle_citations() {
+    let passages = [VOUCHER, BADGES];
+    let j = judge_q(
+        None,
+        &passages,
+        "File your voucher within 5 business days of getting back [1][2].",
+        &[1, 2],
+    );
+    assert_eq!(j.verdict, Verdict::Supported);
+    assert_eq!(j.idle_citations, [2]);
+}
+
+#[test]
+fn elliptic_answers_use_the_question() {
+    let q = Some("When are new badges processed?");
+    assert_eq!(
+        judge_q(q, &[BADGES], "Every Wednesday [1].", &[1]).verdict,
+        Verdict::Supported
+    );
+    assert_eq!(
+        judge_q(q, &[BADGES], "Every Friday [1].", &[1]).verdict,
+        Verdict::Contradicted
+    );
+    let q = Some("How long can I take unpaid FMLA leave?");
+    assert_eq!(
+        judge_q(q, &[FMLA], "Up to 12 weeks [1].", &[1]).verdict,
+        Verdict::Supported
+    );
+    assert_eq!(
+        judge_q(q, &[FMLA], "Yes, up to 16 weeks [1].", &[1]).verdict,
+        Verdict::Contradicted
+    );
+}
+
+#[test]
+fn bullets_and_markers_are_not_content() {
+    assert_eq!(
+        judge(
+            VOUCHER,
+            "- File your voucher within 5 business days of getting back [1, 2]."
+        )
+        .verdict,
+        Verdict::Supported
+    );
+    assert_eq!(
+        judge(
+            VOUCHER,
+            "1. File your voucher within 5 business days of getting back [1-2]."
+        )
+        .verdict,
+        Verdict::Supported
+    );
+}
+
+#[test]
+fn judgement_serialises_with_reason_strings() {
+    let j = judge(
+        VOUCHER,
+        "File your voucher within 15 business days of getting back [1].",
+    );
+    let v = serde_json::to_value(&j).unwrap();
+    assert_eq!(v["verdict"], "contradicted");
+    assert_eq!(
+        v["reasons"][0],
+        r#"number_mismatch: "15 business days" vs "5 business days""#
+    );
+    assert_eq!(v["evidence"]["passage"], 1);
+    let cfg: groundcite_support::SupportConfig =
+        serde_json::from_str(r#"{"missing_weight_threshold": 2.0}"#).unwrap();
+    assert_eq!(cfg.max_window_sentences, 3);
+}
+
+#[test]
+fn paraphrases_of_handbook_sentences_stay_supported() {
+    let detail = "**Please note**: it can take 4-6 weeks to process a detail, if an interagency agreement (IAA) is needed.";
+    assert_eq!(
+        judge(
+            detail,
+            "If an IAA is required, processing takes four to six weeks [1]."
+        )
+        .verdict,
+        Verdict::Supported
+    );
+    let carry =
+        "You can carry over a maximum of 240 annual leave hours, from one leave year to the next.";
+    assert_eq!(
+        judge(
+            carry,
+            "You can carry over up to 240 hours of annual leave into the next leave year [1]."
+        )
+        .verdict,
+        Verdict::Supported
+    );
+    let extend = "Details last for 120 days. The detail can be extended for another 120 days (240\ndays total), provided that:\n\n- The detailee, detailee supervisor, TTS supervisor, and Business Unit Director agree.";
+    let q = Some("How long can a detail last?");
+    let j = judge_q(
+        q,
+        &[extend],
+        "An extension requires the agreement of the detailee, both supervisors, and the Business Unit Director [1].",
+        &[1],
+    );
+    assert_eq!(j.verdict, Verdict::Supported, "{:?}", reasons(&j));
+    let award = "Award leave is offered for End of Year Performance Awards and Special Act Awards.";
+    assert_eq!(
+        judge(
+            award,
+            "Award leave is granted for End of Year Performance Awards and Special Act Awards [1]."
+        )
+        .verdict,
+        Verdict::Supported
+    );
+    // A capitalised "Never" inside a name is not a negation.
+    let bands = "They were one of the three bands featured on the cover page, along with Never Shout Never and Hey Monday.";
+    assert_eq!(
+        judge(
+            bands,
+            "Hey Monday was featured on the cover page along with them [1]."
+        )
+        .verdict,
+        Verdict::Supported
+    );
+}
