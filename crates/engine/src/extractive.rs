@@ -1,0 +1,463 @@
+//! The embedded default generator: answers by selecting the passage
+//! sentences that answer the question, each cited, and refuses (with the
+//! contract's refusal form) when nothing does.
+//!
+//! It sits behind the same [`Generator`] trait as any model, and its output
+//! goes through the same validation and support checks: it is not a special
+//! case that skips verification.
+//!
+//! Selection, in short: the question's content terms (stop words and the
+//! generic verbs of questions removed, lightly stemmed) are weighted by
+//! their inverse frequency across the sentences sent; each passage sentence
+//! scores the weighted share of question terms it contains (terms of its
+//! section label count half). The best sentence answers if its share
+//! reaches [`ExtractiveConfig::min_coverage`] and the question's terms that
+//! no passage contains at all weigh less than
+//! [`ExtractiveConfig::max_missing`]; a second sentence joins it when it
+//! scores nearly as well.
+
+use groundcite_core::refusal::{REFUSAL_SENTENCE, RefusalForm, SENTINEL_PREFIX};
+use groundcite_core::sentence::{SentenceKind, segment};
+use groundcite_llm::{
+    BoxFuture, ChatRequest, EventStream, Generation, Generator, LlmError, Role, StreamEvent,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::text::terms;
+
+/// Thresholds of the extractive generator.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ExtractiveConfig {
+    /// The best sentence must contain at least this weighted share of the
+    /// question's terms. Default 0.5.
+    pub min_coverage: f32,
+    /// Refuse when question terms found in no passage weigh more than this
+    /// share. Default 0.35.
+    pub max_missing: f32,
+    /// At most this many sentences in an answer; further sentences come
+    /// from the best sentence's passage. Default 2.
+    pub max_sentences: usize,
+    /// A further sentence must score at least this share of the best one.
+    /// Default 0.85.
+    pub second_ratio: f32,
+}
+
+impl Default for ExtractiveConfig {
+    fn default() -> Self {
+        ExtractiveConfig {
+            min_coverage: 0.5,
+            max_missing: 0.35,
+            max_sentences: 2,
+            second_ratio: 0.85,
+        }
+    }
+}
+
+/// The extractive generator.
+#[derive(Debug, Clone, Default)]
+pub struct ExtractiveGenerator {
+    pub config: ExtractiveConfig,
+    pub refusal_form: RefusalForm,
+}
+
+struct Candidate {
+    passage: usize,
+    text: String,
+    score: f32,
+    order: usize,
+}
+
+impl ExtractiveGenerator {
+    pub fn new(config: ExtractiveConfig, refusal_form: RefusalForm) -> Self {
+        ExtractiveGenerator {
+            config,
+            refusal_form,
+        }
+    }
+
+    /// Answers `question` from `passages` (passage k is `passages[k-1]`,
+    /// `(section, text)`).
+    pub fn answer(&self, question: &str, passages: &[(&str, &str)]) -> String {
+        let q_terms = terms(question);
+        if q_terms.is_empty() || passages.is_empty() {
+            return self.refusal(question);
+        }
+        // Sentences of every passage, with their terms.
+        // (passage, sentence, its terms, context terms: the section label and
+        // the sentence before it, which often names the subject).
+        let mut sentences: Vec<(usize, String, Vec<String>, Vec<String>)> = Vec::new();
+        let squashed: Vec<String> = passages
+            .iter()
+            .map(|(section, text)| {
+                format!("{section} {text}")
+                    .to_lowercase()
+                    .split_whitespace()
+                    .collect()
+            })
+            .collect();
+        for (k, (section, text)) in passages.iter().enumerate() {
+            let section_terms = terms(section);
+            let mut previous: Vec<String> = Vec::new();
+            let mut header: Option<Vec<String>> = None;
+            for s in segment(text) {
+                if s.kind == SentenceKind::Heading {
+                    continue;
+                }
+                let raw = s.text(text);
+                // Table rows, as Markdown (`| a | b |`) or as cleaned text
+                // (`a | b`).
+                let is_row = s.kind == SentenceKind::TableRow
+                    || (raw.contains(" | ") && !raw.contains('\n'));
+                let clean = if is_row {
+                    let cells = table_cells(raw);
+                    match &header {
+                        None => {
+                            // The header row: context for the rows below.
+                            previous = terms(&cells.join(" "));
+                            header = Some(cells);
+                            continue;
+                        }
+                        Some(h) => {
+                            let pairs: Vec<String> = h
+                                .iter()
+                                .zip(&cells)
+                                .filter(|(_, c)| !c.is_empty())
+                                .map(|(h, c)| {
+                                    if h.is_empty() {
+                                        c.clone()
+                                    } else {
+                                        format!("{h}: {c}")
+                                    }
+                                })
+                                .collect();
+                            let row = pairs.join("; ");
+                            let t = terms(&row);
+                            let mut context = section_terms.clone();
+                            context.extend(previous.iter().cloned());
+                            sentences.push((k + 1, format!("{row}."), t, context));
+                            continue;
+                        }
+                    }
+                } else {
+                    header = None;
+                    clean_sentence(raw)
+                };
+                if clean.split_whitespace().count() < 4 {
+                    continue;
+                }
+                let t = terms(&clean);
+                let mut context = section_terms.clone();
+                context.extend(previous.iter().cloned());
+                previous.clone_from(&t);
+                sentences.push((k + 1, clean, t, context));
+            }
+        }
+        if sentences.is_empty() {
+            return self.refusal(question);
+        }
+        // Inverse frequency of each question term across sentences.
+        let n = sentences.len() as f32;
+        let weights: Vec<f32> = q_terms
+            .iter()
+            .map(|t| {
+                let df = sentences
+                    .iter()
+                    .filter(|(_, _, st, _)| contains_term(st, t))
+                    .count() as f32;
+                (1.0 + n / (1.0 + df)).ln().max(0.1)
+            })
+            .collect();
+        let total: f32 = weights.iter().sum();
+        // Terms no passage has, not even written as two words ("PeopleOps"
+        // for "People Ops").
+        let present: Vec<bool> = q_terms
+            .iter()
+            .map(|t| {
+                sentences
+                    .iter()
+                    .any(|(_, _, st, sec)| contains_term(st, t) || contains_term(sec, t))
+                    || (t.len() >= 6 && squashed.iter().any(|p| p.contains(t.as_str())))
+            })
+            .collect();
+        let missing: f32 = weights
+            .iter()
+            .zip(&present)
+            .filter(|(_, p)| !**p)
+            .map(|(w, _)| *w)
+            .sum();
+        // The question's heavy terms (weight at or above the mean among
+        // those some passage has) name its subject: an answer sentence
+        // itself may miss at most half of them. Otherwise the passages
+        // use the question's words but answer something else.
+        let present_weights: Vec<f32> = weights
+            .iter()
+            .zip(&present)
+            .filter(|(_, p)| **p)
+            .map(|(w, _)| *w)
+            .collect();
+        let mean = present_weights.iter().sum::<f32>() / present_weights.len().max(1) as f32;
+        let required: Vec<&String> = q_terms
+            .iter()
+            .zip(&weights)
+            .zip(&present)
+            .filter(|((_, w), p)| **p && **w >= mean)
+            .map(|((t, _), _)| t)
+            .collect();
+        let allowed_misses = required.len() / 2;
+        if missing / total > self.config.max_missing {
+            return self.refusal(question);
+        }
+        let wants_quantity = wants_quantity(question);
+        let mut candidates: Vec<Candidate> = sentences
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, _, st, _))| {
+                required.iter().filter(|t| !contains_term(st, t)).count() <= allowed_misses
+            })
+            .map(|(order, (k, text, st, sec))| {
+                let mut score = 0.0;
+                for (t, w) in q_terms.iter().zip(&weights) {
+                    if contains_term(st, t) {
+                        score += w;
+                    } else if contains_term(sec, t) {
+                        score += w * 0.5;
+                    }
+                }
+                let mut score = score / total;
+                if wants_quantity && text.bytes().any(|b| b.is_ascii_digit()) {
+                    score += 0.05;
+                }
+                Candidate {
+                    passage: *k,
+                    text: text.clone(),
+                    score,
+                    order,
+                }
+            })
+            .collect();
+        candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.order.cmp(&b.order)));
+        if candidates.is_empty() {
+            return self.refusal(question);
+        }
+        let best = candidates[0].score;
+        if best < self.config.min_coverage {
+            return self.refusal(question);
+        }
+        let mut chosen: Vec<&Candidate> = vec![&candidates[0]];
+        // The sentence right after the best one, in its passage, continues
+        // it when it shares a question term ("… on a standard schedule. You
+        // work 8 hours every day.").
+        let next = candidates[0].order + 1;
+        let follower = sentences.get(next).filter(|(k, _, st, _)| {
+            *k == candidates[0].passage && q_terms.iter().any(|t| contains_term(st, t))
+        });
+        let follower_candidate = follower.map(|(k, text, _, _)| Candidate {
+            passage: *k,
+            text: text.clone(),
+            score: 0.0,
+            order: next,
+        });
+        if let Some(f) = &follower_candidate {
+            if self.config.max_sentences > 1 {
+                chosen.push(f);
+            }
+        }
+        for c in &candidates[1..] {
+            if chosen.len() >= self.config.max_sentences {
+                break;
+            }
+            // A second sentence comes from the best sentence's passage: a
+            // tie on a one-word question elsewhere is rarely the answer.
+            if c.passage == candidates[0].passage
+                && c.score >= best * self.config.second_ratio
+                && !chosen.iter().any(|x| x.order == c.order)
+            {
+                chosen.push(c);
+            }
+        }
+        // In passage order, so the answer reads naturally.
+        chosen.sort_by_key(|c| c.order);
+        chosen
+            .iter()
+            .map(|c| cite(&c.text, c.passage))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn refusal(&self, question: &str) -> String {
+        match self.refusal_form {
+            RefusalForm::Sentence => REFUSAL_SENTENCE.to_string(),
+            RefusalForm::Sentinel => format!(
+                "{SENTINEL_PREFIX} a passage that answers \"{}\"",
+                question.trim()
+            ),
+        }
+    }
+}
+
+/// Term match: the same stem, one a prefix of the other (five letters at
+/// least), or a shared prefix of five letters between words of six or more
+/// ("extension" and "extended").
+fn contains_term(list: &[String], t: &str) -> bool {
+    list.iter().any(|x| {
+        x == t
+            || (t.len() >= 5 && x.starts_with(t))
+            || (x.len() >= 5 && t.starts_with(x.as_str()))
+            || (x.len() >= 6 && t.len() >= 6 && x.as_bytes()[..5] == t.as_bytes()[..5])
+    })
+}
+
+fn wants_quantity(question: &str) -> bool {
+    let q = question.to_lowercase();
+    [
+        "how many",
+        "how much",
+        "how long",
+        "when",
+        "how often",
+        "what is the fee",
+        "what percentage",
+        "by when",
+        "what time",
+    ]
+    .iter()
+    .any(|p| q.contains(p))
+}
+
+/// The cells of a Markdown table row, trimmed.
+fn table_cells(row: &str) -> Vec<String> {
+    let row = row.trim().trim_start_matches('|').trim_end_matches('|');
+    row.split('|').map(|c| c.trim().replace("**", "")).collect()
+}
+
+/// Strips list bullets, emphasis and line breaks from a passage sentence,
+/// and rewrites bracketed numbers so they can't be read as citations.
+fn clean_sentence(raw: &str) -> String {
+    let mut s = raw
+        .trim()
+        .trim_start_matches(['-', '*', '+', '•'])
+        .trim_start()
+        .to_string();
+    // "1. Do this" → "Do this"
+    if let Some(rest) = s
+        .split_once(". ")
+        .filter(|(n, _)| !n.is_empty() && n.len() <= 3 && n.bytes().all(|b| b.is_ascii_digit()))
+        .map(|(_, r)| r.to_string())
+    {
+        s = rest;
+    }
+    let s = s.replace("**", "").replace("__", "");
+    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    groundcite_core::marker::neutralize(&s).into_owned()
+}
+
+/// Appends the marker before the sentence's final punctuation.
+fn cite(sentence: &str, passage: usize) -> String {
+    let trimmed = sentence.trim_end();
+    let (body, end) = match trimmed.char_indices().last() {
+        Some((i, c)) if matches!(c, '.' | '!' | '?') => (&trimmed[..i], &trimmed[i..]),
+        Some((_, ':')) | Some((_, ';')) | Some((_, ',')) => (&trimmed[..trimmed.len() - 1], "."),
+        _ => (trimmed, "."),
+    };
+    format!("{} [{passage}]{end}", body.trim_end())
+}
+
+impl Generator for ExtractiveGenerator {
+    fn name(&self) -> &str {
+        "extractive"
+    }
+
+    fn generate(&self, request: &ChatRequest) -> BoxFuture<Result<Generation, LlmError>> {
+        let result = self.generate_now(request);
+        Box::pin(async move { result })
+    }
+
+    fn generate_stream(&self, request: &ChatRequest) -> EventStream {
+        let result = self.generate_now(request);
+        Box::pin(futures::stream::iter(match result {
+            Ok(generation) => vec![
+                Ok(StreamEvent::Text(generation.text.clone())),
+                Ok(StreamEvent::Done(generation)),
+            ],
+            Err(e) => vec![Err(e)],
+        }))
+    }
+}
+
+impl ExtractiveGenerator {
+    fn generate_now(&self, request: &ChatRequest) -> Result<Generation, LlmError> {
+        let question = request
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User)
+            .map(|m| m.content.as_str())
+            .unwrap_or("");
+        let passages: Vec<(&str, &str)> = request
+            .documents
+            .iter()
+            .map(|d| (d.title.as_str(), d.text.as_str()))
+            .collect();
+        let text = self.answer(question, &passages);
+        Ok(Generation {
+            raw: text.clone(),
+            text,
+            native_citations: Vec::new(),
+            model: "extractive".into(),
+            finish_reason: Some("stop".into()),
+            retries: 0,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const P: &[(&str, &str)] = &[
+        (
+            "Filing",
+            "Expense claims must be filed within 60 days of the expense.",
+        ),
+        (
+            "Reimbursement",
+            "Reimbursements settle within 30 days of approval. Per diem claims follow the same schedule.",
+        ),
+        (
+            "Help",
+            "Questions about reimbursement go to the finance help desk.",
+        ),
+    ];
+
+    #[test]
+    fn answers_with_a_cited_sentence() {
+        let g = ExtractiveGenerator::default();
+        let a = g.answer("How long does reimbursement take?", P);
+        assert!(
+            a.contains("Reimbursements settle within 30 days of approval [2]."),
+            "{a}"
+        );
+    }
+
+    #[test]
+    fn refuses_when_nothing_answers() {
+        let g = ExtractiveGenerator::default();
+        assert_eq!(
+            g.answer("Does the plan cover home office furniture?", P),
+            REFUSAL_SENTENCE
+        );
+        let s = ExtractiveGenerator::new(ExtractiveConfig::default(), RefusalForm::Sentinel);
+        assert!(
+            s.answer("Does the plan cover home office furniture?", P)
+                .starts_with("NOT_IN_SOURCES: ")
+        );
+    }
+
+    #[test]
+    fn cite_places_the_marker_before_the_period() {
+        assert_eq!(cite("It is so.", 2), "It is so [2].");
+        assert_eq!(cite("Steps:", 1), "Steps [1].");
+        assert_eq!(cite("No period", 3), "No period [3].");
+    }
+}

@@ -1,0 +1,57 @@
+//! # groundcite-engine: the pipeline
+//!
+//! retrieval → gate → context assembly → prompt → generate → validate
+//! (regenerate once on ids never sent) → support → resolve → policy.
+//!
+//! The pure core (`groundcite-core`, `groundcite-support`) decides; this
+//! crate wires the adapters around it: the index ([`Retriever`]), the
+//! generators (`groundcite-llm` and the embedded [`ExtractiveGenerator`]),
+//! and the configuration ([`Settings`]).
+
+pub mod eval;
+pub mod extractive;
+pub mod pipeline;
+pub mod settings;
+mod text;
+
+pub use extractive::{ExtractiveConfig, ExtractiveGenerator};
+pub use pipeline::{
+    AskEvent, AskOptions, AskRefusal, AskResult, Attempt, Engine, RefusalReason, Retriever,
+    SentPassageInfo, Timings,
+};
+pub use settings::{GeneratorKind, Settings};
+
+/// Errors of the pipeline. Findings (bad citations, unsupported claims)
+/// are never errors: they are in the [`AskResult`].
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("index: {0}")]
+    Index(String),
+    #[error("generator: {0}")]
+    Generation(#[from] groundcite_llm::LlmError),
+    #[error("configuration: {0}")]
+    Config(String),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl EngineError {
+    /// A stable code for the service's error table.
+    pub fn code(&self) -> &'static str {
+        match self {
+            EngineError::BadRequest(_) => "bad_request",
+            EngineError::Index(_) => "index_unavailable",
+            EngineError::Generation(e) => e.code(),
+            EngineError::Config(_) => "configuration",
+            EngineError::Internal(_) => "internal",
+        }
+    }
+}
+
+impl From<groundcite_index::Error> for EngineError {
+    fn from(e: groundcite_index::Error) -> Self {
+        EngineError::Index(e.to_string())
+    }
+}

@@ -1,0 +1,762 @@
+//! The answer pipeline and its result.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use groundcite_core::check::{self, CheckOutput, Counts, SentenceOut, SpanText};
+use groundcite_core::config::UnsupportedPolicy;
+use groundcite_core::finalize::{self, Decision};
+use groundcite_core::passage::{ApproxTokens, assemble};
+use groundcite_core::resolve::Source;
+use groundcite_core::stream::HoldBack;
+use groundcite_core::{Passage, Report, Status, gate, prompt, refusal};
+use groundcite_index::Hit;
+use groundcite_llm::{ChatMessage, ChatRequest, Document, Generator, StreamEvent};
+use groundcite_support::{Claim, LexicalVerifier, Verdict, Verifier};
+use serde::Serialize;
+
+use crate::EngineError;
+use crate::extractive::ExtractiveGenerator;
+use crate::settings::{GeneratorKind, Settings};
+
+/// Where passages come from: the embedded index, PostgreSQL, or a test
+/// double. Scores must be normalised to `0..=1` so one gate fits all.
+pub trait Retriever: Send + Sync {
+    fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>, EngineError>;
+}
+
+impl Retriever for groundcite_index::Index {
+    fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>, EngineError> {
+        groundcite_index::Index::search(self, query, k).map_err(EngineError::from)
+    }
+}
+
+/// Per-request options.
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+pub struct AskOptions {
+    /// Passages to retrieve (default: `Settings::top_k`).
+    pub top_k: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefusalReason {
+    /// The best retrieval score was under the gate: the model was not called.
+    Gate,
+    /// The model refused (the refusal sentence or the sentinel).
+    Sentinel,
+    /// The answer failed validation (ids never sent after the
+    /// regeneration, or flagged sentences under the `refuse` policy).
+    Validation,
+}
+
+/// A refusal that helps: what was searched, what would be needed, the
+/// nearest topics the corpus does cover, and whom to ask.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AskRefusal {
+    pub reason: RefusalReason,
+    pub searched: String,
+    pub needed: Option<String>,
+    pub nearest_topics: Vec<String>,
+    pub handoff: String,
+}
+
+/// A passage as sent: its number and where it came from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SentPassageInfo {
+    pub n: usize,
+    pub id: String,
+    pub source_url: String,
+    pub section: String,
+    pub score: Option<f32>,
+}
+
+/// One generation attempt, kept for the audit log.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Attempt {
+    pub raw: String,
+    pub bad_ids: Vec<u64>,
+    pub error: Option<String>,
+}
+
+/// Milliseconds per stage.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Timings {
+    pub retrieve_ms: f64,
+    pub generate_ms: f64,
+    pub check_ms: f64,
+    pub total_ms: f64,
+    /// Streaming only: time to the first validated sentence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_sentence_ms: Option<f64>,
+}
+
+/// The full result of `ask`: the check report's fields plus the question,
+/// the answer served, the passages sent, the refusal and timings.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AskResult {
+    pub question: String,
+    /// The text served (after the policy; the refusal rendered when refused).
+    pub answer: String,
+    pub status: Status,
+    pub grounded: bool,
+    pub cited: Vec<u64>,
+    pub bad_ids: Vec<u64>,
+    pub unmarked: Vec<SpanText>,
+    pub coverage: f64,
+    pub sentences: Vec<SentenceOut>,
+    pub sources: Vec<Source>,
+    pub counts: Counts,
+    pub passages: Vec<SentPassageInfo>,
+    pub refusal: Option<AskRefusal>,
+    pub timings: Timings,
+    pub attempts: Vec<Attempt>,
+    pub generator: String,
+    pub regenerated: bool,
+}
+
+/// Events of a streamed answer.
+#[derive(Debug)]
+pub enum AskEvent {
+    /// A sentence whose markers all resolve (and, with support checking
+    /// on, its verdict). Never sent for a sentence with an id never sent.
+    Sentence {
+        index: usize,
+        text: String,
+        start: usize,
+        end: usize,
+        citations: Vec<u64>,
+        verdict: String,
+    },
+    /// The full result. `answer` may differ from the streamed sentences
+    /// when validation regenerated or refused.
+    Final(Box<AskResult>),
+    Error(EngineError),
+}
+
+struct Inner {
+    retriever: Arc<dyn Retriever>,
+    generator: Arc<dyn Generator>,
+    verifier: Arc<dyn Verifier + Send + Sync>,
+    settings: Settings,
+}
+
+/// The pipeline. Cheap to clone; share it across requests.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+/// What retrieval and the gate decided.
+enum Prepared {
+    Refused(Box<AskResult>),
+    Ready {
+        sent: Vec<Passage>,
+        infos: Vec<SentPassageInfo>,
+        request: ChatRequest,
+        topics: Vec<String>,
+        retrieve_ms: f64,
+    },
+}
+
+impl Engine {
+    /// Builds the engine from its parts.
+    pub fn new(
+        settings: Settings,
+        retriever: Arc<dyn Retriever>,
+        generator: Arc<dyn Generator>,
+    ) -> Engine {
+        let verifier = Arc::new(LexicalVerifier::new(settings.check.support.clone()));
+        Engine {
+            inner: Arc::new(Inner {
+                retriever,
+                generator,
+                verifier,
+                settings,
+            }),
+        }
+    }
+
+    /// Opens the index (ingesting the embedded demo corpus into an empty
+    /// default index) and builds the configured generator.
+    pub fn from_settings(settings: Settings) -> Result<Engine, EngineError> {
+        settings.validate()?;
+        let index = open_index(&settings)?;
+        let generator = build_generator(&settings)?;
+        Ok(Engine::new(settings, Arc::new(index), generator))
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.inner.settings
+    }
+
+    pub fn generator_name(&self) -> &str {
+        self.inner.generator.name()
+    }
+
+    pub fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>, EngineError> {
+        if query.trim().is_empty() {
+            return Err(EngineError::BadRequest("the query is empty".into()));
+        }
+        self.inner.retriever.search(query, k)
+    }
+
+    /// The check of an answer over passages the caller retrieved.
+    pub fn check(&self, question: Option<&str>, passages: &[Passage], answer: &str) -> CheckOutput {
+        check::check(
+            question,
+            passages,
+            answer,
+            &self.inner.settings.check,
+            self.inner.verifier.as_ref(),
+        )
+    }
+
+    /// The rendered contract and context for passages the caller retrieved.
+    pub fn prompt(&self, question: &str, passages: &[Passage]) -> prompt::Prompt {
+        let context = assemble(passages, &self.inner.settings.check.assembly, &ApproxTokens);
+        prompt::render(question, &context, self.inner.settings.check.refusal_form)
+    }
+
+    fn prepare(
+        &self,
+        question: &str,
+        opts: &AskOptions,
+        started: Instant,
+    ) -> Result<Prepared, EngineError> {
+        let s = &self.inner.settings;
+        if question.trim().is_empty() {
+            return Err(EngineError::BadRequest("the question is empty".into()));
+        }
+        let k = opts.top_k.unwrap_or(s.top_k).clamp(1, 50);
+        let hits = self.inner.retriever.search(question, k)?;
+        let retrieve_ms = ms(started);
+        let scores: Vec<f32> = hits.iter().map(|h| h.score).collect();
+        let topics = nearest_topics(&hits);
+        if !gate::should_answer(&scores, s.gate_threshold) {
+            let refusal = AskRefusal {
+                reason: RefusalReason::Gate,
+                searched: question.trim().to_string(),
+                needed: None,
+                nearest_topics: topics,
+                handoff: s.handoff.clone(),
+            };
+            let mut result = self.refused(question, refusal, Vec::new(), Vec::new(), false);
+            result.timings.retrieve_ms = retrieve_ms;
+            result.timings.total_ms = ms(started);
+            return Ok(Prepared::Refused(Box::new(result)));
+        }
+        let passages: Vec<Passage> = hits
+            .iter()
+            .map(|h| Passage {
+                id: h.chunk.id.clone(),
+                text: h.chunk.text.clone(),
+                source_url: h.chunk.source_url.clone(),
+                section: h.chunk.section.clone(),
+                score: Some(h.score),
+            })
+            .collect();
+        let context = assemble(&passages, &s.check.assembly, &ApproxTokens);
+        let rendered = prompt::render(question, &context, s.check.refusal_form);
+        let sent = context.sent();
+        let infos = sent
+            .iter()
+            .enumerate()
+            .map(|(i, p)| SentPassageInfo {
+                n: i + 1,
+                id: p.id.clone(),
+                source_url: p.source_url.clone(),
+                section: p.section.clone(),
+                score: p.score,
+            })
+            .collect();
+        let request = ChatRequest {
+            system: rendered.system,
+            messages: vec![ChatMessage::user(rendered.user)],
+            documents: sent
+                .iter()
+                .map(|p| Document {
+                    title: p.section.clone(),
+                    text: p.text.clone(),
+                })
+                .collect(),
+            max_tokens: None,
+            temperature: None,
+        };
+        Ok(Prepared::Ready {
+            sent,
+            infos,
+            request,
+            topics,
+            retrieve_ms,
+        })
+    }
+
+    /// Answers a question: the whole pipeline.
+    pub async fn ask(&self, question: &str, opts: &AskOptions) -> Result<AskResult, EngineError> {
+        let started = Instant::now();
+        let (sent, infos, mut request, topics, retrieve_ms) =
+            match self.prepare(question, opts, started)? {
+                Prepared::Refused(result) => return Ok(*result),
+                Prepared::Ready {
+                    sent,
+                    infos,
+                    request,
+                    topics,
+                    retrieve_ms,
+                } => (sent, infos, request, topics, retrieve_ms),
+            };
+        let generate_started = Instant::now();
+        let mut attempts = Vec::new();
+        let outcome = self
+            .generate_validated(&mut request, &sent, &mut attempts, None)
+            .await?;
+        let generate_ms = ms(generate_started);
+        let check_started = Instant::now();
+        let mut result = self.finish(question, outcome, sent, infos, topics, attempts);
+        result.timings.retrieve_ms = retrieve_ms;
+        result.timings.generate_ms = generate_ms;
+        result.timings.check_ms = ms(check_started);
+        result.timings.total_ms = ms(started);
+        Ok(result)
+    }
+
+    /// Answers a question as a stream: validated sentences as they
+    /// complete, then the full result.
+    pub fn ask_stream(&self, question: &str, opts: &AskOptions) -> BoxStream<'static, AskEvent> {
+        let engine = self.clone();
+        let question = question.to_string();
+        let opts = opts.clone();
+        let (tx, rx) = tokio::sync::mpsc::channel::<AskEvent>(64);
+        let task = async move {
+            let started = Instant::now();
+            let prepared = match engine.prepare(&question, &opts, started) {
+                Ok(p) => p,
+                Err(e) => {
+                    let _ = tx.send(AskEvent::Error(e)).await;
+                    return;
+                }
+            };
+            let (sent, infos, mut request, topics, retrieve_ms) = match prepared {
+                Prepared::Refused(result) => {
+                    let _ = tx.send(AskEvent::Final(result)).await;
+                    return;
+                }
+                Prepared::Ready {
+                    sent,
+                    infos,
+                    request,
+                    topics,
+                    retrieve_ms,
+                } => (sent, infos, request, topics, retrieve_ms),
+            };
+            let generate_started = Instant::now();
+            let mut attempts = Vec::new();
+            let mut first_sentence_ms = None;
+            let streamed = engine
+                .stream_first_attempt(
+                    &question,
+                    &request,
+                    &sent,
+                    &tx,
+                    &mut first_sentence_ms,
+                    started,
+                )
+                .await;
+            let outcome = match streamed {
+                Ok(Some(generation_text)) => {
+                    // The first attempt arrived whole: validate it like any
+                    // answer (regenerating without streaming if needed).
+                    engine
+                        .generate_validated(
+                            &mut request,
+                            &sent,
+                            &mut attempts,
+                            Some(generation_text),
+                        )
+                        .await
+                }
+                Ok(None) => Err(EngineError::Internal(
+                    "stream ended without an answer".into(),
+                )),
+                Err(e) => Err(e),
+            };
+            let outcome = match outcome {
+                Ok(o) => o,
+                Err(e) => {
+                    let _ = tx.send(AskEvent::Error(e)).await;
+                    return;
+                }
+            };
+            let generate_ms = ms(generate_started);
+            let check_started = Instant::now();
+            let mut result = engine.finish(&question, outcome, sent, infos, topics, attempts);
+            result.timings.retrieve_ms = retrieve_ms;
+            result.timings.generate_ms = generate_ms;
+            result.timings.check_ms = ms(check_started);
+            result.timings.total_ms = ms(started);
+            result.timings.first_sentence_ms = first_sentence_ms;
+            let _ = tx.send(AskEvent::Final(Box::new(result))).await;
+        };
+        tokio::spawn(task);
+        futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|e| (e, rx)) })
+            .boxed()
+    }
+
+    /// Streams the first attempt through the hold-back validator, sending
+    /// each complete sentence whose markers resolve. Stops releasing at the
+    /// first sentence with an id never sent. Returns the whole text.
+    async fn stream_first_attempt(
+        &self,
+        question: &str,
+        request: &ChatRequest,
+        sent: &[Passage],
+        tx: &tokio::sync::mpsc::Sender<AskEvent>,
+        first_sentence_ms: &mut Option<f64>,
+        started: Instant,
+    ) -> Result<Option<String>, EngineError> {
+        let mut stream = self.inner.generator.generate_stream(request);
+        let mut holdback = HoldBack::new(sent.len());
+        let mut index = 0usize;
+        let mut tainted = false;
+        let texts: Vec<&str> = sent.iter().map(|p| p.text.as_str()).collect();
+        let mut release = |ready: Vec<groundcite_core::stream::ReadySentence>,
+                           tainted: &mut bool|
+         -> Vec<AskEvent> {
+            let mut events = Vec::new();
+            for r in ready {
+                if *tainted || !r.bad_ids.is_empty() || refusal::is_refusal_sentence(&r.text) {
+                    *tainted = true;
+                    continue;
+                }
+                let cited: Vec<usize> = r.citations.iter().map(|&id| id as usize).collect();
+                let verdict = if cited.is_empty() {
+                    "uncited".to_string()
+                } else if self.inner.settings.check.verify_support {
+                    let claim = Claim {
+                        text: &r.text,
+                        cited: &cited,
+                    };
+                    match self
+                        .inner
+                        .verifier
+                        .verify(Some(question), &texts, &[claim])
+                        .first()
+                        .map(|j| j.verdict)
+                    {
+                        Some(Verdict::Supported) => "supported".into(),
+                        Some(Verdict::Contradicted) => "contradicted".into(),
+                        _ => "unsupported".into(),
+                    }
+                } else {
+                    "unchecked".into()
+                };
+                events.push(AskEvent::Sentence {
+                    index,
+                    text: r.text,
+                    start: r.start,
+                    end: r.end,
+                    citations: r.citations,
+                    verdict,
+                });
+                index += 1;
+            }
+            events
+        };
+        while let Some(event) = stream.next().await {
+            match event? {
+                StreamEvent::Text(delta) => {
+                    for e in release(holdback.push(&delta), &mut tainted) {
+                        first_sentence_ms.get_or_insert_with(|| ms(started));
+                        if tx.send(e).await.is_err() {
+                            return Ok(None);
+                        }
+                    }
+                }
+                StreamEvent::Citation(_) => {}
+                StreamEvent::Done(generation) => {
+                    for e in release(holdback.finish(), &mut tainted) {
+                        first_sentence_ms.get_or_insert_with(|| ms(started));
+                        let _ = tx.send(e).await;
+                    }
+                    return Ok(Some(generation.text));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Generates (or takes `first` as the first attempt), validates the
+    /// markers, regenerates once with a corrective message, then applies
+    /// the bad-id policy.
+    async fn generate_validated(
+        &self,
+        request: &mut ChatRequest,
+        sent: &[Passage],
+        attempts: &mut Vec<Attempt>,
+        first: Option<String>,
+    ) -> Result<Outcome, EngineError> {
+        let s = &self.inner.settings.check;
+        let mut first = first;
+        for attempt in 0..2u32 {
+            let raw = match first.take() {
+                Some(text) => text,
+                None => match self.inner.generator.generate(request).await {
+                    Ok(g) => g.text,
+                    Err(e) => {
+                        attempts.push(Attempt {
+                            raw: String::new(),
+                            bad_ids: Vec::new(),
+                            error: Some(e.to_string()),
+                        });
+                        return Err(e.into());
+                    }
+                },
+            };
+            let report = Report::check(&raw, sent.len());
+            attempts.push(Attempt {
+                raw: raw.clone(),
+                bad_ids: report.bad_ids.clone(),
+                error: None,
+            });
+            if let Some(r) = report.refusal {
+                return Ok(Outcome::Refused {
+                    reason: RefusalReason::Sentinel,
+                    needed: r.needed(&raw).map(str::to_string),
+                });
+            }
+            match finalize::finalize(&raw, &report, attempt, s.regenerate_once, s.bad_id_policy) {
+                Decision::Serve { text, .. } => return Ok(Outcome::Answer(text)),
+                Decision::Regenerate { corrective } => {
+                    request.messages.push(ChatMessage::assistant(raw));
+                    request.messages.push(ChatMessage::user(corrective));
+                }
+                Decision::Refuse => {
+                    return Ok(Outcome::Refused {
+                        reason: RefusalReason::Validation,
+                        needed: None,
+                    });
+                }
+            }
+        }
+        Ok(Outcome::Refused {
+            reason: RefusalReason::Validation,
+            needed: None,
+        })
+    }
+
+    /// Support, resolution and the unsupported policy, into the result.
+    fn finish(
+        &self,
+        question: &str,
+        outcome: Outcome,
+        sent: Vec<Passage>,
+        infos: Vec<SentPassageInfo>,
+        topics: Vec<String>,
+        attempts: Vec<Attempt>,
+    ) -> AskResult {
+        let s = &self.inner.settings;
+        let regenerated = attempts.len() > 1;
+        let text = match outcome {
+            Outcome::Refused { reason, needed } => {
+                let refusal = AskRefusal {
+                    reason,
+                    searched: question.trim().to_string(),
+                    needed,
+                    nearest_topics: topics,
+                    handoff: s.handoff.clone(),
+                };
+                return self.refused(question, refusal, infos, attempts, regenerated);
+            }
+            Outcome::Answer(text) => text,
+        };
+        let mut output = self.check(Some(question), &sent, &text);
+        let mut served = text;
+        let flagged = output.counts.contradicted + output.counts.unsupported;
+        if flagged > 0 {
+            match s.check.unsupported_policy {
+                UnsupportedPolicy::Flag => {}
+                UnsupportedPolicy::Drop => {
+                    let kept: Vec<&str> = output
+                        .sentences
+                        .iter()
+                        .filter(|x| !x.verdict.is_flagged())
+                        .map(|x| x.text.as_str())
+                        .collect();
+                    let dropped = kept.join(" ");
+                    if dropped.trim().is_empty()
+                        || output
+                            .sentences
+                            .iter()
+                            .filter(|x| x.factual && !x.verdict.is_flagged())
+                            .count()
+                            == 0
+                    {
+                        let refusal = AskRefusal {
+                            reason: RefusalReason::Validation,
+                            searched: question.trim().to_string(),
+                            needed: None,
+                            nearest_topics: topics,
+                            handoff: s.handoff.clone(),
+                        };
+                        return self.refused(question, refusal, infos, attempts, regenerated);
+                    }
+                    served = dropped;
+                    output = self.check(Some(question), &sent, &served);
+                }
+                UnsupportedPolicy::Refuse => {
+                    let refusal = AskRefusal {
+                        reason: RefusalReason::Validation,
+                        searched: question.trim().to_string(),
+                        needed: None,
+                        nearest_topics: topics,
+                        handoff: s.handoff.clone(),
+                    };
+                    return self.refused(question, refusal, infos, attempts, regenerated);
+                }
+            }
+        }
+        AskResult {
+            question: question.to_string(),
+            answer: served,
+            status: output.status,
+            grounded: output.grounded,
+            cited: output.cited,
+            bad_ids: output.bad_ids,
+            unmarked: output.unmarked,
+            coverage: output.coverage,
+            sentences: output.sentences,
+            sources: output.sources,
+            counts: output.counts,
+            passages: infos,
+            refusal: None,
+            timings: Timings::default(),
+            attempts,
+            generator: self.inner.generator.name().to_string(),
+            regenerated,
+        }
+    }
+
+    fn refused(
+        &self,
+        question: &str,
+        refusal: AskRefusal,
+        infos: Vec<SentPassageInfo>,
+        attempts: Vec<Attempt>,
+        regenerated: bool,
+    ) -> AskResult {
+        let answer = render_refusal(&refusal);
+        AskResult {
+            question: question.to_string(),
+            answer,
+            status: Status::NoEvidence,
+            grounded: true,
+            cited: Vec::new(),
+            bad_ids: Vec::new(),
+            unmarked: Vec::new(),
+            coverage: 1.0,
+            sentences: Vec::new(),
+            sources: Vec::new(),
+            counts: Counts::default(),
+            passages: infos,
+            refusal: Some(refusal),
+            timings: Timings::default(),
+            attempts,
+            generator: self.inner.generator.name().to_string(),
+            regenerated,
+        }
+    }
+}
+
+enum Outcome {
+    Answer(String),
+    Refused {
+        reason: RefusalReason,
+        needed: Option<String>,
+    },
+}
+
+/// The refusal as a reader sees it: the contract's sentence, what was
+/// searched, what would be needed, the nearest topics, the hand-off.
+pub fn render_refusal(r: &AskRefusal) -> String {
+    let mut out = String::from(groundcite_core::REFUSAL_SENTENCE);
+    out.push_str(&format!("\nSearched for: \"{}\".", r.searched));
+    if let Some(needed) = &r.needed {
+        out.push_str(&format!("\nWould be needed: {needed}."));
+    }
+    if !r.nearest_topics.is_empty() {
+        out.push_str(&format!(
+            "\nNearest topics the documents do cover: {}.",
+            r.nearest_topics.join("; ")
+        ));
+    }
+    if !r.handoff.is_empty() {
+        out.push('\n');
+        out.push_str(&r.handoff);
+    }
+    out
+}
+
+/// Section labels of the best hits, deduplicated, at most three.
+fn nearest_topics(hits: &[Hit]) -> Vec<String> {
+    let mut topics: Vec<String> = Vec::new();
+    for h in hits {
+        let label = if h.chunk.section.is_empty() {
+            h.chunk.title.clone()
+        } else {
+            h.chunk.section.clone()
+        };
+        if !label.is_empty() && !topics.contains(&label) {
+            topics.push(label);
+        }
+        if topics.len() == 3 {
+            break;
+        }
+    }
+    topics
+}
+
+fn ms(since: Instant) -> f64 {
+    since.elapsed().as_secs_f64() * 1000.0
+}
+
+/// Opens the configured index; an empty index at the default location
+/// gets the embedded demo corpus (so the README's first command answers on
+/// a fresh clone). An empty index elsewhere stays empty: ingest first.
+fn open_index(settings: &Settings) -> Result<groundcite_index::Index, EngineError> {
+    let mut index = groundcite_index::Index::open_or_create(&settings.index)?;
+    let is_default = settings.index == groundcite_index::Index::default_dir();
+    if index.num_chunks() == 0 && settings.demo_on_first_use && is_default {
+        let docs = groundcite_index::demo_documents();
+        let opts = groundcite_index::IngestOptions::default();
+        index.ingest_documents("demo", docs, &opts, &mut |_| {})?;
+    }
+    Ok(index)
+}
+
+/// Builds the configured generator.
+pub fn build_generator(settings: &Settings) -> Result<Arc<dyn Generator>, EngineError> {
+    Ok(match settings.generator {
+        GeneratorKind::Extractive => Arc::new(ExtractiveGenerator::new(
+            settings.extractive.clone(),
+            settings.check.refusal_form,
+        )),
+        GeneratorKind::Openai => Arc::new(groundcite_llm::OpenAiGenerator::new(
+            settings.openai.clone(),
+        )?),
+        GeneratorKind::Anthropic => Arc::new(groundcite_llm::AnthropicGenerator::new(
+            settings.anthropic.clone(),
+        )?),
+        GeneratorKind::Scripted => {
+            let path = settings
+                .script
+                .as_ref()
+                .ok_or_else(|| EngineError::Config("generator = scripted needs `script`".into()))?;
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| EngineError::Config(format!("{}: {e}", path.display())))?;
+            Arc::new(groundcite_llm::ScriptedGenerator::from_script(&text)?)
+        }
+    })
+}

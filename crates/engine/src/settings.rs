@@ -1,0 +1,262 @@
+//! One configuration: `groundcite.toml`, then environment variables, then
+//! flags (the CLI applies those last). A flag overrides the environment,
+//! which overrides the file; every default is documented on its field.
+//!
+//! | environment variable | field |
+//! |---|---|
+//! | `GROUNDCITE_CONFIG` | the file to read (default `./groundcite.toml` when it exists) |
+//! | `GROUNDCITE_INDEX` | `index` |
+//! | `GROUNDCITE_GENERATOR` | `generator` |
+//! | `GROUNDCITE_BASE_URL` | `openai.base_url` or `anthropic.base_url` (by generator) |
+//! | `GROUNDCITE_MODEL` | `openai.model` or `anthropic.model` (by generator) |
+//! | `GROUNDCITE_TOP_K` | `top_k` |
+//! | `GROUNDCITE_GATE_THRESHOLD` | `gate_threshold` |
+//! | `GROUNDCITE_HANDOFF` | `handoff` |
+//! | `GROUNDCITE_AUDIT_PATH` | `audit_path` |
+//!
+//! API keys are never part of the configuration: only the *name* of the
+//! variable that holds them (`openai.api_key_env`, default
+//! `OPENAI_API_KEY`; `anthropic.api_key_env`, default `ANTHROPIC_API_KEY`).
+
+use std::path::{Path, PathBuf};
+
+use groundcite_core::config::CheckConfig;
+use groundcite_llm::{AnthropicConfig, OpenAiConfig};
+use serde::{Deserialize, Serialize};
+
+use crate::EngineError;
+use crate::extractive::ExtractiveConfig;
+
+/// Which generator answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GeneratorKind {
+    /// The embedded extractive generator: offline, no model (default).
+    #[default]
+    Extractive,
+    /// Any OpenAI-compatible Chat Completions server.
+    Openai,
+    /// Anthropic's Messages API.
+    Anthropic,
+    /// Replays outputs from `script` (tests, demos, offline replays).
+    Scripted,
+}
+
+impl std::str::FromStr for GeneratorKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "extractive" => Ok(GeneratorKind::Extractive),
+            "openai" => Ok(GeneratorKind::Openai),
+            "anthropic" => Ok(GeneratorKind::Anthropic),
+            "scripted" => Ok(GeneratorKind::Scripted),
+            other => Err(format!(
+                "unknown generator {other:?} (expected extractive, openai, anthropic or scripted)"
+            )),
+        }
+    }
+}
+
+/// The effective configuration.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    /// The index directory. Default: `$GROUNDCITE_INDEX`, else
+    /// `./.groundcite/index`. When it is the default and empty, the
+    /// embedded demo corpus is ingested on first use.
+    pub index: PathBuf,
+    /// Passages retrieved per question. Default 5.
+    pub top_k: usize,
+    /// The retrieval gate: refuse without calling the model when the best
+    /// normalised score is below this. Default: the index's calibrated
+    /// `DEFAULT_GATE_THRESHOLD`.
+    pub gate_threshold: f32,
+    /// The hand-off line of a refusal. Default "For anything the handbook
+    /// does not cover, contact People Ops.".
+    pub handoff: String,
+    /// Default `extractive`.
+    pub generator: GeneratorKind,
+    /// For `scripted`: a JSON array or JSONL file of outputs.
+    pub script: Option<PathBuf>,
+    /// The SQLite audit log. Default `./.groundcite/audit.sqlite`.
+    pub audit_path: PathBuf,
+    /// Ingest the embedded demo corpus when the index at the default
+    /// location is empty. Default true.
+    pub demo_on_first_use: bool,
+    pub check: CheckConfig,
+    pub extractive: ExtractiveConfig,
+    pub openai: OpenAiConfig,
+    pub anthropic: AnthropicConfig,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            index: groundcite_index::Index::default_dir(),
+            top_k: 5,
+            gate_threshold: groundcite_index::DEFAULT_GATE_THRESHOLD,
+            handoff: "For anything the handbook does not cover, contact People Ops.".into(),
+            generator: GeneratorKind::Extractive,
+            script: None,
+            audit_path: PathBuf::from("./.groundcite/audit.sqlite"),
+            demo_on_first_use: true,
+            check: CheckConfig::default(),
+            extractive: ExtractiveConfig::default(),
+            openai: OpenAiConfig::default(),
+            anthropic: AnthropicConfig::default(),
+        }
+    }
+}
+
+impl Settings {
+    /// Reads the file (if any) and applies the environment.
+    pub fn load(file: Option<&Path>) -> Result<Settings, EngineError> {
+        let env_file = std::env::var_os("GROUNDCITE_CONFIG").map(PathBuf::from);
+        let path = file.map(Path::to_path_buf).or(env_file);
+        let mut settings = match &path {
+            Some(p) => Settings::from_file(p)?,
+            None if Path::new("groundcite.toml").exists() => {
+                Settings::from_file(Path::new("groundcite.toml"))?
+            }
+            None => Settings::default(),
+        };
+        settings.apply_env(|k| std::env::var(k).ok())?;
+        Ok(settings)
+    }
+
+    pub fn from_file(path: &Path) -> Result<Settings, EngineError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| EngineError::Config(format!("{}: {e}", path.display())))?;
+        Settings::from_toml(&text)
+            .map_err(|e| EngineError::Config(format!("{}: {e}", path.display())))
+    }
+
+    pub fn from_toml(text: &str) -> Result<Settings, String> {
+        toml::from_str(text).map_err(|e| e.to_string())
+    }
+
+    /// Applies `GROUNDCITE_*` variables through `get` (injectable for tests).
+    pub fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) -> Result<(), EngineError> {
+        let bad = |k: &str, v: &str, why: &str| EngineError::Config(format!("{k}={v:?}: {why}"));
+        if let Some(v) = get("GROUNDCITE_INDEX") {
+            self.index = PathBuf::from(v);
+        }
+        if let Some(v) = get("GROUNDCITE_GENERATOR") {
+            self.generator = v
+                .parse()
+                .map_err(|e: String| bad("GROUNDCITE_GENERATOR", &v, &e))?;
+        }
+        if let Some(v) = get("GROUNDCITE_BASE_URL") {
+            self.set_base_url(v);
+        }
+        if let Some(v) = get("GROUNDCITE_MODEL") {
+            self.set_model(v);
+        }
+        if let Some(v) = get("GROUNDCITE_TOP_K") {
+            self.top_k = v
+                .parse()
+                .map_err(|_| bad("GROUNDCITE_TOP_K", &v, "not a whole number"))?;
+        }
+        if let Some(v) = get("GROUNDCITE_GATE_THRESHOLD") {
+            self.gate_threshold = v
+                .parse()
+                .map_err(|_| bad("GROUNDCITE_GATE_THRESHOLD", &v, "not a number"))?;
+        }
+        if let Some(v) = get("GROUNDCITE_HANDOFF") {
+            self.handoff = v;
+        }
+        if let Some(v) = get("GROUNDCITE_AUDIT_PATH") {
+            self.audit_path = PathBuf::from(v);
+        }
+        Ok(())
+    }
+
+    /// Sets the base url of the selected HTTP generator.
+    pub fn set_base_url(&mut self, url: String) {
+        match self.generator {
+            GeneratorKind::Anthropic => self.anthropic.base_url = url,
+            _ => self.openai.base_url = url,
+        }
+    }
+
+    /// Sets the model of the selected HTTP generator.
+    pub fn set_model(&mut self, model: String) {
+        match self.generator {
+            GeneratorKind::Anthropic => self.anthropic.model = model,
+            _ => self.openai.model = model,
+        }
+    }
+
+    /// Checks values that would fail later in a confusing way.
+    pub fn validate(&self) -> Result<(), EngineError> {
+        if self.top_k == 0 || self.top_k > 50 {
+            return Err(EngineError::Config(format!(
+                "top_k = {} (expected 1..=50)",
+                self.top_k
+            )));
+        }
+        if !(0.0..=1.0).contains(&self.gate_threshold) {
+            return Err(EngineError::Config(format!(
+                "gate_threshold = {} (expected 0..=1)",
+                self.gate_threshold
+            )));
+        }
+        if self.generator == GeneratorKind::Scripted && self.script.is_none() {
+            return Err(EngineError::Config(
+                "generator = scripted needs `script` (a JSON array or JSONL file of outputs)"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The effective configuration as TOML, with the state of each secret
+    /// shown masked (`set` / `not set`), never its value.
+    pub fn to_masked_toml(&self) -> String {
+        let mut out =
+            toml::to_string_pretty(self).unwrap_or_else(|e| format!("# cannot render: {e}\n"));
+        for var in [&self.openai.api_key_env, &self.anthropic.api_key_env] {
+            let state = if std::env::var_os(var).is_some_and(|v| !v.is_empty()) {
+                "set, value hidden"
+            } else {
+                "not set"
+            };
+            out.push_str(&format!("# {var}: {state}\n"));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_overrides_file_and_bad_values_are_named() {
+        let mut s = Settings::from_toml(
+            "top_k = 3\ngenerator = \"openai\"\n[openai]\nmodel = \"file-model\"\n",
+        )
+        .unwrap();
+        assert_eq!(s.top_k, 3);
+        s.apply_env(|k| match k {
+            "GROUNDCITE_MODEL" => Some("env-model".into()),
+            "GROUNDCITE_TOP_K" => Some("7".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!((s.top_k, s.openai.model.as_str()), (7, "env-model"));
+        let err = s
+            .apply_env(|k| (k == "GROUNDCITE_TOP_K").then(|| "many".into()))
+            .unwrap_err();
+        assert!(err.to_string().contains("GROUNDCITE_TOP_K"), "{err}");
+        assert!(Settings::from_toml("top_k = \"x\"").is_err());
+    }
+
+    #[test]
+    fn masked_config_never_prints_a_key() {
+        let s = Settings::default();
+        let text = s.to_masked_toml();
+        assert!(text.contains("api_key_env = \"OPENAI_API_KEY\""));
+        assert!(text.contains("# OPENAI_API_KEY: "));
+    }
+}
