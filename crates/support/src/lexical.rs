@@ -60,6 +60,26 @@ impl<'a> Passage<'a> {
     }
 }
 
+/// "not to exceed", "no more than", "no later than": bounds, not negations of the claim.
+fn clear_bound_negations(tokens: &mut [Token], text: &str) {
+    for i in 0..tokens.len() {
+        if tokens[i].flags & NEG_CUE == 0 {
+            continue;
+        }
+        let next = |k: usize| tokens.get(i + k).map_or("", |t| t.text(text));
+        let n1 = next(1);
+        let bound = [
+            "more", "less", "fewer", "later", "earlier", "longer", "greater",
+        ]
+        .iter()
+        .any(|w| n1.eq_ignore_ascii_case(w))
+            || (n1.eq_ignore_ascii_case("to") && next(2).eq_ignore_ascii_case("exceed"));
+        if bound {
+            tokens[i].flags &= !NEG_CUE;
+        }
+    }
+}
+
 /// Analyse the passages in `which` (0-based) that are still pending.
 fn ensure_analysed(
     passages: &mut [Passage<'_>],
@@ -85,6 +105,7 @@ fn analyse_passage<'a>(text: &'a str, sent_base: usize) -> Passage<'a> {
     text::sentence_spans(text, &mut spans);
     let mut tokens = Vec::with_capacity(text.len() / 5 + 1);
     text::tokenize(text, &[], false, &mut tokens);
+    clear_bound_negations(&mut tokens, text);
     let mut quants = Vec::new();
     let mut sentences = Vec::with_capacity(spans.len());
     let mut t = 0usize;
@@ -219,6 +240,7 @@ fn analyse_claim<'c>(
     marker_ranges(text, &mut skip);
     let mut tokens = Vec::with_capacity(text.len() / 5 + 1);
     text::tokenize(text, &skip, true, &mut tokens);
+    clear_bound_negations(&mut tokens, text);
     // A leading "Yes," / "No," answers the question; it is not a negation of the claim.
     let mut first = 0;
     if let Some(t) = tokens.first() {
@@ -735,14 +757,21 @@ impl LexicalVerifier {
                 if q_anywhere & bit != 0 {
                     continue; // stated elsewhere in a cited passage: lenient
                 }
+                // Another value for the same kind of thing: prefer the same unit, the window,
+                // and evidence quantities that no other claim quantity states.
+                let unclaimed =
+                    |eq: &Quantity| !info.quants.iter().any(|o| quantity::states(o, eq));
+                let same = |eq: &Quantity| eq.unit == cq.unit && unclaimed(eq);
+                let kind = |eq: &Quantity| quantity::comparable(cq, eq) && unclaimed(eq);
                 let conflict = self
-                    .find_in_windows(passages, scratch, set, |eq| eq.unit == cq.unit)
+                    .find_in_windows(passages, scratch, set, same)
+                    .or_else(|| self.find_in_windows(passages, scratch, set, kind))
                     .or_else(|| {
-                        self.find_in_windows(passages, scratch, set, |eq| {
-                            quantity::comparable(cq, eq)
-                        })
+                        // Outside the window (a table row below its header): the aligned
+                        // sentence that states a comparable quantity.
+                        self.find_in_aligned(passages, scratch, info, set, same)
                     })
-                    .filter(|(_, eq)| quantity::comparable(cq, eq));
+                    .or_else(|| self.find_in_aligned(passages, scratch, info, set, kind));
                 match conflict {
                     Some((p, eq))
                         if align(&scratch.windows[p]) >= cfg.contradiction_min_alignment =>
@@ -851,6 +880,22 @@ impl LexicalVerifier {
                     }
                 }
             }
+            // Another agent for the same action ("Neil Gaiman directed" vs "directed by Robert
+            // Zemeckis").
+            if cfg.check_entity_slots
+                && !contradicted
+                && pw_align >= cfg.contradiction_min_alignment
+            {
+                let lo = p.sentences[pw.s0].tok_lo as usize;
+                let hi = p.sentences[pw.s1 - 1].tok_hi as usize;
+                if let Some((c, e)) = agent_conflict(info, p, &p.tokens[lo..hi]) {
+                    reasons.push(Reason::EntityMismatch {
+                        claim: c,
+                        evidence: e,
+                    });
+                    contradicted = true;
+                }
+            }
         }
 
         let strong_missing = missing_terms.iter().any(|&i| {
@@ -894,6 +939,40 @@ impl LexicalVerifier {
             evidence,
             contributing,
         }
+    }
+
+    /// The best-aligned sentence (claim quantities stated first, then term weight) of the
+    /// passages `set` that holds a quantity satisfying `pred`.
+    fn find_in_aligned<'p, F: Fn(&Quantity) -> bool>(
+        &self,
+        passages: &'p [Passage<'_>],
+        scratch: &Scratch,
+        info: &ClaimInfo<'_>,
+        set: &[usize],
+        pred: F,
+    ) -> Option<(usize, &'p Quantity)> {
+        let mut best: Option<(u32, f32, usize, &'p Quantity)> = None;
+        for &p in set {
+            let pass = &passages[p];
+            for (si, s) in pass.sentences.iter().enumerate() {
+                let mask = scratch.masks[pass.sent_base + si];
+                let qmask = scratch.qmasks[pass.sent_base + si];
+                if mask == 0 && qmask == 0 {
+                    continue;
+                }
+                let Some(q) = pass.quants[s.q_lo as usize..s.q_hi as usize]
+                    .iter()
+                    .find(|q| pred(q))
+                else {
+                    continue;
+                };
+                let key = (qmask.count_ones(), mask_weight(&info.terms, mask, false));
+                if best.is_none_or(|b| (key.0, key.1) > (b.0, b.1)) {
+                    best = Some((key.0, key.1, p, q));
+                }
+            }
+        }
+        best.map(|(_, _, p, q)| (p, q))
     }
 
     fn find_in_windows<'p, F: Fn(&Quantity) -> bool>(
@@ -999,6 +1078,76 @@ fn prefix_flips(info: &ClaimInfo<'_>, p: &Passage<'_>, s: &Sentence) -> usize {
         }
     }
     flips
+}
+
+/// The name (a run of capitalised tokens) that performs the action at `v`: "X directed" or
+/// "directed by X". Returns the token range of the name.
+fn agent_of(toks: &[Token], text: &str, v: usize) -> Option<(usize, usize)> {
+    let is_name = |t: &Token| t.flags & CAP != 0 && t.flags & (STOP | QUANT) == 0;
+    // Passive: "directed by Robert Zemeckis".
+    if toks
+        .get(v + 1)
+        .is_some_and(|t| t.text(text).eq_ignore_ascii_case("by"))
+    {
+        let a = v + 2;
+        let mut b = a;
+        while b < toks.len() && is_name(&toks[b]) {
+            b += 1;
+        }
+        if b > a {
+            return Some((a, b));
+        }
+        return None;
+    }
+    // Active: "Robert Zemeckis directed" (the name right before the verb).
+    if v > 0 && is_name(&toks[v - 1]) && toks[v].flags & CAP == 0 {
+        let b = v;
+        let mut a = v - 1;
+        while a > 0 && is_name(&toks[a - 1]) {
+            a -= 1;
+        }
+        return Some((a, b));
+    }
+    None
+}
+
+/// A claim action whose agent differs from the agent of the same action in the evidence.
+fn agent_conflict(
+    info: &ClaimInfo<'_>,
+    p: &Passage<'_>,
+    window: &[Token],
+) -> Option<(String, String)> {
+    let ct = &info.tokens;
+    for (v, verb) in ct.iter().enumerate() {
+        if verb.flags & (STOP | QUANT | CAP | COMMON) != 0 {
+            continue;
+        }
+        let Some((ca, cb)) = agent_of(ct, info.text, v) else {
+            continue;
+        };
+        let mut other = None;
+        for (w, tok) in window.iter().enumerate() {
+            if tok.key != verb.key {
+                continue;
+            }
+            let Some((pa, pb)) = agent_of(window, p.text, w) else {
+                continue;
+            };
+            let same = ct[ca..cb]
+                .iter()
+                .any(|c| window[pa..pb].iter().any(|t| t.key == c.key));
+            if same {
+                return None;
+            }
+            other = Some((pa, pb));
+        }
+        if let Some((pa, pb)) = other {
+            let claim = &info.text[ct[ca].start as usize..ct[cb - 1].end as usize];
+            let evidence = &p.text[window[pa].start as usize..window[pb - 1].end as usize];
+            return Some((claim.to_owned(), evidence.to_owned()));
+        }
+    }
+    None
 }
 
 /// A name (capitalised, not first word) or a list item ("badge, laptop, and tablet").

@@ -68,7 +68,11 @@
 //! 5. **Entity slot.** A missing name (capitalised word past the first) or list item whose
 //!    neighbour is aligned, where the passage has another content word in that position
 //!    ("badge, laptop, and tablet" vs "badge, laptop, and phone"; "Attorney General of Wyoming"
-//!    vs "of Nevada"), is `entity_mismatch`.
+//!    vs "of Nevada"), is `entity_mismatch`. So is another agent for the same action: the claim
+//!    says "Neil Gaiman directed" where the window says "directed by Robert Zemeckis" (a name
+//!    right before the verb, or after "verb by").
+//!
+//!    Note: the limits below are easiest seen through `examples/halueval.rs --show-misses N`.
 //! 6. **Missing content.** Each claim term not in the best-aligned sentence costs its weight:
 //!    times [`SupportConfig::adjacent_factor`] if the window's other sentences have it, times
 //!    [`SupportConfig::derivational_factor`] if only its first five letters match there, times

@@ -443,3 +443,51 @@ fn paraphrases_of_handbook_sentences_stay_supported() {
         Verdict::Supported
     );
 }
+
+#[test]
+fn another_agent_for_the_same_action() {
+    let j = judge(
+        EQUIPMENT,
+        "TTS issues every employee a badge, laptop, and phone [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Contradicted);
+    assert_eq!(reasons(&j)[0], r#"entity_mismatch: "TTS" vs "GSA""#);
+    let p = "Beowulf is a 2007 film directed by Robert Zemeckis and written by Neil Gaiman and Roger Avary.";
+    let j = judge(p, "Neil Gaiman directed Beowulf [1].");
+    assert_eq!(j.verdict, Verdict::Contradicted);
+    assert_eq!(
+        reasons(&j)[0],
+        r#"entity_mismatch: "Neil Gaiman" vs "Robert Zemeckis""#
+    );
+    assert_eq!(
+        judge(p, "Robert Zemeckis directed Beowulf [1].").verdict,
+        Verdict::Supported
+    );
+    assert_eq!(
+        judge(p, "Neil Gaiman wrote Beowulf with Roger Avary [1].").verdict,
+        Verdict::Supported
+    );
+}
+
+#[test]
+fn table_rows_below_their_header() {
+    let table = "| Work week | Billable time (minimum hours expected) | Non-billable time (not to exceed) |\n| --------- | -------------------------------------- | --------------------------------- |\n| 5 days    | 32 hours (80% of 40 hours)             | 8 hours                           |\n| 4 days    | 25.5 hours (80% of 32 hours)           | 6.5 hours                         |";
+    let j = judge(
+        table,
+        "In a 4-day week the minimum billable time is 28 hours [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Contradicted);
+    // "not to exceed" is a bound, not a negation.
+    assert_eq!(
+        reasons(&j),
+        [r#"number_mismatch: "28 hours" vs "25.5 hours""#]
+    );
+    assert_eq!(
+        judge(
+            table,
+            "In a 4-day week the minimum billable time is 25.5 hours [1]."
+        )
+        .verdict,
+        Verdict::Supported
+    );
+}
