@@ -6,6 +6,7 @@
 //! makes no claim ("Here is what I found:", "I hope this helps!"). Every
 //! decision carries its reason.
 
+use crate::marker::Marker;
 use crate::refusal;
 use crate::sentence::SentenceKind;
 
@@ -84,8 +85,9 @@ const PLEASANTRIES: &[&str] = &[
 ];
 
 /// Classifies one sentence. `text`: the sentence as written; `markers`:
-/// the byte spans of its citation markers, relative to `text`, in order.
-pub fn classify(text: &str, kind: SentenceKind, markers: &[(usize, usize)]) -> FactualReason {
+/// its citation markers, in order, with spans relative to the text the
+/// sentence starts in at byte `base`.
+pub fn classify(text: &str, kind: SentenceKind, markers: &[Marker], base: usize) -> FactualReason {
     if kind == SentenceKind::Heading {
         return FactualReason::Heading;
     }
@@ -95,19 +97,19 @@ pub fn classify(text: &str, kind: SentenceKind, markers: &[(usize, usize)]) -> F
     if !markers.is_empty() {
         // A cited sentence: only emptiness and questions can make it
         // non-factual, and both are decided without reading it all.
-        if !has_content_outside(text, markers) {
+        if !has_content_outside(text, markers, base) {
             return FactualReason::Empty;
         }
-        if ends_with_question(text, markers) {
+        if ends_with_question(text, markers, base) {
             return FactualReason::Question;
         }
         return FactualReason::Cited;
     }
-    let (words, has_digit) = words_and_digits(text, markers);
+    let (words, has_digit) = words_and_digits(text);
     if words == 0 && !has_digit {
         return FactualReason::Empty;
     }
-    if ends_with_question(text, markers) {
+    if ends_with_question(text, &[], 0) {
         return FactualReason::Question;
     }
     if is_connective(text, words) {
@@ -120,10 +122,11 @@ pub fn classify(text: &str, kind: SentenceKind, markers: &[(usize, usize)]) -> F
 }
 
 /// Is there a letter or digit outside the markers?
-fn has_content_outside(text: &str, markers: &[(usize, usize)]) -> bool {
+fn has_content_outside(text: &str, markers: &[Marker], base: usize) -> bool {
     let b = text.as_bytes();
     let mut pos = 0;
-    for &(start, end) in markers.iter().chain(std::iter::once(&(b.len(), b.len()))) {
+    let spans = markers.iter().map(|m| (m.start - base, m.end - base)).chain(std::iter::once((b.len(), b.len())));
+    for (start, end) in spans {
         if b[pos..start.max(pos)]
             .iter()
             .any(|&c| c.is_ascii_alphanumeric() || c >= 0x80)
@@ -136,7 +139,7 @@ fn has_content_outside(text: &str, markers: &[(usize, usize)]) -> bool {
 }
 
 /// Does the sentence end with `?`, before any trailing markers?
-fn ends_with_question(text: &str, markers: &[(usize, usize)]) -> bool {
+fn ends_with_question(text: &str, markers: &[Marker], base: usize) -> bool {
     let b = text.as_bytes();
     let mut end = b.len();
     let mut k = markers.len();
@@ -147,8 +150,8 @@ fn ends_with_question(text: &str, markers: &[(usize, usize)]) -> bool {
         {
             end -= 1;
         }
-        if k > 0 && markers[k - 1].1 == end {
-            end = markers[k - 1].0;
+        if k > 0 && markers[k - 1].end - base == end {
+            end = markers[k - 1].start - base;
             k -= 1;
             continue;
         }
@@ -157,27 +160,13 @@ fn ends_with_question(text: &str, markers: &[(usize, usize)]) -> bool {
     end > 0 && b[end - 1] == b'?'
 }
 
-/// Counts words (up to 9: only "none" and "short" matter) and whether a
-/// digit appears outside the markers, in one pass without allocating.
-fn words_and_digits(text: &str, markers: &[(usize, usize)]) -> (usize, bool) {
-    let b = text.as_bytes();
+/// Counts words with a letter (up to 9: only "none" and "short" matter)
+/// and whether a digit appears, in one pass without allocating. Called for
+/// sentences without markers only.
+fn words_and_digits(text: &str) -> (usize, bool) {
     let (mut words, mut digit) = (0usize, false);
-    let mut in_word = false;
-    let mut word_has_alpha = false;
-    let mut mi = 0;
-    let mut i = 0;
-    while i < b.len() {
-        if mi < markers.len() && i == markers[mi].0 {
-            i = markers[mi].1;
-            mi += 1;
-            if in_word && word_has_alpha {
-                words += 1;
-            }
-            in_word = false;
-            word_has_alpha = false;
-            continue;
-        }
-        let c = b[i];
+    let (mut in_word, mut word_has_alpha) = (false, false);
+    for &c in text.as_bytes() {
         if c.is_ascii_alphanumeric() || c >= 0x80 {
             if c.is_ascii_digit() {
                 digit = true;
@@ -186,20 +175,14 @@ fn words_and_digits(text: &str, markers: &[(usize, usize)]) -> (usize, bool) {
             }
             in_word = true;
         } else if in_word {
-            if word_has_alpha {
-                words += 1;
+            words += usize::from(word_has_alpha);
+            (in_word, word_has_alpha) = (false, false);
+            if words > 8 && digit {
+                break;
             }
-            in_word = false;
-            word_has_alpha = false;
         }
-        if words > 8 && digit {
-            break;
-        }
-        i += 1;
     }
-    if in_word && word_has_alpha {
-        words += 1;
-    }
+    words += usize::from(in_word && word_has_alpha);
     (words, digit)
 }
 
@@ -238,8 +221,7 @@ mod tests {
 
     fn c(text: &str) -> FactualReason {
         let m = crate::marker::Markers::parse(text);
-        let spans: Vec<(usize, usize)> = m.markers.iter().map(|m| (m.start, m.end)).collect();
-        classify(text, SentenceKind::Prose, &spans)
+        classify(text, SentenceKind::Prose, &m.markers, 0)
     }
 
     #[test]
@@ -258,7 +240,7 @@ mod tests {
         assert_eq!(c("Not covered by the provided documents."), Refusal);
         assert_eq!(c("[2]"), Empty);
         assert_eq!(
-            classify("Reimbursement", SentenceKind::Heading, &[]),
+            classify("Reimbursement", SentenceKind::Heading, &[], 0),
             Heading
         );
         assert_eq!(

@@ -105,10 +105,20 @@ impl Report {
             if m.malformed {
                 self.malformed += 1;
             }
-            for id in self.markers.ids_of(m) {
-                self.cited.push(id);
-                if id == 0 || id > n {
-                    self.bad_ids.push(id);
+            for r in self.markers.ranges_of(m) {
+                if r.lo == r.hi {
+                    // The common case, `[2]`: no range to expand.
+                    self.cited.push(r.lo);
+                    if r.lo == 0 || r.lo > n {
+                        self.bad_ids.push(r.lo);
+                    }
+                    continue;
+                }
+                for id in crate::marker::expand(*r) {
+                    self.cited.push(id);
+                    if id == 0 || id > n {
+                        self.bad_ids.push(id);
+                    }
                 }
             }
         }
@@ -129,16 +139,13 @@ impl Report {
                 mi += 1;
             }
             let own = &all[first..mi];
-            let has_bad_id = own
-                .iter()
-                .any(|m| m.malformed || self.markers.ids_of(m).any(|id| id == 0 || id > n));
+            // A range is bad when it reaches outside 1..=n (its ids are
+            // contiguous, so the endpoints decide).
+            let has_bad_id = own.iter().any(|m| {
+                m.malformed || self.markers.ranges_of(m).iter().any(|r| r.lo == 0 || r.lo > n || r.hi == 0 || r.hi > n)
+            });
             let text = &answer[s.start..s.end];
-            let mut spans = [(0usize, 0usize); 8];
-            let k = own.len().min(spans.len());
-            for (slot, m) in spans.iter_mut().zip(own) {
-                *slot = (m.start - s.start, m.end - s.start);
-            }
-            let reason = factual::classify(text, s.kind, &spans[..k]);
+            let reason = factual::classify(text, s.kind, own, s.start);
             if reason.is_factual() {
                 factual += 1;
                 if !own.is_empty() {
