@@ -33,6 +33,12 @@ impl Retriever for groundcite_index::Index {
     }
 }
 
+impl Retriever for groundcite_pg::PgIndex {
+    fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>, EngineError> {
+        groundcite_index::ChunkIndex::search(self, query, k).map_err(EngineError::from)
+    }
+}
+
 /// Per-request options.
 #[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct AskOptions {
@@ -183,9 +189,16 @@ impl Engine {
     /// default index) and builds the configured generator.
     pub fn from_settings(settings: Settings) -> Result<Engine, EngineError> {
         settings.validate()?;
-        let index = open_index(&settings)?;
+        // `index = "postgres://..."` selects the PostgreSQL backend (groundcite-pg).
+        let retriever: Arc<dyn Retriever> = match settings.index.to_str() {
+            Some(url) if groundcite_pg::is_postgres_url(url) => Arc::new(
+                groundcite_pg::PgIndex::connect(url, Default::default())
+                    .map_err(|e| EngineError::Index(e.to_string()))?,
+            ),
+            _ => Arc::new(open_index(&settings)?),
+        };
         let generator = build_generator(&settings)?;
-        Ok(Engine::new(settings, Arc::new(index), generator))
+        Ok(Engine::new(settings, retriever, generator))
     }
 
     pub fn settings(&self) -> &Settings {
@@ -259,7 +272,12 @@ impl Engine {
             })
             .collect();
         let context = assemble(&passages, &s.check.assembly, &ApproxTokens);
-        let rendered = prompt::render(question, &context, s.check.refusal_form);
+        let mut rendered = prompt::render(question, &context, s.check.refusal_form);
+        if s.generator == GeneratorKind::Anthropic && s.anthropic.mode == groundcite_llm::AnthropicMode::NativeCitations {
+            // The passages travel as document blocks (document k is passage
+            // [k]); the system prompt keeps only the rules.
+            rendered.system = prompt::rules(s.check.refusal_form, context.len());
+        }
         let sent = context.sent();
         let infos = sent
             .iter()
