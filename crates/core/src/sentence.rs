@@ -59,6 +59,7 @@ pub fn segment_into(text: &str, out: &mut Vec<Sentence>) {
         out,
         open: None,
         prev_ce: 0,
+        ascii: text.is_ascii(),
     }
     .run();
 }
@@ -71,6 +72,8 @@ struct Segmenter<'a, 'o> {
     open: Option<(usize, SentenceKind)>,
     /// End of the content of the last non-blank line.
     prev_ce: usize,
+    /// The text is ASCII: no `…`, no Unicode spaces to trim.
+    ascii: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -273,12 +276,12 @@ impl Segmenter<'_, '_> {
         let b = self.bytes;
         // `…` is the only multi-byte terminator; look for it only on lines
         // that have one.
-        let mut next_ellipsis = find_ellipsis(b, from, ce);
+        let mut next_ellipsis = if self.ascii { None } else { find_ellipsis(b, from, ce) };
         let mut i = from;
         while i < ce {
             // Jump to the next `.`, `!` or `?` (SIMD), or the next `…`.
             let punct = memchr::memchr3(b'.', b'!', b'?', &b[i..ce]).map_or(ce, |k| i + k);
-            if next_ellipsis.is_some_and(|e| e < i) {
+            if !self.ascii && next_ellipsis.is_some_and(|e| e < i) {
                 next_ellipsis = find_ellipsis(b, i, ce);
             }
             let (at, run_end) = match next_ellipsis {
