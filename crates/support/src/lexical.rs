@@ -63,21 +63,22 @@ impl<'a> Passage<'a> {
 /// "not to exceed", "no more than", "no later than": bounds, not negations of the claim.
 fn clear_bound_negations(tokens: &mut [Token], text: &str) {
     for i in 0..tokens.len() {
-        if tokens[i].flags & NEG_CUE == 0 {
-            continue;
-        }
-        let next = |k: usize| tokens.get(i + k).map_or("", |t| t.text(text));
-        let n1 = next(1);
-        let bound = [
-            "more", "less", "fewer", "later", "earlier", "longer", "greater",
-        ]
-        .iter()
-        .any(|w| n1.eq_ignore_ascii_case(w))
-            || (n1.eq_ignore_ascii_case("to") && next(2).eq_ignore_ascii_case("exceed"));
-        if bound {
+        if tokens[i].flags & NEG_CUE != 0 && is_bound_negation(tokens, text, i) {
             tokens[i].flags &= !NEG_CUE;
         }
     }
+}
+
+/// Whether the negation cue at `i` starts a bound ("no more", "not to exceed").
+fn is_bound_negation(tokens: &[Token], text: &str, i: usize) -> bool {
+    let next = |k: usize| tokens.get(i + k).map_or("", |t| t.text(text));
+    let n1 = next(1);
+    [
+        "more", "less", "fewer", "later", "earlier", "longer", "greater",
+    ]
+    .iter()
+    .any(|w| n1.eq_ignore_ascii_case(w))
+        || (n1.eq_ignore_ascii_case("to") && next(2).eq_ignore_ascii_case("exceed"))
 }
 
 /// Analyse the passages in `which` (0-based) that are still pending.
@@ -105,31 +106,39 @@ fn analyse_passage<'a>(text: &'a str, sent_base: usize) -> Passage<'a> {
     text::sentence_spans(text, &mut spans);
     let mut tokens = Vec::with_capacity(text.len() / 5 + 1);
     text::tokenize(text, &[], false, &mut tokens);
-    clear_bound_negations(&mut tokens, text);
-    let mut quants = Vec::new();
+    let mut quants = Vec::with_capacity(8);
     let mut sentences = Vec::with_capacity(spans.len());
     let mut t = 0usize;
+    // One pass over the tokens: bound negations ("no more than"), negation cues inside names,
+    // and the flags each sentence needs.
     for &(start, end) in &spans {
         while t < tokens.len() && tokens[t].start < start {
+            clear_bound_negation_at(&mut tokens, text, t);
             t += 1;
         }
         let lo = t;
+        let mut any = 0u16;
         while t < tokens.len() && tokens[t].end <= end {
-            t += 1;
-        }
-        // A capitalised "Never"/"No" inside a sentence is part of a name ("Never Shout Never").
-        for k in &mut tokens[(lo + 1).min(t)..t] {
-            if k.flags & (NEG_CUE | CAP) == (NEG_CUE | CAP) {
-                k.flags &= !NEG_CUE;
+            let mut f = tokens[t].flags;
+            if f & NEG_CUE != 0 {
+                if is_bound_negation(&tokens, text, t) {
+                    f &= !NEG_CUE;
+                }
+                // A capitalised "Never"/"No" inside a sentence is part of a name ("Never
+                // Shout Never").
+                if t > lo && f & (NEG_CUE | CAP) == (NEG_CUE | CAP) {
+                    f &= !NEG_CUE;
+                }
+                tokens[t].flags = f;
             }
+            any |= f;
+            t += 1;
         }
         let toks = &tokens[lo..t];
         let q_lo = quants.len();
-        if toks.iter().any(|k| k.flags & (QUANT | text::TIME) != 0) {
+        if any & (QUANT | text::TIME) != 0 {
             quantity::extract(text, toks, &mut quants);
         }
-        let neg = toks.iter().any(|k| k.flags & NEG_CUE != 0);
-        let excl = toks.iter().any(|k| k.flags & EXCL != 0);
         sentences.push(Sentence {
             start,
             end,
@@ -137,8 +146,8 @@ fn analyse_passage<'a>(text: &'a str, sent_base: usize) -> Passage<'a> {
             tok_hi: t as u32,
             q_lo: q_lo as u32,
             q_hi: quants.len() as u32,
-            neg,
-            excl,
+            neg: any & NEG_CUE != 0,
+            excl: any & EXCL != 0,
         });
     }
     Passage {
@@ -148,6 +157,14 @@ fn analyse_passage<'a>(text: &'a str, sent_base: usize) -> Passage<'a> {
         quants,
         sent_base,
         analysed: true,
+    }
+}
+
+/// `clear_bound_negations` for token `i` (each token is visited once, in order).
+#[inline]
+fn clear_bound_negation_at(tokens: &mut [Token], text: &str, i: usize) {
+    if tokens[i].flags & NEG_CUE != 0 && is_bound_negation(tokens, text, i) {
+        tokens[i].flags &= !NEG_CUE;
     }
 }
 
@@ -174,9 +191,9 @@ struct ClaimInfo<'c> {
     neg: bool,
     excl: bool,
     /// Term keys and prefix-stripped keys.
-    index: Box<TermIndex>,
+    index: TermIndex,
     /// Derivational (first letters) keys.
-    pre_index: Box<TermIndex>,
+    pre_index: TermIndex,
     /// Sum of the weights of the claim's own terms.
     claim_weight: f32,
     /// Sum of the weights of all terms (claim + question).
@@ -185,48 +202,65 @@ struct ClaimInfo<'c> {
     new_weight: f32,
 }
 
-const INDEX_SLOTS: usize = 256;
-
-/// Exact map from a key to the mask of claim terms having it (open addressing; at most 64
-/// terms with two keys each): one probe per passage token instead of a loop over the terms.
+/// Exact map from a key to the mask of claim terms having it (open addressing, at most half
+/// full: at most 64 terms with two keys each): one probe per passage token instead of a loop
+/// over the terms. Sized to the claim, so that a short claim clears a small table.
 struct TermIndex {
-    keys: [u64; INDEX_SLOTS],
-    masks: [u64; INDEX_SLOTS],
+    /// Key and mask per slot (key 0: empty).
+    slots: Vec<(u64, u64)>,
+    bits: u32,
+    /// A bit per key present, chosen by key bits 1 to 8 (bit 0 is always set): most passage
+    /// tokens are not claim terms, and this answers without probing.
+    filter: [u64; 4],
 }
 
 impl TermIndex {
-    fn new() -> TermIndex {
+    /// A table for up to `entries` keys.
+    fn with_entries(entries: usize) -> TermIndex {
+        let size = (entries * 2).next_power_of_two().max(8);
         TermIndex {
-            keys: [0; INDEX_SLOTS],
-            masks: [0; INDEX_SLOTS],
+            slots: vec![(0, 0); size],
+            bits: size.trailing_zeros(),
+            filter: [0; 4],
         }
+    }
+    #[inline]
+    fn slot(&self, key: u64) -> usize {
+        (key >> (64 - self.bits)) as usize
     }
     fn insert(&mut self, key: u64, bit: u64) {
         if key == 0 {
             return;
         }
-        let mut i = (key >> 40) as usize & (INDEX_SLOTS - 1);
+        self.filter[(key >> 7) as usize & 3] |= 1 << ((key >> 1) & 63);
+        let m = self.slots.len() - 1;
+        let mut i = self.slot(key);
         loop {
-            if self.keys[i] == key || self.keys[i] == 0 {
-                self.keys[i] = key;
-                self.masks[i] |= bit;
+            let s = &mut self.slots[i];
+            if s.0 == key || s.0 == 0 {
+                s.0 = key;
+                s.1 |= bit;
                 return;
             }
-            i = (i + 1) & (INDEX_SLOTS - 1);
+            i = (i + 1) & m;
         }
     }
     #[inline]
     fn get(&self, key: u64) -> u64 {
-        let mut i = (key >> 40) as usize & (INDEX_SLOTS - 1);
+        if self.filter[(key >> 7) as usize & 3] & (1 << ((key >> 1) & 63)) == 0 {
+            return 0;
+        }
+        let m = self.slots.len() - 1;
+        let mut i = self.slot(key);
         loop {
-            let k = self.keys[i];
+            let (k, mask) = self.slots[i];
             if k == key {
-                return self.masks[i];
+                return mask;
             }
             if k == 0 {
                 return 0;
             }
-            i = (i + 1) & (INDEX_SLOTS - 1);
+            i = (i + 1) & m;
         }
     }
 }
@@ -317,8 +351,8 @@ fn analyse_claim<'c>(
             });
         }
     }
-    let mut index = Box::new(TermIndex::new());
-    let mut pre_index = Box::new(TermIndex::new());
+    let mut index = TermIndex::with_entries(2 * terms.len());
+    let mut pre_index = TermIndex::with_entries(terms.len());
     for (i, t) in terms.iter().enumerate() {
         index.insert(t.key, 1 << i);
         index.insert(t.alt, 1 << i);
@@ -413,10 +447,13 @@ impl Verifier for LexicalVerifier {
         claims: &[Claim<'_>],
     ) -> Vec<Judgement> {
         let mut analysed: Vec<Passage<'_>> = passages.iter().map(|p| Passage::pending(p)).collect();
+        // Room for the sentences of every passage (about one per 40 bytes), so that analysing
+        // passages does not reallocate.
+        let sentences_hint = passages.iter().map(|p| p.len() / 40 + 2).sum::<usize>();
         let mut scratch = Scratch {
-            masks: Vec::new(),
-            pmasks: Vec::new(),
-            qmasks: Vec::new(),
+            masks: Vec::with_capacity(sentences_hint),
+            pmasks: Vec::with_capacity(sentences_hint),
+            qmasks: Vec::with_capacity(sentences_hint),
             windows: vec![Window::default(); analysed.len()],
             anywhere_q: vec![0; analysed.len()],
             anywhere_t: vec![0; analysed.len()],
@@ -476,7 +513,9 @@ impl LexicalVerifier {
         } else {
             cited.clone()
         };
-        self.match_all(passages, &mut info, scratch, &judged, true);
+        self.match_all(passages, &mut info, scratch, &judged, true, |p| {
+            judged.contains(&p)
+        });
 
         let only_polar = info.claim_weight == 0.0 && info.quants.is_empty();
         let mut judgement = if cited.is_empty() {
@@ -517,8 +556,11 @@ impl LexicalVerifier {
                 if passages.iter().any(|p| !p.analysed) {
                     ensure_analysed(all_passages, scratch, 0..all_passages.len());
                     passages = all_passages;
-                    self.match_all(passages, &mut info, scratch, &judged, false);
                 }
+                // The uncited passages were not matched yet (same weights: no damping now).
+                self.match_all(passages, &mut info, scratch, &judged, false, |p| {
+                    !cited.contains(&p)
+                });
                 // Rule 4: is it stated by a passage it did not cite?
                 for p in (0..passages.len()).filter(|p| !cited.contains(p)) {
                     if self.assess(passages, &info, scratch, &[p]).verdict == Verdict::Supported {
@@ -567,8 +609,10 @@ impl LexicalVerifier {
         judgement
     }
 
-    /// Per-sentence term and quantity masks for every passage, term weights adjusted by
-    /// document frequency, and each passage's best window.
+    /// Per-sentence term and quantity masks for the passages `which` selects, term weights
+    /// adjusted by document frequency over `judged` (with `damp`; `which` must then select all
+    /// of `judged`), and each selected passage's best window. Passages no claim judges are
+    /// matched only when Rule 4 needs them.
     fn match_all(
         &self,
         passages: &[Passage<'_>],
@@ -576,10 +620,14 @@ impl LexicalVerifier {
         scratch: &mut Scratch,
         judged: &[usize],
         damp: bool,
+        which: impl Fn(usize) -> bool,
     ) {
         let cfg = &self.config;
         let mut df = [0u8; MAX_TERMS];
         for (pi, p) in passages.iter().enumerate() {
+            if !which(pi) {
+                continue;
+            }
             let mut seen = 0u64;
             let mut anywhere = 0u32;
             for (si, s) in p.sentences.iter().enumerate() {
@@ -645,6 +693,9 @@ impl LexicalVerifier {
             }
         }
         for (pi, p) in passages.iter().enumerate() {
+            if !which(pi) {
+                continue;
+            }
             let mut best = Window::default();
             let mut best_score = f32::NEG_INFINITY;
             let ns = p.sentences.len();

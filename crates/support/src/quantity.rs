@@ -196,63 +196,63 @@ pub(crate) const MONTHS: &[&str] = &[
     "december",
 ];
 
-pub(crate) fn word_number(w: &str) -> Option<f64> {
+pub(crate) fn word_number(w: &[u8]) -> Option<f64> {
     Some(match w {
-        "zero" => 0.0,
-        "one" => 1.0,
-        "two" => 2.0,
-        "three" => 3.0,
-        "four" => 4.0,
-        "five" => 5.0,
-        "six" => 6.0,
-        "seven" => 7.0,
-        "eight" => 8.0,
-        "nine" => 9.0,
-        "ten" => 10.0,
-        "eleven" => 11.0,
-        "twelve" => 12.0,
-        "thirteen" => 13.0,
-        "fourteen" => 14.0,
-        "fifteen" => 15.0,
-        "sixteen" => 16.0,
-        "seventeen" => 17.0,
-        "eighteen" => 18.0,
-        "nineteen" => 19.0,
-        "twenty" => 20.0,
-        "thirty" => 30.0,
-        "forty" => 40.0,
-        "fifty" => 50.0,
-        "sixty" => 60.0,
-        "seventy" => 70.0,
-        "eighty" => 80.0,
-        "ninety" => 90.0,
-        "hundred" => 100.0,
-        "thousand" => 1000.0,
-        "dozen" => 12.0,
-        "million" => 1e6,
-        "billion" => 1e9,
+        b"zero" => 0.0,
+        b"one" => 1.0,
+        b"two" => 2.0,
+        b"three" => 3.0,
+        b"four" => 4.0,
+        b"five" => 5.0,
+        b"six" => 6.0,
+        b"seven" => 7.0,
+        b"eight" => 8.0,
+        b"nine" => 9.0,
+        b"ten" => 10.0,
+        b"eleven" => 11.0,
+        b"twelve" => 12.0,
+        b"thirteen" => 13.0,
+        b"fourteen" => 14.0,
+        b"fifteen" => 15.0,
+        b"sixteen" => 16.0,
+        b"seventeen" => 17.0,
+        b"eighteen" => 18.0,
+        b"nineteen" => 19.0,
+        b"twenty" => 20.0,
+        b"thirty" => 30.0,
+        b"forty" => 40.0,
+        b"fifty" => 50.0,
+        b"sixty" => 60.0,
+        b"seventy" => 70.0,
+        b"eighty" => 80.0,
+        b"ninety" => 90.0,
+        b"hundred" => 100.0,
+        b"thousand" => 1000.0,
+        b"dozen" => 12.0,
+        b"million" => 1e6,
+        b"billion" => 1e9,
         _ => return None,
     })
 }
 
-pub(crate) fn word_ordinal(w: &str) -> Option<f64> {
+pub(crate) fn word_ordinal(w: &[u8]) -> Option<f64> {
     Some(match w {
-        "first" => 1.0,
-        "second" => 2.0,
-        "third" => 3.0,
-        "fourth" => 4.0,
-        "fifth" => 5.0,
-        "sixth" => 6.0,
-        "seventh" => 7.0,
-        "eighth" => 8.0,
-        "ninth" => 9.0,
-        "tenth" => 10.0,
-        "eleventh" => 11.0,
-        "twelfth" => 12.0,
-        "thirteenth" => 13.0,
-        "fourteenth" => 14.0,
-        "fifteenth" => 15.0,
-        "twentieth" => 20.0,
+        b"first" => 1.0,
+        b"second" => 2.0,
+        b"third" => 3.0,
+        b"fourth" => 4.0,
+        b"fifth" => 5.0,
+        b"sixth" => 6.0,
+        b"seventh" => 7.0,
+        b"eighth" => 8.0,
+        b"ninth" => 9.0,
+        b"tenth" => 10.0,
+        b"eleventh" => 11.0,
+        b"twelfth" => 12.0,
+        b"thirteenth" => 13.0,
+        b"fourteenth" => 14.0,
+        b"fifteenth" => 15.0,
+        b"twentieth" => 20.0,
         _ => return None,
     })
 }
@@ -269,46 +269,55 @@ pub(crate) fn ordinal_digits(w: &str) -> Option<f64> {
     }
 }
 
-pub(crate) fn weekday(w: &str) -> Option<f64> {
-    let w = w.strip_suffix('s').unwrap_or(w);
+pub(crate) fn weekday(w: &[u8]) -> Option<f64> {
+    let w = w.strip_suffix(b"s").unwrap_or(w);
     Some(match w {
-        "monday" => 1.0,
-        "tuesday" => 2.0,
-        "wednesday" => 3.0,
-        "thursday" => 4.0,
-        "friday" => 5.0,
-        "saturday" => 6.0,
-        "sunday" => 7.0,
+        b"monday" => 1.0,
+        b"tuesday" => 2.0,
+        b"wednesday" => 3.0,
+        b"thursday" => 4.0,
+        b"friday" => 5.0,
+        b"saturday" => 6.0,
+        b"sunday" => 7.0,
         _ => return None,
     })
 }
 
-pub(crate) fn month(w: &str) -> Option<f64> {
+pub(crate) fn month(w: &[u8]) -> Option<f64> {
     Some(match w {
-        "january" => 1.0,
-        "february" => 2.0,
-        "march" => 3.0,
-        "april" => 4.0,
-        "may" => 5.0,
-        "june" => 6.0,
-        "july" => 7.0,
-        "august" => 8.0,
-        "september" => 9.0,
-        "october" => 10.0,
-        "november" => 11.0,
-        "december" => 12.0,
+        b"january" => 1.0,
+        b"february" => 2.0,
+        b"march" => 3.0,
+        b"april" => 4.0,
+        b"may" => 5.0,
+        b"june" => 6.0,
+        b"july" => 7.0,
+        b"august" => 8.0,
+        b"september" => 9.0,
+        b"october" => 10.0,
+        b"november" => 11.0,
+        b"december" => 12.0,
         _ => return None,
     })
 }
 
-fn time_unit(w: &str) -> Option<Unit> {
+/// `time_unit` of a token's lowercased text. Only a `TIME` token can be one (the tokenizer
+/// flags exactly these words), so the others are not lowercased.
+fn token_time_unit(t: &Token, text: &str) -> Option<Unit> {
+    if t.flags & crate::text::TIME == 0 {
+        return None;
+    }
+    time_unit(Lower::new(t.text(text)).bytes())
+}
+
+fn time_unit(w: &[u8]) -> Option<Unit> {
     Some(match w {
-        "minute" | "minutes" | "min" | "mins" => Unit::Minute,
-        "hour" | "hours" | "hr" | "hrs" => Unit::Hour,
-        "day" | "days" => Unit::Day,
-        "week" | "weeks" => Unit::Week,
-        "month" | "months" => Unit::MonthSpan,
-        "year" | "years" | "yr" | "yrs" => Unit::Year,
+        b"minute" | b"minutes" | b"min" | b"mins" => Unit::Minute,
+        b"hour" | b"hours" | b"hr" | b"hrs" => Unit::Hour,
+        b"day" | b"days" => Unit::Day,
+        b"week" | b"weeks" => Unit::Week,
+        b"month" | b"months" => Unit::MonthSpan,
+        b"year" | b"years" | b"yr" | b"yrs" => Unit::Year,
         _ => return None,
     })
 }
@@ -318,6 +327,27 @@ fn lower_eq(t: &Token, text: &str, w: &str) -> bool {
 }
 
 fn number_value(word: &str) -> Option<f64> {
+    // Fast path: up to 15 digits (with thousands separators) are an exact integer, which is
+    // what `parse` returns for them.
+    let mut v = 0u64;
+    let mut digits = 0;
+    let mut plain = true;
+    for &b in word.as_bytes() {
+        if b.is_ascii_digit() {
+            v = v * 10 + (b - b'0') as u64;
+            digits += 1;
+            if digits > 15 {
+                plain = false;
+                break;
+            }
+        } else if b != b',' {
+            plain = false;
+            break;
+        }
+    }
+    if plain && digits > 0 {
+        return Some(v as f64);
+    }
     let mut buf = [0u8; 40];
     let mut n = 0;
     for &b in word.as_bytes() {
@@ -335,6 +365,11 @@ fn number_value(word: &str) -> Option<f64> {
 
 /// The number a token stands for, if any, and whether it is an ordinal.
 fn token_number(t: &Token, text: &str) -> Option<(f64, bool)> {
+    token_number_lower(t, text, None)
+}
+
+/// `token_number`, given the token's lowercased text if already at hand.
+fn token_number_lower(t: &Token, text: &str, lower: Option<&Lower>) -> Option<(f64, bool)> {
     if t.flags & QUANT == 0 {
         return None;
     }
@@ -345,8 +380,15 @@ fn token_number(t: &Token, text: &str) -> Option<(f64, bool)> {
         }
         return ordinal_digits(&word.to_ascii_lowercase_small()).map(|v| (v, true));
     }
-    let lower = Lower::new(word);
-    let lw = lower.as_str();
+    let owned;
+    let lower = match lower {
+        Some(l) => l,
+        None => {
+            owned = Lower::new(word);
+            &owned
+        }
+    };
+    let lw = lower.bytes();
     if let Some(v) = word_number(lw) {
         return Some((v, false));
     }
@@ -370,6 +412,9 @@ impl SmallLower for str {
 /// Whether the gap between two tokens is a range dash.
 fn dash_gap(text: &str, a: &Token, b: &Token) -> bool {
     let gap = &text[a.end as usize..b.start as usize];
+    if gap == " " {
+        return false; // the usual gap
+    }
     !gap.trim().is_empty()
         && gap
             .chars()
@@ -420,7 +465,7 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
             .is_some_and(|n| n.flags & crate::text::TIME != 0)
             && (lower_eq(t, text, "a") || lower_eq(t, text, "an"))
             && let Some(next) = toks.get(i + 1)
-            && let Some(unit) = time_unit(Lower::new(next.text(text)).as_str())
+            && let Some(unit) = time_unit(Lower::new(next.text(text)).bytes())
             && !(i > 0
                 && ["per", "once", "twice", "times", "every", "each"]
                     .iter()
@@ -442,8 +487,9 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
             continue;
         }
         let word = t.text(text);
-        let lower = Lower::new(word);
-        let lw = lower.as_str();
+        // A word starting with a digit is no weekday or month name: no need to lowercase it.
+        let lower = (!word.as_bytes()[0].is_ascii_digit()).then(|| Lower::new(word));
+        let lw = lower.as_ref().map_or(&b""[..], |l| l.bytes());
         if let Some(d) = weekday(lw) {
             let mut q = Quantity {
                 lo: d,
@@ -464,7 +510,7 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
                 };
                 if ok
                     && let Some(m) = toks.get(j)
-                    && let Some(d2) = weekday(Lower::new(m.text(text)).as_str())
+                    && let Some(d2) = weekday(Lower::new(m.text(text)).bytes())
                 {
                     q.hi = d2.max(d);
                     q.lo = d2.min(d);
@@ -490,7 +536,7 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
             i += 1;
             continue;
         }
-        let Some((mut value, ordinal)) = token_number(t, text) else {
+        let Some((mut value, ordinal)) = token_number_lower(t, text, lower.as_ref()) else {
             i += 1;
             continue;
         };
@@ -560,30 +606,27 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
             j += 1;
         } else if let Some(n) = toks.get(j) {
             let nl = Lower::new(n.text(text));
-            let nw = nl.as_str();
+            let nw = nl.bytes();
             if let Some(u) = time_unit(nw) {
                 unit = u;
                 end = n.end;
                 j += 1;
-            } else if matches!(nw, "business" | "working" | "calendar")
+            } else if matches!(nw, b"business" | b"working" | b"calendar")
                 && let Some(m) = toks.get(j + 1)
-                && matches!(
-                    time_unit(Lower::new(m.text(text)).as_str()),
-                    Some(Unit::Day)
-                )
+                && matches!(token_time_unit(m, text), Some(Unit::Day))
             {
-                unit = if nw == "calendar" {
+                unit = if nw == b"calendar" {
                     Unit::Day
                 } else {
                     Unit::BusinessDay
                 };
                 end = m.end;
                 j += 2;
-            } else if matches!(nw, "percent" | "percentage" | "pct") {
+            } else if matches!(nw, b"percent" | b"percentage" | b"pct") {
                 unit = Unit::Percent;
                 end = n.end;
                 j += 1;
-            } else if matches!(nw, "dollars" | "dollar" | "usd") {
+            } else if matches!(nw, b"dollars" | b"dollar" | b"usd") {
                 unit = Unit::Money;
                 end = n.end;
                 j += 1;
@@ -594,9 +637,7 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
                 // "240 annual leave hours": a time unit a few words on.
                 let later = (j + 1..(j + 3).min(toks.len()))
                     .take_while(|&k| toks[k].flags & (STOP | QUANT) == 0)
-                    .find_map(|k| {
-                        time_unit(Lower::new(toks[k].text(text)).as_str()).map(|u| (k, u))
-                    });
+                    .find_map(|k| token_time_unit(&toks[k], text).map(|u| (k, u)));
                 if let Some((k, u)) = later {
                     unit = u;
                     end = toks[k].end;

@@ -51,16 +51,41 @@ impl Token {
 /// FNV is a serial multiply chain).
 #[inline]
 pub(crate) fn hash_bytes(bytes: &[u8]) -> u64 {
-    const K: u64 = 0x9E37_79B9_7F4A_7C15;
     if bytes.len() <= 8 {
         // Most words: one multiply.
-        let mut w = 0u64;
-        for (i, &b) in bytes.iter().enumerate() {
-            w |= (b as u64) << (8 * i);
-        }
-        let h = (w ^ ((bytes.len() as u64) << 59) ^ 0x5bd1_e995).wrapping_mul(K);
-        return (h ^ (h >> 31)) | 1;
+        return hash_short(load_le(bytes), bytes.len());
     }
+    hash_long(bytes)
+}
+
+const K: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// `hash_bytes` of at most 8 bytes, given as a little-endian word (zero above `len`).
+#[inline]
+fn hash_short(w: u64, len: usize) -> u64 {
+    let h = (w ^ ((len as u64) << 59) ^ 0x5bd1_e995).wrapping_mul(K);
+    (h ^ (h >> 31)) | 1
+}
+
+/// The bytes (at most 8) as a little-endian word, zero above their length: a few overlapping
+/// loads instead of a loop.
+#[inline]
+fn load_le(b: &[u8]) -> u64 {
+    let n = b.len();
+    debug_assert!(n <= 8);
+    if n >= 4 {
+        let lo = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64;
+        let hi = u32::from_le_bytes([b[n - 4], b[n - 3], b[n - 2], b[n - 1]]) as u64;
+        lo | (hi << (8 * (n - 4)))
+    } else if n > 0 {
+        (b[0] as u64) | ((b[n / 2] as u64) << (8 * (n / 2))) | ((b[n - 1] as u64) << (8 * (n - 1)))
+    } else {
+        0
+    }
+}
+
+#[inline(never)]
+fn hash_long(bytes: &[u8]) -> u64 {
     let mut h = (bytes.len() as u64 + 1).wrapping_mul(K);
     let mut chunks = bytes.chunks_exact(8);
     for c in &mut chunks {
@@ -69,11 +94,7 @@ pub(crate) fn hash_bytes(bytes: &[u8]) -> u64 {
     }
     let rem = chunks.remainder();
     if !rem.is_empty() {
-        let mut w = 0u64;
-        for (i, &b) in rem.iter().enumerate() {
-            w |= (b as u64) << (8 * i);
-        }
-        h = (h ^ w).wrapping_mul(K).rotate_left(29);
+        h = (h ^ load_le(rem)).wrapping_mul(K).rotate_left(29);
     }
     h ^= h >> 32;
     h = h.wrapping_mul(K);
@@ -95,6 +116,20 @@ impl Lower {
         let mut buf = [0u8; BUF];
         let mut len = 0;
         let bytes = word.as_bytes();
+        if bytes.len() <= 8 {
+            // Letters and digits only (most words): lowercase eight bytes at once.
+            let len = bytes.len();
+            let w = load_le(bytes);
+            let mask = if len == 8 {
+                !0u64
+            } else {
+                (1u64 << (8 * len)) - 1
+            };
+            if alnum_bits(w) == 0x8080_8080_8080_8080 & mask {
+                buf[..8].copy_from_slice(&(w | (0x2020_2020_2020_2020 & mask)).to_le_bytes());
+                return Lower { buf, len };
+            }
+        }
         if bytes.is_ascii() {
             let bytes = if bytes.len() > 2 && bytes.ends_with(b"'s") {
                 &bytes[..bytes.len() - 2]
@@ -157,7 +192,17 @@ pub(crate) fn stem_len(w: &[u8]) -> usize {
 }
 
 /// `stem_len` for a non-empty word of ASCII letters.
+#[inline]
 fn stem_len_alpha(w: &[u8]) -> usize {
+    // Every rule below needs one of these last letters ("-ly" and "-y" end in y).
+    if !matches!(w.last(), Some(b's' | b'd' | b'g' | b'y' | b'e')) {
+        return w.len();
+    }
+    stem_len_suffix(w)
+}
+
+/// `stem_len_alpha` for a word ending in s, d, g, y or e.
+fn stem_len_suffix(w: &[u8]) -> usize {
     let mut n = w.len();
     let ends = |n: usize, s: &[u8]| n >= s.len() && &w[n - s.len()..n] == s;
     let mut y_end = false;
@@ -227,6 +272,13 @@ pub(crate) fn number_key(word: &str) -> u64 {
 }
 
 fn is_word_char(c: char) -> bool {
+    // Frequent punctuation first (none is alphanumeric): skips two Unicode table lookups.
+    if matches!(
+        c,
+        '’' | '‘' | '“' | '”' | '–' | '—' | '…' | '\u{a0}' | '•' | '·'
+    ) {
+        return false;
+    }
     c.is_alphanumeric()
 }
 
@@ -235,12 +287,57 @@ struct Scan {
     lower: Lower,
     /// Hash of the lowercased bytes.
     hash: u64,
+    /// The first 8 lowercased bytes as a little-endian word, zero above the length (plain).
+    w0: u64,
     has_digit: bool,
     /// Only ASCII letters and digits.
     plain: bool,
     /// Only digits, with `.`/`,` joiners.
     numeric: bool,
 }
+
+/// The high bit of each byte of `w` that is an ASCII letter or digit.
+#[inline]
+fn alnum_bits(w: u64) -> u64 {
+    let x = w & 0x7f7f_7f7f_7f7f_7f7f;
+    let l = x | 0x2020_2020_2020_2020;
+    // Per byte: l in 0x61..=0x7a (a letter), x in 0x30..=0x39 (a digit); no sum carries into
+    // the next byte.
+    let letter = (l + 0x1f1f_1f1f_1f1f_1f1f) & !(l + 0x0505_0505_0505_0505);
+    let digit = (x + 0x5050_5050_5050_5050) & !(x + 0x4646_4646_4646_4646);
+    (letter | digit) & !w & 0x8080_8080_8080_8080
+}
+
+/// `BYTE_CLASS`: an ASCII byte that is not a letter or digit.
+const GAP: u8 = 0;
+/// `BYTE_CLASS`: a non-ASCII byte.
+const HIGH: u8 = 2;
+
+/// Per byte: `GAP`, 1 (ASCII letter or digit) or `HIGH`.
+static BYTE_CLASS: [u8; 256] = {
+    let mut t = [GAP; 256];
+    let mut b = 0;
+    while b < 256 {
+        if b >= 128 {
+            t[b] = HIGH;
+        } else if (b as u8).is_ascii_alphanumeric() {
+            t[b] = 1;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// ASCII letters and digits.
+static ALNUM: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = (b as u8).is_ascii_alphanumeric();
+        b += 1;
+    }
+    t
+};
 
 #[inline]
 fn char_at(text: &str, i: usize) -> Option<char> {
@@ -263,25 +360,27 @@ pub(crate) fn tokenize(
 ) {
     let bytes = text.as_bytes();
     let n = bytes.len();
+    let words: &WordTable = &WORDS;
     let mut scan = Scan {
         lower: Lower {
             buf: [0; BUF],
             len: 0,
         },
         hash: 0,
+        w0: 0,
         has_digit: false,
         plain: true,
         numeric: true,
     };
     let mut i = 0;
-    while i < n {
-        let b = bytes[i];
-        if b < 128 {
-            if !b.is_ascii_alphanumeric() {
-                i += 1;
-                continue;
-            }
-        } else {
+    loop {
+        while i < n && BYTE_CLASS[bytes[i] as usize] == GAP {
+            i += 1;
+        }
+        if i >= n {
+            break;
+        }
+        if BYTE_CLASS[bytes[i] as usize] == HIGH {
             match text[i..].chars().next() {
                 Some(c) if is_word_char(c) => {}
                 Some(c) => {
@@ -290,12 +389,81 @@ pub(crate) fn tokenize(
                 }
                 None => break,
             }
+            i = general_word(text, i, skip, classify_common, out, &mut scan, words);
+            continue;
         }
+        // An ASCII letter or digit: scan the run; unless a joiner (apostrophe, decimal point,
+        // thousands separator, hyphen) or a non-ASCII byte ends it, the word is plain.
+        let start = i;
+        if start + 8 <= n {
+            // Eight bytes at once: most words end within them.
+            let w = u64::from_le_bytes(bytes[start..start + 8].try_into().unwrap_or([0; 8]));
+            let stop = !alnum_bits(w) & 0x8080_8080_8080_8080;
+            if stop != 0 {
+                i = start + (stop.trailing_zeros() / 8) as usize;
+            } else {
+                i = start + 8;
+                while i < n && ALNUM[bytes[i] as usize] {
+                    i += 1;
+                }
+            }
+        } else {
+            i += 1;
+            while i < n && ALNUM[bytes[i] as usize] {
+                i += 1;
+            }
+        }
+        if i < n && may_join(bytes, start, i) {
+            i = general_word(text, start, skip, classify_common, out, &mut scan, words);
+            continue;
+        }
+        if !skip.is_empty() && skip.iter().any(|&(a, b)| start >= a && start < b) {
+            continue;
+        }
+        if i - start <= 8 {
+            // Most words: ASCII letters and digits, at most 8 bytes.
+            out.push(short_token::<false>(text, start, i, classify_common, words));
+        } else if i - start <= 16 {
+            out.push(long_token(text, start, i, classify_common, words));
+        } else {
+            general_word(text, start, skip, classify_common, out, &mut scan, words);
+        }
+    }
+}
+
+/// Whether the byte at `i` (after the ASCII run `start..i`) may continue the word: if not,
+/// the general rules end the word at `i` too (a superset of the joiners of `general_word`).
+#[inline]
+fn may_join(bytes: &[u8], start: usize, i: usize) -> bool {
+    let next = bytes.get(i + 1).copied().unwrap_or(b' ');
+    match bytes[i] {
+        b'\'' => next.is_ascii_alphabetic() || next >= 128,
+        b'.' | b',' => bytes[i - 1].is_ascii_digit() && next.is_ascii_digit(),
+        b'-' => i - start == 3,
+        b => b >= 128,
+    }
+}
+
+/// The word starting at `i` (a word character), by the general rules (joiners, non-ASCII
+/// letters, long words): pushes its token (unless skipped) and returns where scanning resumes.
+#[inline(never)]
+fn general_word(
+    text: &str,
+    mut i: usize,
+    skip: &[(usize, usize)],
+    classify_common: bool,
+    out: &mut Vec<Token>,
+    scan: &mut Scan,
+    words: &WordTable,
+) -> usize {
+    let bytes = text.as_bytes();
+    let n = bytes.len();
+    {
         let start = i;
         let mut plain = true;
         let mut neg_prefix_split = 0usize;
         loop {
-            while i < n && bytes[i].is_ascii_alphanumeric() {
+            while i < n && ALNUM[bytes[i] as usize] {
                 i += 1;
             }
             if i >= n {
@@ -343,29 +511,59 @@ pub(crate) fn tokenize(
         }
         let end = i;
         if end == start {
-            i += 1;
-            continue;
+            return i + 1;
         }
         if !skip.is_empty() && skip.iter().any(|&(a, b)| start >= a && start < b) {
-            continue;
+            return i;
+        }
+        if plain && end - start <= 8 {
+            out.push(short_token::<false>(
+                text,
+                start,
+                end,
+                classify_common,
+                words,
+            ));
+            return i;
+        }
+        if plain && end - start <= 16 {
+            out.push(long_token(text, start, end, classify_common, words));
+            return i;
         }
         let word = &text[start..end];
         // One pass over the word: lowercase, hash, digit flags (locals stay in registers).
         let wb = word.as_bytes();
         let mut hash = 0;
+        let mut w0 = 0;
         let mut has_digit = false;
         let mut numeric = true;
         if plain {
+            // ASCII letters and digits only: `| 0x20` lowercases a letter and keeps a digit;
+            // a digit is the byte without bit 0x40. Eight bytes per step.
             let len = wb.len().min(BUF);
-            for (d, &b) in scan.lower.buf[..len].iter_mut().zip(wb) {
-                let l = b.to_ascii_lowercase();
-                *d = l;
-                let digit = b.is_ascii_digit();
-                has_digit |= digit;
-                numeric &= digit;
+            let mut k = 0;
+            let mut digits = 0u64;
+            let mut letters = 0u64;
+            while k < len {
+                let m = (len - k).min(8);
+                let mask = if m == 8 { !0u64 } else { (1u64 << (8 * m)) - 1 };
+                let w = load_le(&wb[k..k + m]) | (0x2020_2020_2020_2020 & mask);
+                if k == 0 {
+                    w0 = w;
+                }
+                scan.lower.buf[k..k + 8].copy_from_slice(&w.to_le_bytes());
+                digits |= !w & 0x4040_4040_4040_4040 & mask;
+                letters |= w & 0x4040_4040_4040_4040 & mask;
+                k += 8;
             }
+            has_digit = digits != 0;
+            numeric = letters == 0;
             scan.lower.len = len;
-            hash = hash_bytes(&scan.lower.buf[..len]);
+            hash = if len <= 8 {
+                hash_short(w0, len)
+            } else {
+                hash_bytes(&scan.lower.buf[..len])
+            };
         } else {
             for &b in wb {
                 let digit = b.is_ascii_digit();
@@ -374,6 +572,7 @@ pub(crate) fn tokenize(
             }
         }
         scan.hash = hash;
+        scan.w0 = w0;
         scan.has_digit = has_digit;
         scan.numeric = numeric;
         scan.plain = plain;
@@ -384,9 +583,166 @@ pub(crate) fn tokenize(
             neg_prefix_split,
             &bytes[end..(end + 2).min(n)],
             classify_common,
-            &scan,
+            scan,
         ));
+        i
     }
+}
+
+/// `make_token` for a plain word (ASCII letters and digits) of at most 16 bytes, from two
+/// 8-byte words: the same token, without the general path's buffers.
+///
+/// `LONG`: the word has 9 to 16 bytes (else at most 8).
+#[inline(always)]
+fn short_token<const LONG: bool>(
+    text: &str,
+    start: usize,
+    end: usize,
+    classify_common: bool,
+    words: &WordTable,
+) -> Token {
+    const SET20: u64 = 0x2020_2020_2020_2020;
+    const SET40: u64 = 0x4040_4040_4040_4040;
+    let bytes = text.as_bytes();
+    let len = end - start;
+    debug_assert!(len <= 16);
+    let (l0, l1) = if LONG { (8, len - 8) } else { (len, 0) };
+    let mask0 = if l0 == 8 {
+        !0u64
+    } else {
+        (1u64 << (8 * l0)) - 1
+    };
+    let mask1 = if l1 == 8 {
+        !0u64
+    } else {
+        (1u64 << (8 * l1)) - 1
+    };
+    let raw0 = if start + 8 <= bytes.len() {
+        u64::from_le_bytes(bytes[start..start + 8].try_into().unwrap_or([0; 8])) & mask0
+    } else {
+        load_le(&bytes[start..start + l0])
+    };
+    let raw1 = if !LONG {
+        0
+    } else if start + 16 <= bytes.len() {
+        u64::from_le_bytes(bytes[start + 8..start + 16].try_into().unwrap_or([0; 8])) & mask1
+    } else {
+        load_le(&bytes[start + 8..end])
+    };
+    // `| 0x20` lowercases a letter and keeps a digit; a letter has bit 0x40, a digit not.
+    let w0 = raw0 | (SET20 & mask0);
+    let w1 = raw1 | (SET20 & mask1);
+    let letter_bits = (w0 & SET40) | ((w1 & SET40) << 1);
+    let all_letters = (SET40 & mask0) | ((SET40 & mask1) << 1);
+    let has_digit = letter_bits != all_letters;
+    let full_key = if !LONG {
+        hash_short(w0, len)
+    } else {
+        // `hash_long` of the two words.
+        let mut h = (len as u64 + 1).wrapping_mul(K);
+        h = (h ^ w0).wrapping_mul(K).rotate_left(29);
+        h = (h ^ w1).wrapping_mul(K).rotate_left(29);
+        h ^= h >> 32;
+        h = h.wrapping_mul(K);
+        h ^= h >> 29;
+        h | 1
+    };
+    let mut lower = [0u8; 16];
+    lower[..8].copy_from_slice(&w0.to_le_bytes());
+    if LONG {
+        lower[8..].copy_from_slice(&w1.to_le_bytes());
+    }
+    let lb = &lower[..len];
+    let mut flags = 0u16;
+    if (raw0 as u8).is_ascii_uppercase() {
+        flags |= CAP;
+    }
+    let token = |key: u64, alt: u64, pre: u64, flags: u16| Token {
+        start: start as u32,
+        end: end as u32,
+        key,
+        alt,
+        pre,
+        flags,
+    };
+    if has_digit {
+        flags |= DIGIT;
+        if letter_bits == 0 {
+            // All digits: `number_key` of the word is the hash of its bytes.
+            flags |= QUANT;
+        } else if crate::quantity::ordinal_digits(std::str::from_utf8(lb).unwrap_or("")).is_some() {
+            flags |= QUANT;
+        }
+        return token(full_key, 0, 0, flags);
+    }
+    let c = words.get(full_key);
+    if c & W_NEG != 0 {
+        let after = &bytes[end..(end + 2).min(bytes.len())];
+        if !negation_lookalike(
+            std::str::from_utf8(lb).unwrap_or(""),
+            &text[start..end],
+            after,
+        ) {
+            flags |= NEG_CUE;
+        }
+    }
+    if c & W_EXCL != 0 {
+        flags |= EXCL;
+    }
+    if c & W_QUANT != 0 || (flags & CAP != 0 && c & W_MONTH != 0) {
+        flags |= QUANT;
+    }
+    if c & W_TIME != 0 {
+        flags |= TIME;
+    }
+    if c & W_STOP != 0 {
+        // Function words are never matched as terms: no stem, no prefix.
+        return token(full_key, 0, 0, flags | STOP);
+    }
+    let stem_n = stem_len_alpha(lb);
+    let pre = if flags & CAP == 0 && len >= PREFIX_LEN {
+        hash_short(w0 & 0xff_ffff_ffff, PREFIX_LEN)
+    } else {
+        0
+    };
+    let key = if stem_n == len {
+        full_key
+    } else if stem_n < 8 {
+        hash_short(w0 & ((1u64 << (8 * stem_n)) - 1), stem_n)
+    } else {
+        hash_bytes(&lb[..stem_n])
+    };
+    if classify_common && (c & W_COMMON != 0 || is_common_stem_bytes(lb, stem_n)) {
+        flags |= COMMON;
+    }
+    let mut alt = 0;
+    if len >= 6 && matches!(lb[0], b'u' | b'i' | b'd' | b'r') {
+        for (prefix, min_rest, flag) in [
+            (&b"un"[..], 4usize, NEG_PREFIX),
+            (b"in", 6, NEG_PREFIX),
+            (b"dis", 6, NEG_PREFIX),
+            (b"re", 4, RE_PREFIX),
+        ] {
+            if len >= prefix.len() + min_rest && lb.starts_with(prefix) {
+                alt = word_key(&lb[prefix.len()..]);
+                flags |= flag;
+                break;
+            }
+        }
+    }
+    token(key, alt, pre, flags)
+}
+
+/// `short_token` for 9 to 16 bytes (kept out of line: less frequent).
+#[inline(never)]
+fn long_token(
+    text: &str,
+    start: usize,
+    end: usize,
+    classify_common: bool,
+    words: &WordTable,
+) -> Token {
+    short_token::<true>(text, start, end, classify_common, words)
 }
 
 /// "not-for-profit" (a compound), "No. 1" (a number sign) are not negations.
@@ -462,10 +818,13 @@ fn make_token(
                 stem_len(lb)
             };
             if plain && flags & CAP == 0 && !has_digit && lb.len() >= PREFIX_LEN {
-                pre = hash_bytes(&lb[..PREFIX_LEN]);
+                // `hash_bytes(&lb[..PREFIX_LEN])`, from the word already in a register.
+                pre = hash_short(scan.w0 & 0xff_ffff_ffff, PREFIX_LEN);
             }
             key = if stem_n == lb.len() {
                 full_key
+            } else if plain && stem_n < 8 {
+                hash_short(scan.w0 & ((1u64 << (8 * stem_n)) - 1), stem_n)
             } else {
                 hash_bytes(&lb[..stem_n])
             };
@@ -718,7 +1077,11 @@ const STOPWORDS: &[&str] = &[
 /// Frequent English content words: they carry little evidence on their own, so a missing one
 /// weighs `SupportConfig::common_word_weight`. Looked up as written, then by stem.
 fn is_common_stem(lower: &Lower, n: usize) -> bool {
-    let b = lower.bytes();
+    is_common_stem_bytes(lower.bytes(), n)
+}
+
+/// `is_common_stem` of a lowercased word.
+fn is_common_stem_bytes(b: &[u8], n: usize) -> bool {
     if n == b.len() || n < 2 {
         return false;
     }
@@ -1147,13 +1510,18 @@ pub(crate) fn sentence_spans(text: &str, out: &mut Vec<(u32, u32)>) {
             out.push(((a + lead) as u32, (b - trail) as u32));
         }
     };
+    // Next '!' at or after `i` (n if none): searched apart, memchr takes three needles.
+    let mut bang = 0usize;
+    let mut bang_searched = false;
     while i < n {
         // Jump to the next byte that can end a sentence.
-        match bytes[i..]
-            .iter()
-            .position(|&b| matches!(b, b'\n' | b'.' | b'!' | b'?'))
-        {
+        if !bang_searched || bang < i {
+            bang = memchr::memchr(b'!', &bytes[i..]).map_or(n, |k| i + k);
+            bang_searched = true;
+        }
+        match memchr::memchr3(b'\n', b'.', b'?', &bytes[i..bang]) {
             Some(k) => i += k,
+            None if bang < n => i = bang,
             None => break,
         }
         let b = bytes[i];
@@ -1223,6 +1591,9 @@ fn is_abbreviation(text: &str, from: usize, dot: usize) -> bool {
     }
     if word.contains('.') {
         return true; // "e.g", "U.S"
+    }
+    if word.len() > 6 {
+        return false; // longer than any below
     }
     matches!(
         word,

@@ -1,0 +1,31 @@
+//! Loops `verify` over the bench input, for instruction counts:
+//!
+//! ```sh
+//! cargo build --release -p groundcite-support --example profile
+//! valgrind --tool=callgrind target/release/examples/profile 1000
+//! callgrind_annotate callgrind.out.<pid>
+//! ```
+
+use groundcite_support::{LexicalVerifier, Verifier};
+use std::hint::black_box;
+
+#[path = "../benches/data.rs"]
+mod data;
+
+fn main() {
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1000);
+    let v = LexicalVerifier::default();
+    let mut total = 0;
+    for _ in 0..n {
+        let j = v.verify(
+            black_box(data::QUESTION),
+            black_box(&data::PASSAGES),
+            black_box(&data::CLAIMS),
+        );
+        total += j.len();
+    }
+    println!("{total}");
+}
