@@ -4,6 +4,7 @@
 
 mod ask_cmd;
 mod check_cmd;
+mod db_cmd;
 mod eval_cmd;
 mod input;
 mod render;
@@ -42,6 +43,9 @@ enum Command {
     /// Score the checker on labelled data.
     #[command(subcommand)]
     Eval(eval_cmd::EvalCommand),
+    /// The PostgreSQL index: schema migrations and status.
+    #[command(subcommand)]
+    Db(db_cmd::DbCommand),
 }
 
 fn main() -> ExitCode {
@@ -50,7 +54,11 @@ fn main() -> ExitCode {
         Command::Check(args) => check_cmd::run_check(args),
         Command::Prompt(args) => check_cmd::run_prompt(args),
         Command::Eval(cmd) => eval_cmd::run(cmd),
+        Command::Ingest(_) if db_cmd::index_is_postgres(&cli.common) => {
+            db_cmd::run_ingest(&cli.common)
+        }
         Command::Ingest(args) => ask_cmd::run_ingest(&cli.common, args),
+        Command::Db(cmd) => db_cmd::run(&cli.common, cmd),
         Command::Search(args) => ask_cmd::run_search(&cli.common, args),
         Command::Ask(args) => ask_cmd::run_ask(&cli.common, args),
         Command::Config(args) => ask_cmd::run_config(&cli.common, args),

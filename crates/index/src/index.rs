@@ -1,6 +1,6 @@
 //! The on-disk tantivy index: a thin adapter around the pure parts.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -16,9 +16,10 @@ use tantivy::tokenizer::{
 };
 use tantivy::{IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
-use crate::ingest::{Format, IngestOptions, prepare_document};
+use crate::ingest::IngestOptions;
 use crate::score::{self, QueryTerm};
-use crate::{Chunk, Error, Hit, IngestError, IngestSummary, Progress, Result, url};
+use crate::source::{self, Plan};
+use crate::{Chunk, Error, Hit, IngestError, IngestSummary, Progress, Result};
 
 const TOKENIZER: &str = "groundcite_en";
 const MANIFEST: &str = "groundcite-manifest.json";
@@ -51,6 +52,26 @@ const QUERY_ONLY_STOP_WORDS: &[&str] = &[
     "take", "takes", "taking", "long", "need", "needs", "want", "wants", "know", "happen",
     "happens", "allowed", "able", "like", "go", "goes", "there", "anyone", "someone", "way",
 ];
+
+/// The words of a query that carry its topic, lowercased and unstemmed:
+/// the query split like the index's tokenizer (on anything not
+/// alphanumeric), without question-phrasing words and stop words. Other
+/// backends analyse these words with their own stemmer, so that both
+/// backends drop the same words from a question.
+pub fn query_words(query: &str) -> Vec<String> {
+    let stripped = strip_question_words(query);
+    let mut out = Vec::new();
+    for word in stripped
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty() && w.len() <= 40)
+    {
+        let lower = word.to_lowercase();
+        if !STOP_WORDS.contains(&lower.as_str()) && !out.contains(&lower) {
+            out.push(lower);
+        }
+    }
+    out
+}
 
 /// The query with its question-phrasing words removed.
 pub(crate) fn strip_question_words(query: &str) -> String {
@@ -149,7 +170,7 @@ fn fields_of(schema: &Schema) -> Result<Fields> {
 }
 
 /// The per-file manifest stored beside the index.
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct Manifest {
     version: u32,
     files: BTreeMap<String, FileEntry>,
@@ -179,22 +200,6 @@ impl std::fmt::Debug for Index {
             .field("chunks", &self.num_chunks())
             .finish()
     }
-}
-
-/// One file (or in-memory document) to ingest.
-struct Source {
-    key: String,
-    root: String,
-    rel: String,
-    /// Where to report errors.
-    report_path: PathBuf,
-    abs: Option<PathBuf>,
-    contents: Contents,
-}
-
-enum Contents {
-    File,
-    Memory(String),
 }
 
 impl Index {
@@ -268,75 +273,8 @@ impl Index {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<IngestSummary> {
         let mut summary = IngestSummary::default();
-        let mut sources = Vec::new();
-        let mut roots_done = BTreeSet::new();
-        for root in roots {
-            let canon = match root.canonicalize() {
-                Ok(c) => c,
-                Err(e) => {
-                    summary.errors.push(IngestError {
-                        path: root.clone(),
-                        message: format!("cannot open: {e}"),
-                    });
-                    continue;
-                }
-            };
-            let root_key = canon.to_string_lossy().into_owned();
-            if !roots_done.insert(root_key.clone()) {
-                continue;
-            }
-            let base = if canon.is_file() {
-                canon.parent().map(Path::to_path_buf).unwrap_or_default()
-            } else {
-                canon.clone()
-            };
-            let walker = walkdir::WalkDir::new(&canon)
-                .sort_by_file_name()
-                .into_iter()
-                .filter_entry(|e| {
-                    e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.')
-                });
-            for entry in walker {
-                let entry = match entry {
-                    Ok(e) => e,
-                    Err(e) => {
-                        let path = e
-                            .path()
-                            .map(Path::to_path_buf)
-                            .unwrap_or_else(|| root.clone());
-                        summary.errors.push(IngestError {
-                            path,
-                            message: e.to_string(),
-                        });
-                        continue;
-                    }
-                };
-                if !entry.file_type().is_file() {
-                    continue;
-                }
-                summary.files_seen += 1;
-                let abs = entry.path().to_path_buf();
-                let rel = abs
-                    .strip_prefix(&base)
-                    .unwrap_or(&abs)
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                if Format::from_path(&rel).is_none() {
-                    summary.skipped += 1;
-                    continue;
-                }
-                let report_path = root.join(abs.strip_prefix(&canon).unwrap_or(&abs));
-                sources.push(Source {
-                    key: format!("{root_key}\u{1f}{rel}"),
-                    root: root_key.clone(),
-                    rel,
-                    report_path,
-                    abs: Some(abs),
-                    contents: Contents::File,
-                });
-            }
-        }
-        self.run(sources, &roots_done, opts, summary, progress)
+        let plan = source::walk(roots, &mut summary);
+        self.run(plan, opts, summary, progress)
     }
 
     /// Ingests in-memory documents `(relative_path, contents)` under the
@@ -350,69 +288,44 @@ impl Index {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<IngestSummary> {
         let mut summary = IngestSummary::default();
-        let root_key = format!("mem:{root_name}");
-        let mut sources = Vec::new();
-        for (rel, contents) in docs {
-            summary.files_seen += 1;
-            let rel = rel.replace('\\', "/");
-            if Format::from_path(&rel).is_none() {
-                summary.skipped += 1;
-                continue;
-            }
-            sources.push(Source {
-                key: format!("{root_key}\u{1f}{rel}"),
-                root: root_key.clone(),
-                report_path: PathBuf::from(root_name).join(&rel),
-                rel,
-                abs: None,
-                contents: Contents::Memory(contents.to_string()),
-            });
-        }
-        let roots = BTreeSet::from([root_key]);
-        self.run(sources, &roots, opts, summary, progress)
+        let plan = source::memory(root_name, docs, &mut summary);
+        self.run(plan, opts, summary, progress)
     }
 
     fn run(
         &mut self,
-        sources: Vec<Source>,
-        roots: &BTreeSet<String>,
+        plan: Plan,
         opts: &IngestOptions,
         mut summary: IngestSummary,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<IngestSummary> {
+        let Plan { sources, roots } = plan;
         let total = sources.len();
         progress(Progress::Started { total_files: total });
-        let fingerprint = opts.fingerprint();
         let mut writer: Option<IndexWriter> = None;
         let mut seen = HashSet::new();
         let mut changed = false;
+        // Work on a copy: if the run fails or panics before the commit, the
+        // manifest in memory still describes the committed index.
+        let mut manifest = self.manifest.clone();
         for (done, src) in sources.into_iter().enumerate() {
             seen.insert(src.key.clone());
-            let bytes = match &src.contents {
-                Contents::Memory(s) => s.clone().into_bytes(),
-                Contents::File => match fs::read(src.abs.as_deref().unwrap_or(&src.report_path)) {
-                    Ok(b) => b,
-                    Err(e) => {
-                        summary.errors.push(IngestError {
-                            path: src.report_path.clone(),
-                            message: format!("cannot read: {e}"),
-                        });
-                        progress(Progress::File {
-                            path: src.report_path,
-                            done: done + 1,
-                            total,
-                        });
-                        continue;
-                    }
-                },
+            let bytes = match src.read() {
+                Ok(b) => b,
+                Err(message) => {
+                    summary.errors.push(IngestError {
+                        path: src.report_path.clone(),
+                        message,
+                    });
+                    progress(Progress::File {
+                        path: src.report_path,
+                        done: done + 1,
+                        total,
+                    });
+                    continue;
+                }
             };
-            let hash = {
-                let mut h = blake3::Hasher::new();
-                h.update(fingerprint.as_bytes());
-                h.update(&[0]);
-                h.update(&bytes);
-                h.finalize().to_hex().to_string()
-            };
+            let hash = source::content_hash(opts, &bytes);
             if self
                 .manifest
                 .files
@@ -433,26 +346,16 @@ impl Index {
             };
             // Whatever happens next, the old chunks of this file go.
             w.delete_term(Term::from_field_text(self.fields.key, &src.key));
-            let had_entry = self.manifest.files.remove(&src.key).is_some();
+            let had_entry = manifest.files.remove(&src.key).is_some();
             changed = true;
-            let prepared = String::from_utf8(bytes)
-                .map_err(|e| format!("not valid UTF-8 (at byte {})", e.utf8_error().valid_up_to()))
-                .and_then(|text| {
-                    let abs = src.abs.clone();
-                    let (root, rel) = (src.root.clone(), src.rel.clone());
-                    prepare_document(&src.rel, &text, opts, move || match abs {
-                        Some(a) => url::file_url(&a),
-                        None => format!("doc://{}/{}", root.trim_start_matches("mem:"), rel),
-                    })
-                });
-            match prepared {
+            match src.chunks(bytes, opts) {
                 Ok(chunks) => {
                     for chunk in &chunks {
                         w.add_document(self.to_doc(&src.key, chunk))?;
                     }
                     summary.indexed += 1;
                     summary.chunks += chunks.len();
-                    self.manifest.files.insert(
+                    manifest.files.insert(
                         src.key.clone(),
                         FileEntry {
                             root: src.root.clone(),
@@ -494,7 +397,7 @@ impl Index {
                 None => writer.insert(self.writer(opts)?),
             };
             w.delete_term(Term::from_field_text(self.fields.key, &key));
-            self.manifest.files.remove(&key);
+            manifest.files.remove(&key);
             summary.removed += 1;
             changed = true;
         }
@@ -505,7 +408,8 @@ impl Index {
             }
             w.wait_merging_threads()?;
             self.reader.reload()?;
-            self.manifest.version = 1;
+            manifest.version = 1;
+            self.manifest = manifest;
             write_manifest(&self.dir.join(MANIFEST), &self.manifest)?;
         }
         Ok(summary)

@@ -66,7 +66,7 @@ impl IngestOptions {
     /// What makes a file's chunks different besides its bytes: the options
     /// and the chunker's version (bump `v2` whenever cleaning or chunking
     /// output changes, so re-ingest rewrites every file).
-    pub(crate) fn fingerprint(&self) -> String {
+    pub fn fingerprint(&self) -> String {
         format!(
             "v2|{:?}|{:?}|{:?}|{}|{}",
             self.url_template,

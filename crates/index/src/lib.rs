@@ -89,6 +89,15 @@
 //!   "badge into the DC office", "personal cell phone plan") are lexically
 //!   covered; refusing them is the answering stage's job.
 //!
+//! ## Backends
+//!
+//! [`ChunkIndex`] is the index as the rest of groundcite sees it: ingest,
+//! search, count, list. [`Index`] (tantivy, one directory) implements it, and
+//! so does `groundcite_pg::PgIndex` (PostgreSQL, shared by many nodes). Both
+//! read files through [`source`] (walk, keys, hashes, chunks), so they agree
+//! on ids, labels, URLs, offsets and on what is unchanged; one contract suite
+//! (`crates/pg/tests/contract.rs`) runs against both.
+//!
 //! ## Incremental ingest
 //!
 //! The manifest maps each file (root + relative path) to a BLAKE3 hash of its
@@ -111,6 +120,7 @@ pub mod ingest;
 pub mod markdown;
 pub mod plain;
 pub mod score;
+pub mod source;
 pub mod template;
 pub mod url;
 
@@ -118,13 +128,98 @@ use std::path::PathBuf;
 
 pub use block::{Block, BlockKind, slugify};
 pub use demo::demo_documents;
-pub use index::Index;
+pub use index::{Index, query_words};
 pub use ingest::{Format, IngestOptions, prepare_document};
 
 /// The default retrieval gate: a question whose best hit (top-k) has a
 /// normalised score below this is refused before any model call.
 /// Calibrated with `cargo run --release -p groundcite-index --example calibrate`.
 pub const DEFAULT_GATE_THRESHOLD: f32 = 0.45;
+
+/// An index of chunks: the embedded tantivy [`Index`] or another backend
+/// (`groundcite_pg::PgIndex`). Every implementation gives the same chunks
+/// (ids, labels, URLs, offsets) for the same files, the same incremental
+/// semantics (per-file content hash and options fingerprint), and normalised
+/// scores in `0..=1` (IDF-weighted coverage of the query's analysed terms).
+/// One contract test suite runs against every implementation
+/// (`crates/pg/tests/contract.rs`).
+pub trait ChunkIndex: Send + Sync {
+    /// Ingests files and folders: changed files replaced, files gone from an
+    /// ingested root removed, unchanged files skipped, per-file errors
+    /// reported in the summary. Atomic: a failed run changes nothing.
+    fn ingest(
+        &mut self,
+        roots: &[PathBuf],
+        opts: &IngestOptions,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<IngestSummary>;
+
+    /// Ingests in-memory documents `(relative_path, contents)` under the
+    /// logical root `root_name`; documents of that root not given are removed.
+    fn ingest_documents(
+        &mut self,
+        root_name: &str,
+        docs: &[(&str, &str)],
+        opts: &IngestOptions,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<IngestSummary>;
+
+    /// The top `k` chunks for `query`, best first, with normalised scores.
+    /// Never fails on query syntax.
+    fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>>;
+
+    /// Number of chunks.
+    fn num_chunks(&self) -> Result<u64>;
+
+    /// Every chunk, sorted by path, start offset and id.
+    fn all_chunks(&self) -> Result<Vec<Chunk>>;
+
+    /// This backend's calibrated default gate threshold.
+    fn default_gate_threshold(&self) -> f32 {
+        DEFAULT_GATE_THRESHOLD
+    }
+
+    /// Where the index lives, for messages (a directory, or a URL without
+    /// its password).
+    fn location(&self) -> String;
+}
+
+impl ChunkIndex for Index {
+    fn ingest(
+        &mut self,
+        roots: &[PathBuf],
+        opts: &IngestOptions,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<IngestSummary> {
+        Index::ingest(self, roots, opts, progress)
+    }
+
+    fn ingest_documents(
+        &mut self,
+        root_name: &str,
+        docs: &[(&str, &str)],
+        opts: &IngestOptions,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<IngestSummary> {
+        Index::ingest_documents(self, root_name, docs, opts, progress)
+    }
+
+    fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>> {
+        Index::search(self, query, k)
+    }
+
+    fn num_chunks(&self) -> Result<u64> {
+        Ok(Index::num_chunks(self))
+    }
+
+    fn all_chunks(&self) -> Result<Vec<Chunk>> {
+        Index::all_chunks(self)
+    }
+
+    fn location(&self) -> String {
+        self.dir().display().to_string()
+    }
+}
 
 /// A passage of a source document.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -231,6 +326,9 @@ pub enum Error {
     Manifest { path: PathBuf, message: String },
     #[error("incompatible index: {0}")]
     Incompatible(String),
+    /// An error of another backend (PostgreSQL), already worded for users.
+    #[error("{0}")]
+    Backend(String),
 }
 
 /// This crate's result type.

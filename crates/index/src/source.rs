@@ -1,0 +1,168 @@
+//! What an ingest run reads: the files under the given roots (or in-memory
+//! documents), their content hashes and their chunks. Shared by every index
+//! backend so that they agree on keys, ids, URLs, offsets and on what counts
+//! as "unchanged".
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::ingest::{Format, IngestOptions, prepare_document};
+use crate::{Chunk, IngestError, IngestSummary, url};
+
+/// One file (or in-memory document) to ingest.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// `{root}\u{1f}{rel}`: the per-file key backends delete and replace by.
+    pub key: String,
+    /// Canonical root path, or `mem:{name}` for in-memory documents.
+    pub root: String,
+    /// Path relative to the root (forward slashes, before `strip_prefix`).
+    pub rel: String,
+    /// Where to report errors (as the user named it).
+    pub report_path: PathBuf,
+    /// The absolute file path; `None` for in-memory documents.
+    pub abs: Option<PathBuf>,
+    /// In-memory contents; `None` for files.
+    pub memory: Option<String>,
+}
+
+/// The sources of one run and the roots it covers (files of these roots not
+/// among the sources are removed by the run).
+#[derive(Debug, Default)]
+pub struct Plan {
+    pub sources: Vec<Source>,
+    pub roots: BTreeSet<String>,
+}
+
+/// Walks `roots` (files or folders; hidden files and folders skipped), in
+/// file-name order. Counts seen and unsupported files in `summary` and
+/// reports unreadable roots and entries in `summary.errors`.
+pub fn walk(roots: &[PathBuf], summary: &mut IngestSummary) -> Plan {
+    let mut plan = Plan::default();
+    for root in roots {
+        let canon = match root.canonicalize() {
+            Ok(c) => c,
+            Err(e) => {
+                summary.errors.push(IngestError {
+                    path: root.clone(),
+                    message: format!("cannot open: {e}"),
+                });
+                continue;
+            }
+        };
+        let root_key = canon.to_string_lossy().into_owned();
+        if !plan.roots.insert(root_key.clone()) {
+            continue;
+        }
+        let base = if canon.is_file() {
+            canon.parent().map(Path::to_path_buf).unwrap_or_default()
+        } else {
+            canon.clone()
+        };
+        let walker = walkdir::WalkDir::new(&canon)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+        for entry in walker {
+            let entry = match entry {
+                Ok(e) => e,
+                Err(e) => {
+                    let path = e
+                        .path()
+                        .map(Path::to_path_buf)
+                        .unwrap_or_else(|| root.clone());
+                    summary.errors.push(IngestError {
+                        path,
+                        message: e.to_string(),
+                    });
+                    continue;
+                }
+            };
+            if !entry.file_type().is_file() {
+                continue;
+            }
+            summary.files_seen += 1;
+            let abs = entry.path().to_path_buf();
+            let rel = abs
+                .strip_prefix(&base)
+                .unwrap_or(&abs)
+                .to_string_lossy()
+                .replace('\\', "/");
+            if Format::from_path(&rel).is_none() {
+                summary.skipped += 1;
+                continue;
+            }
+            let report_path = root.join(abs.strip_prefix(&canon).unwrap_or(&abs));
+            plan.sources.push(Source {
+                key: format!("{root_key}\u{1f}{rel}"),
+                root: root_key.clone(),
+                rel,
+                report_path,
+                abs: Some(abs),
+                memory: None,
+            });
+        }
+    }
+    plan
+}
+
+/// In-memory documents `(relative_path, contents)` under the logical root
+/// `root_name` (stored as `mem:{root_name}`).
+pub fn memory(root_name: &str, docs: &[(&str, &str)], summary: &mut IngestSummary) -> Plan {
+    let root_key = format!("mem:{root_name}");
+    let mut sources = Vec::new();
+    for (rel, contents) in docs {
+        summary.files_seen += 1;
+        let rel = rel.replace('\\', "/");
+        if Format::from_path(&rel).is_none() {
+            summary.skipped += 1;
+            continue;
+        }
+        sources.push(Source {
+            key: format!("{root_key}\u{1f}{rel}"),
+            root: root_key.clone(),
+            report_path: PathBuf::from(root_name).join(&rel),
+            rel,
+            abs: None,
+            memory: Some(contents.to_string()),
+        });
+    }
+    Plan {
+        sources,
+        roots: BTreeSet::from([root_key]),
+    }
+}
+
+impl Source {
+    /// The bytes of the document; the error is a message for the summary.
+    pub fn read(&self) -> Result<Vec<u8>, String> {
+        match &self.memory {
+            Some(s) => Ok(s.clone().into_bytes()),
+            None => fs::read(self.abs.as_deref().unwrap_or(&self.report_path))
+                .map_err(|e| format!("cannot read: {e}")),
+        }
+    }
+
+    /// The document's chunks; the error is a message for the summary.
+    pub fn chunks(&self, bytes: Vec<u8>, opts: &IngestOptions) -> Result<Vec<Chunk>, String> {
+        let text = String::from_utf8(bytes)
+            .map_err(|e| format!("not valid UTF-8 (at byte {})", e.utf8_error().valid_up_to()))?;
+        let abs = self.abs.clone();
+        let (root, rel) = (self.root.clone(), self.rel.clone());
+        prepare_document(&self.rel, &text, opts, move || match abs {
+            Some(a) => url::file_url(&a),
+            None => format!("doc://{}/{}", root.trim_start_matches("mem:"), rel),
+        })
+    }
+}
+
+/// BLAKE3 of the options fingerprint and the bytes: equal hashes mean equal
+/// chunks, so the file can be skipped.
+pub fn content_hash(opts: &IngestOptions, bytes: &[u8]) -> String {
+    let mut h = blake3::Hasher::new();
+    h.update(opts.fingerprint().as_bytes());
+    h.update(&[0]);
+    h.update(bytes);
+    h.finalize().to_hex().to_string()
+}
