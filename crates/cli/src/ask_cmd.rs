@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use futures::StreamExt;
 use groundcite_engine::{AskEvent, AskOptions, AskResult, Engine, GeneratorKind, Settings};
-use groundcite_index::{Index, IngestOptions, Progress};
+use groundcite_index::{ChunkIndex, Index, IngestOptions, Progress};
 
 /// Options every command that reads or writes the index shares.
 #[derive(Args, Clone, Default)]
@@ -113,8 +113,7 @@ pub fn run_ingest(common: &CommonArgs, args: IngestArgs) -> Result<ExitCode> {
     if args.base_url.is_some() {
         opts.base_url = args.base_url;
     }
-    let mut index = Index::open_or_create(&settings.index)
-        .with_context(|| format!("cannot open the index in {}", settings.index.display()))?;
+    let mut index = open_chunk_index(&settings.index)?;
     let started = std::time::Instant::now();
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = indicatif::ProgressBar::new(0);
@@ -143,7 +142,7 @@ pub fn run_ingest(common: &CommonArgs, args: IngestArgs) -> Result<ExitCode> {
     writeln!(
         out,
         "ingested into {}: {} files seen, {} indexed, {} unchanged, {} removed, {} skipped (unsupported), {} chunks written, {} errors, {:.2} s; {} chunks in the index",
-        settings.index.display(),
+        index.location(),
         summary.files_seen,
         summary.indexed,
         summary.unchanged,
@@ -152,7 +151,7 @@ pub fn run_ingest(common: &CommonArgs, args: IngestArgs) -> Result<ExitCode> {
         summary.chunks,
         summary.errors.len(),
         started.elapsed().as_secs_f64(),
-        index.num_chunks()
+        index.num_chunks()?
     )?;
     for e in &summary.errors {
         eprintln!("groundcite: skipped {e}");
@@ -162,6 +161,18 @@ pub fn run_ingest(common: &CommonArgs, args: IngestArgs) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The index for writing: PostgreSQL for a `postgres://` url, else the
+/// embedded tantivy index in that directory.
+fn open_chunk_index(location: &std::path::Path) -> Result<Box<dyn ChunkIndex>> {
+    let text = location.to_string_lossy();
+    if groundcite_pg::is_postgres_url(&text) {
+        let index = groundcite_pg::PgIndex::connect(&text, groundcite_pg::PgOptions::default())?;
+        return Ok(Box::new(index));
+    }
+    let index = Index::open_or_create(location).with_context(|| format!("cannot open the index in {}", location.display()))?;
+    Ok(Box::new(index))
 }
 
 #[derive(Args)]

@@ -1,16 +1,14 @@
-//! `groundcite db migrate|status`, and `groundcite ingest` into PostgreSQL
-//! when the index is a `postgres://` URL.
+//! `groundcite db migrate|status` for the PostgreSQL index (`ingest`,
+//! `search` and `ask` select it with `--index postgres://…`).
 
-use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::io::Write;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, bail};
-use clap::{Args, CommandFactory, FromArgMatches, Subcommand};
-use groundcite_index::{ChunkIndex, IngestOptions, Progress};
-use groundcite_pg::{PgIndex, PgOptions, SchemaStatus};
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use groundcite_pg::{PgOptions, SchemaStatus};
 
-use crate::ask_cmd::{CommonArgs, GeneratorArgs};
+use crate::ask_cmd::CommonArgs;
 
 /// The PostgreSQL index: schema migrations.
 #[derive(Subcommand)]
@@ -152,104 +150,3 @@ fn status_json(s: &SchemaStatus) -> serde_json::Value {
     })
 }
 
-/// True when the effective index (flag, environment or config file) is a
-/// `postgres://` URL.
-pub fn index_is_postgres(common: &CommonArgs) -> bool {
-    crate::ask_cmd::settings(common, &GeneratorArgs::default())
-        .ok()
-        .and_then(|s| s.index.to_str().map(groundcite_pg::is_postgres_url))
-        .unwrap_or(false)
-}
-
-/// The `ingest` arguments, read again from the command line by their ids
-/// (the same as `ask_cmd::IngestArgs`).
-#[derive(Args)]
-struct PgIngestArgs {
-    paths: Vec<PathBuf>,
-    #[arg(long)]
-    url_template: Option<String>,
-    #[arg(long)]
-    strip_prefix: Option<String>,
-    #[arg(long)]
-    base_url: Option<String>,
-    #[arg(long)]
-    handbook: bool,
-}
-
-/// `groundcite ingest` into PostgreSQL: one transaction per run.
-pub fn run_ingest(common: &CommonArgs) -> Result<ExitCode> {
-    let matches = crate::Cli::command().get_matches();
-    let sub = matches
-        .subcommand_matches("ingest")
-        .context("internal: not an ingest command")?;
-    let args = PgIngestArgs::from_arg_matches(sub)?;
-    let settings = crate::ask_cmd::settings(common, &GeneratorArgs::default())?;
-    let url = settings.index.to_string_lossy().into_owned();
-    for p in &args.paths {
-        if !p.exists() {
-            bail!("{}: no such file or directory", p.display());
-        }
-    }
-    let mut opts = if args.handbook {
-        IngestOptions::handbook()
-    } else {
-        IngestOptions::default()
-    };
-    if args.url_template.is_some() {
-        opts.url_template = args.url_template;
-    }
-    if args.strip_prefix.is_some() {
-        opts.strip_prefix = args.strip_prefix;
-    }
-    if args.base_url.is_some() {
-        opts.base_url = args.base_url;
-    }
-    let mut index = PgIndex::connect(&url, PgOptions::default())?;
-    let started = std::time::Instant::now();
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let bar = indicatif::ProgressBar::new(0);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {wide_msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        bar
-    });
-    let summary = index.ingest(&args.paths, &opts, &mut |p| {
-        if let Some(bar) = &bar {
-            match p {
-                Progress::Started { total_files } => bar.set_length(total_files as u64),
-                Progress::File { path, done, .. } => {
-                    bar.set_position(done as u64);
-                    bar.set_message(path.display().to_string());
-                }
-                Progress::Committing => bar.set_message("committing"),
-            }
-        }
-    })?;
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
-    let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "ingested into {}: {} files seen, {} indexed, {} unchanged, {} removed, {} skipped (unsupported), {} chunks written, {} errors, {:.2} s; {} chunks in the index",
-        index.location(),
-        summary.files_seen,
-        summary.indexed,
-        summary.unchanged,
-        summary.removed,
-        summary.skipped,
-        summary.chunks,
-        summary.errors.len(),
-        started.elapsed().as_secs_f64(),
-        index.num_chunks()?
-    )?;
-    for e in &summary.errors {
-        eprintln!("groundcite: skipped {e}");
-    }
-    Ok(if summary.errors.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
-}

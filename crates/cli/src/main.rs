@@ -8,6 +8,7 @@ mod db_cmd;
 mod eval_cmd;
 mod input;
 mod render;
+mod serve_cmd;
 
 use std::process::ExitCode;
 
@@ -43,6 +44,10 @@ enum Command {
     /// Score the checker on labelled data.
     #[command(subcommand)]
     Eval(eval_cmd::EvalCommand),
+    /// Serve the HTTP API and the web page.
+    Serve(serve_cmd::ServeArgs),
+    /// The incident log: unverified and unsupported answers; JSONL export.
+    Audit(serve_cmd::AuditArgs),
     /// The PostgreSQL index: schema migrations and status.
     #[command(subcommand)]
     Db(db_cmd::DbCommand),
@@ -54,14 +59,13 @@ fn main() -> ExitCode {
         Command::Check(args) => check_cmd::run_check(args),
         Command::Prompt(args) => check_cmd::run_prompt(args),
         Command::Eval(cmd) => eval_cmd::run(cmd),
-        Command::Ingest(_) if db_cmd::index_is_postgres(&cli.common) => {
-            db_cmd::run_ingest(&cli.common)
-        }
         Command::Ingest(args) => ask_cmd::run_ingest(&cli.common, args),
         Command::Db(cmd) => db_cmd::run(&cli.common, cmd),
         Command::Search(args) => ask_cmd::run_search(&cli.common, args),
         Command::Ask(args) => ask_cmd::run_ask(&cli.common, args),
         Command::Config(args) => ask_cmd::run_config(&cli.common, args),
+        Command::Serve(args) => serve_cmd::run_serve(&cli.common, args),
+        Command::Audit(args) => serve_cmd::run_audit(&cli.common, args),
     };
     match result {
         Ok(code) => code,

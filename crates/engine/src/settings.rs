@@ -213,8 +213,13 @@ impl Settings {
     /// The effective configuration as TOML, with the state of each secret
     /// shown masked (`set` / `not set`), never its value.
     pub fn to_masked_toml(&self) -> String {
+        let mut shown = self.clone();
+        // A database url's password never prints.
+        if let Some(url) = self.index.to_str().filter(|u| groundcite_pg::is_postgres_url(u)) {
+            shown.index = PathBuf::from(groundcite_pg::redact_url(url));
+        }
         let mut out =
-            toml::to_string_pretty(self).unwrap_or_else(|e| format!("# cannot render: {e}\n"));
+            toml::to_string_pretty(&shown).unwrap_or_else(|e| format!("# cannot render: {e}\n"));
         for var in [&self.openai.api_key_env, &self.anthropic.api_key_env] {
             let state = if std::env::var_os(var).is_some_and(|v| !v.is_empty()) {
                 "set, value hidden"
@@ -258,5 +263,10 @@ mod tests {
         let text = s.to_masked_toml();
         assert!(text.contains("api_key_env = \"OPENAI_API_KEY\""));
         assert!(text.contains("# OPENAI_API_KEY: "));
+        let mut pg = Settings::default();
+        pg.index = PathBuf::from("postgres://user:hunter2@db.internal:5432/groundcite");
+        let text = pg.to_masked_toml();
+        assert!(!text.contains("hunter2"), "{text}");
+        assert!(text.contains("db.internal"), "{text}");
     }
 }

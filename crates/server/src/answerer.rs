@@ -1,0 +1,157 @@
+//! The seam between the service and the pipeline.
+//!
+//! The service never depends on the engine's types: an [`Answerer`] hands
+//! back the answer object as JSON (the engine's `AskResult` serialized), and
+//! the service reads the documented fields it needs for metrics and the
+//! audit log (`status`, `refusal.reason`, `attempts[].bad_ids`,
+//! `regenerated`, `sentences[].verdict`, `coverage`, `timings.*_ms`,
+//! `passages[].id`, `attempts[].raw`). Plugging in the engine is one `impl`
+//! that serializes its result and maps its error to [`AnswerError`].
+
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ApiError, ErrorCode};
+
+/// Options of one question, from the request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AskParams {
+    /// How many passages to retrieve; the answerer's default when `None`.
+    pub top_k: Option<usize>,
+}
+
+/// What went wrong while answering, in the service's terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerErrorKind {
+    /// The request is invalid (400).
+    BadRequest,
+    /// The LLM failed (502).
+    Upstream,
+    /// The LLM or the pipeline timed out (504).
+    Timeout,
+    /// The index is not open, no generator (503).
+    Unavailable,
+    /// A bug; the message is logged, never returned (500).
+    Internal,
+}
+
+/// An error from the answerer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnswerError {
+    pub kind: AnswerErrorKind,
+    /// The answerer's own stable code (for logs), e.g. `generation`.
+    pub source_code: &'static str,
+    pub message: String,
+}
+
+impl AnswerError {
+    pub fn new(
+        kind: AnswerErrorKind,
+        source_code: &'static str,
+        message: impl Into<String>,
+    ) -> AnswerError {
+        AnswerError {
+            kind,
+            source_code,
+            message: message.into(),
+        }
+    }
+
+    /// Maps to the error table. Internal details are logged, not returned;
+    /// upstream messages are kept (they say which backend failed, not how
+    /// the service is built).
+    pub fn into_api(self, request_id: &str) -> ApiError {
+        match self.kind {
+            AnswerErrorKind::BadRequest => ApiError::new(ErrorCode::InvalidBody, self.message),
+            AnswerErrorKind::Upstream => {
+                tracing::warn!(request_id, code = self.source_code, error = %self.message, "upstream failure");
+                ApiError::new(
+                    ErrorCode::UpstreamError,
+                    format!("the language model call failed (request id {request_id})"),
+                )
+            }
+            AnswerErrorKind::Timeout => {
+                tracing::warn!(request_id, code = self.source_code, error = %self.message, "timeout");
+                ApiError::new(
+                    ErrorCode::Timeout,
+                    format!("the answer took too long (request id {request_id})"),
+                )
+            }
+            AnswerErrorKind::Unavailable => {
+                tracing::warn!(request_id, code = self.source_code, error = %self.message, "not ready");
+                ApiError::new(
+                    ErrorCode::NotReady,
+                    "the index is not open or no generator is configured",
+                )
+            }
+            AnswerErrorKind::Internal => ApiError::internal(
+                request_id,
+                format_args!("{}: {}", self.source_code, self.message),
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for AnswerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.source_code, self.message)
+    }
+}
+
+impl std::error::Error for AnswerError {}
+
+/// One event of a streamed answer.
+#[derive(Debug, Clone)]
+pub enum AnswerEvent {
+    /// A sentence whose markers validated:
+    /// `{index, text, start, end, citations, verdict}`.
+    Sentence(serde_json::Value),
+    /// The full answer object (as [`Answerer::ask`] returns it). Last event.
+    Final(serde_json::Value),
+    /// A failure. Last event.
+    Error(AnswerError),
+}
+
+/// Is the answerer able to answer?
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Readiness {
+    /// The index is open.
+    pub index: bool,
+    /// The generator's name (`scripted`, `openai`, `extractive`, ...), if one is configured.
+    pub generator: Option<String>,
+    /// Passages in the index, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub passages: Option<u64>,
+}
+
+impl Readiness {
+    pub fn is_ready(&self) -> bool {
+        self.index && self.generator.is_some()
+    }
+}
+
+/// Answers questions: retrieval, generation and the checks. The engine
+/// implements it; tests and demos use [`crate::fake::StaticAnswerer`].
+pub trait Answerer: Send + Sync + 'static {
+    /// Answers one question. The value is the answer object (`AskResult`).
+    fn ask<'a>(
+        &'a self,
+        question: &'a str,
+        params: AskParams,
+    ) -> BoxFuture<'a, Result<serde_json::Value, AnswerError>>;
+
+    /// Answers one question sentence by sentence: zero or more
+    /// [`AnswerEvent::Sentence`], then one `Final` or `Error`.
+    fn ask_stream(&self, question: &str, params: AskParams) -> BoxStream<'static, AnswerEvent>;
+
+    /// Searches the index: hits as `{id, title, section, source_url, text, score}`.
+    fn search<'a>(
+        &'a self,
+        query: &'a str,
+        k: usize,
+    ) -> BoxFuture<'a, Result<Vec<serde_json::Value>, AnswerError>>;
+
+    /// Index open, generator configured.
+    fn readiness(&self) -> Readiness;
+}

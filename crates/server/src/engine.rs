@@ -1,0 +1,126 @@
+//! The engine as an [`Answerer`] (feature `engine`, on by default).
+//!
+//! ```no_run
+//! # fn run() -> anyhow::Result<()> {
+//! use std::sync::Arc;
+//! use groundcite_engine::{Engine, Settings};
+//! use groundcite_server::{AppState, AuditConfig, ServerConfig};
+//!
+//! let settings = Settings::default();
+//! let mut config = ServerConfig::from_env()?;
+//! config.check = settings.check.clone();                  // /v1/check judges like the engine
+//! config.audit = AuditConfig::at(&settings.audit_path);
+//! let engine = Engine::from_settings(settings)?;
+//! let state = AppState::new(config, Some(Arc::new(engine)));
+//! # Ok(()) }
+//! ```
+
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use futures::{FutureExt, StreamExt};
+use groundcite_engine::{AskEvent, AskOptions, Engine, EngineError};
+use serde_json::{Value, json};
+
+use crate::answerer::{AnswerError, AnswerErrorKind, AnswerEvent, Answerer, AskParams, Readiness};
+
+/// The engine's errors in the service's terms: a bad request stays a 400,
+/// a model timeout is a 504, any other model failure a 502, an index
+/// failure a 503; configuration and internal errors are 500 (logged).
+pub fn answer_error(e: EngineError) -> AnswerError {
+    let code = e.code();
+    let kind = match &e {
+        EngineError::BadRequest(_) => AnswerErrorKind::BadRequest,
+        EngineError::Index(_) => AnswerErrorKind::Unavailable,
+        EngineError::Generation(_) if code == "llm_timeout" => AnswerErrorKind::Timeout,
+        EngineError::Generation(_) => AnswerErrorKind::Upstream,
+        EngineError::Config(_) | EngineError::Internal(_) => AnswerErrorKind::Internal,
+    };
+    AnswerError::new(kind, code, e.to_string())
+}
+
+fn serialize_error(e: serde_json::Error) -> AnswerError {
+    AnswerError::new(AnswerErrorKind::Internal, "serialize", e.to_string())
+}
+
+impl Answerer for Engine {
+    fn ask<'a>(
+        &'a self,
+        question: &'a str,
+        params: AskParams,
+    ) -> BoxFuture<'a, Result<Value, AnswerError>> {
+        async move {
+            let opts = AskOptions {
+                top_k: params.top_k,
+            };
+            let result = Engine::ask(self, question, &opts)
+                .await
+                .map_err(answer_error)?;
+            serde_json::to_value(&result).map_err(serialize_error)
+        }
+        .boxed()
+    }
+
+    fn ask_stream(&self, question: &str, params: AskParams) -> BoxStream<'static, AnswerEvent> {
+        let opts = AskOptions {
+            top_k: params.top_k,
+        };
+        Engine::ask_stream(self, question, &opts)
+            .map(|event| match event {
+                AskEvent::Sentence {
+                    index,
+                    text,
+                    start,
+                    end,
+                    citations,
+                    verdict,
+                } => AnswerEvent::Sentence(json!({
+                    "index": index, "text": text, "start": start, "end": end,
+                    "citations": citations, "verdict": verdict,
+                })),
+                AskEvent::Final(result) => match serde_json::to_value(&*result) {
+                    Ok(v) => AnswerEvent::Final(v),
+                    Err(e) => AnswerEvent::Error(serialize_error(e)),
+                },
+                AskEvent::Error(e) => AnswerEvent::Error(answer_error(e)),
+            })
+            .boxed()
+    }
+
+    fn search<'a>(
+        &'a self,
+        query: &'a str,
+        k: usize,
+    ) -> BoxFuture<'a, Result<Vec<Value>, AnswerError>> {
+        let engine = self.clone();
+        let query = query.to_string();
+        async move {
+            let hits = tokio::task::spawn_blocking(move || engine.search(&query, k))
+                .await
+                .map_err(|e| AnswerError::new(AnswerErrorKind::Internal, "join", e.to_string()))?
+                .map_err(answer_error)?;
+            Ok(hits
+                .into_iter()
+                .map(|h| {
+                    json!({
+                        "id": h.chunk.id,
+                        "title": h.chunk.title,
+                        "section": h.chunk.section,
+                        "source_url": h.chunk.source_url,
+                        "text": h.chunk.text,
+                        "score": h.score,
+                    })
+                })
+                .collect())
+        }
+        .boxed()
+    }
+
+    /// An engine exists only once its index is open and its generator built.
+    fn readiness(&self) -> Readiness {
+        Readiness {
+            index: true,
+            generator: Some(self.generator_name().to_string()),
+            passages: None,
+        }
+    }
+}

@@ -1,0 +1,314 @@
+//! A static [`Answerer`] for tests and demos: the same passages and the
+//! same model output for every question, checked for real by
+//! `groundcite-core`, shaped like the engine's answer object.
+
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use futures::{FutureExt, StreamExt};
+use groundcite_core::{CheckConfig, Passage};
+use groundcite_support::LexicalVerifier;
+use serde_json::{Value, json};
+
+use crate::answerer::{AnswerError, AnswerEvent, Answerer, AskParams, Readiness};
+
+/// Answers every question with `answer` over `passages`.
+#[derive(Debug, Clone)]
+pub struct StaticAnswerer {
+    pub passages: Vec<Passage>,
+    /// The model output served (last attempt).
+    pub answer: String,
+    /// A first attempt that cited ids never sent: when set, the answer
+    /// reports one regeneration.
+    pub first_attempt: Option<String>,
+    /// Questions containing one of these words (case-insensitive) are
+    /// refused at the gate.
+    pub refuse_when: Vec<String>,
+    /// Reported as `generator`.
+    pub generator: String,
+    /// Wait before answering (to test timeouts).
+    pub answer_delay: Duration,
+    /// Wait between streamed sentences.
+    pub sentence_delay: Duration,
+    /// Fail every question with this error.
+    pub failure: Option<AnswerError>,
+    pub readiness: Readiness,
+    pub config: CheckConfig,
+}
+
+impl StaticAnswerer {
+    pub fn new(passages: Vec<Passage>, answer: impl Into<String>) -> StaticAnswerer {
+        StaticAnswerer {
+            passages,
+            answer: answer.into(),
+            first_attempt: None,
+            refuse_when: Vec::new(),
+            generator: "static".into(),
+            answer_delay: Duration::ZERO,
+            sentence_delay: Duration::ZERO,
+            failure: None,
+            readiness: Readiness {
+                index: true,
+                generator: Some("static".into()),
+                passages: None,
+            },
+            config: CheckConfig::default(),
+        }
+    }
+
+    /// The demo: an expenses handbook where one passage carries a
+    /// `<script>` (it must render as text), an answer with a supported
+    /// sentence, a contradicted one, an unsupported one and an uncited
+    /// one; questions about furniture are refused.
+    pub fn demo() -> StaticAnswerer {
+        let p = |id: &str, text: &str, url: &str, section: &str, score: f32| Passage {
+            id: id.into(),
+            text: text.into(),
+            source_url: url.into(),
+            section: section.into(),
+            score: Some(score),
+        };
+        let passages = vec![
+            p(
+                "expenses.md#L9-L14",
+                "Reimbursements settle within 30 days of approval. Per diem claims follow the same schedule.",
+                "https://handbook.example/expenses#reimbursement",
+                "Expenses › Reimbursement",
+                0.91,
+            ),
+            p(
+                "expenses.md#L3-L8",
+                "Expense claims must be filed within 60 days of the expense. Receipts are required for every claim over $25.",
+                "https://handbook.example/expenses#filing",
+                "Expenses › Filing a claim",
+                0.84,
+            ),
+            p(
+                "help.md#L1-L6",
+                "Questions about reimbursement go to the finance help desk. <script>window.__xss=1</script> The desk answers within two business days.",
+                "https://handbook.example/help",
+                "Help <b>desk</b>",
+                0.52,
+            ),
+        ];
+        let answer = "Reimbursements settle within 30 days of approval [1]. \
+                      Claims must be filed within 90 days of the expense [2]. \
+                      Late claims are paid with a penalty deducted from the next salary [2]. \
+                      The finance help desk answers questions within two business days [3]. \
+                      Per diem claims are always approved automatically.";
+        let mut demo = StaticAnswerer::new(passages, answer);
+        demo.first_attempt = Some(
+            "Reimbursements settle within 30 days of approval [4]. Claims must be filed within 60 days [2].".into(),
+        );
+        demo.refuse_when = vec!["furniture".into(), "stipend".into()];
+        demo.generator = "scripted".into();
+        demo.readiness.generator = Some("scripted".into());
+        demo
+    }
+
+    /// The answer object for `question`.
+    pub fn result(&self, question: &str) -> Value {
+        let started = Instant::now();
+        let lower = question.to_lowercase();
+        if self
+            .refuse_when
+            .iter()
+            .any(|w| lower.contains(&w.to_lowercase()))
+        {
+            return self.refusal(question);
+        }
+        let verifier = LexicalVerifier::new(self.config.support.clone());
+        let report = groundcite_core::check(
+            Some(question),
+            &self.passages,
+            &self.answer,
+            &self.config,
+            &verifier,
+        );
+        let check_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let mut out = serde_json::to_value(&report).unwrap_or_else(|_| json!({}));
+        let mut attempts = Vec::new();
+        if let Some(first) = &self.first_attempt {
+            let bad = groundcite_core::Report::check(first, self.passages.len()).bad_ids;
+            attempts.push(json!({"raw": first, "bad_ids": bad, "error": null}));
+        }
+        attempts.push(json!({"raw": self.answer, "bad_ids": report.bad_ids, "error": null}));
+        if let Some(obj) = out.as_object_mut() {
+            obj.insert("question".into(), json!(question));
+            obj.insert("answer".into(), json!(self.answer));
+            obj.insert("passages".into(), self.passage_list());
+            obj.insert(
+                "refusal".into(),
+                match &report.refusal {
+                    None => Value::Null,
+                    Some(r) => json!({
+                        "reason": "sentinel",
+                        "searched": question,
+                        "needed": r.needed,
+                        "nearest_topics": self.topics(),
+                        "handoff": "Ask the finance help desk.",
+                    }),
+                },
+            );
+            obj.insert(
+                "timings".into(),
+                json!({"retrieve_ms": 0.4, "generate_ms": 1.0, "check_ms": check_ms, "total_ms": 1.4 + check_ms}),
+            );
+            obj.insert("attempts".into(), Value::Array(attempts));
+            obj.insert("generator".into(), json!(self.generator));
+            obj.insert("regenerated".into(), json!(self.first_attempt.is_some()));
+        }
+        out
+    }
+
+    fn passage_list(&self) -> Value {
+        Value::Array(
+            self.passages
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    json!({"n": i + 1, "id": p.id, "source_url": p.source_url, "section": p.section, "score": p.score})
+                })
+                .collect(),
+        )
+    }
+
+    fn topics(&self) -> Vec<String> {
+        let mut topics: Vec<String> = Vec::new();
+        for p in &self.passages {
+            if !topics.contains(&p.section) {
+                topics.push(p.section.clone());
+            }
+        }
+        topics
+    }
+
+    fn refusal(&self, question: &str) -> Value {
+        let text = groundcite_core::REFUSAL_SENTENCE;
+        json!({
+            "question": question,
+            "answer": text,
+            "status": "no_evidence",
+            "grounded": true,
+            "cited": [], "bad_ids": [], "unmarked": [], "coverage": 1.0,
+            "sentences": [],
+            "sources": [],
+            "counts": {"sentences": 0, "factual": 0, "supported": 0, "contradicted": 0, "unsupported": 0, "uncited": 0},
+            "passages": [],
+            "refusal": {
+                "reason": "gate",
+                "searched": question,
+                "needed": null,
+                "nearest_topics": self.topics(),
+                "handoff": "Ask the finance help desk, or open a ticket with HR.",
+            },
+            "timings": {"retrieve_ms": 0.3, "generate_ms": 0.0, "check_ms": 0.0, "total_ms": 0.3},
+            "attempts": [],
+            "generator": self.generator,
+            "regenerated": false,
+        })
+    }
+
+    fn search_hits(&self, query: &str, k: usize) -> Vec<Value> {
+        let terms: Vec<String> = query
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|t| t.len() > 2)
+            .map(str::to_lowercase)
+            .collect();
+        let mut hits: Vec<(f32, &Passage)> = self
+            .passages
+            .iter()
+            .map(|p| {
+                let text = p.text.to_lowercase();
+                let n = terms.iter().filter(|t| text.contains(t.as_str())).count();
+                (n as f32 / terms.len().max(1) as f32, p)
+            })
+            .filter(|(s, _)| *s > 0.0)
+            .collect();
+        hits.sort_by(|a, b| b.0.total_cmp(&a.0));
+        hits.into_iter()
+            .take(k)
+            .map(|(score, p)| {
+                json!({"id": p.id, "title": p.section, "section": p.section, "source_url": p.source_url, "text": p.text, "score": score})
+            })
+            .collect()
+    }
+}
+
+impl Answerer for StaticAnswerer {
+    fn ask<'a>(
+        &'a self,
+        question: &'a str,
+        _: AskParams,
+    ) -> BoxFuture<'a, Result<Value, AnswerError>> {
+        async move {
+            if !self.answer_delay.is_zero() {
+                tokio::time::sleep(self.answer_delay).await;
+            }
+            match &self.failure {
+                Some(e) => Err(e.clone()),
+                None => Ok(self.result(question)),
+            }
+        }
+        .boxed()
+    }
+
+    fn ask_stream(&self, question: &str, _: AskParams) -> BoxStream<'static, AnswerEvent> {
+        let this = self.clone();
+        let question = question.to_string();
+        let events = async move {
+            if !this.answer_delay.is_zero() {
+                tokio::time::sleep(this.answer_delay).await;
+            }
+            if let Some(e) = &this.failure {
+                return vec![AnswerEvent::Error(e.clone())];
+            }
+            let result = this.result(&question);
+            let mut events: Vec<AnswerEvent> = result
+                .get("sentences")
+                .and_then(|s| s.as_array())
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .map(|(index, s)| {
+                    AnswerEvent::Sentence(json!({
+                        "index": index,
+                        "text": s["text"], "start": s["start"], "end": s["end"],
+                        "citations": s["citations"], "verdict": s["verdict"],
+                    }))
+                })
+                .collect();
+            events.push(AnswerEvent::Final(result));
+            events
+        };
+        let delay = self.sentence_delay;
+        futures::stream::once(events)
+            .flat_map(futures::stream::iter)
+            .then(move |e| async move {
+                if !delay.is_zero() {
+                    tokio::time::sleep(delay).await;
+                }
+                e
+            })
+            .boxed()
+    }
+
+    fn search<'a>(
+        &'a self,
+        query: &'a str,
+        k: usize,
+    ) -> BoxFuture<'a, Result<Vec<Value>, AnswerError>> {
+        async move {
+            match &self.failure {
+                Some(e) => Err(e.clone()),
+                None => Ok(self.search_hits(query, k)),
+            }
+        }
+        .boxed()
+    }
+
+    fn readiness(&self) -> Readiness {
+        self.readiness.clone()
+    }
+}

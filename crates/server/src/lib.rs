@@ -1,0 +1,291 @@
+//! # groundcite-server: the HTTP service
+//!
+//! One [`app`] builds the whole service from an [`AppState`]; `main` (the
+//! CLI's `groundcite serve`) and the in-process tests use the same router.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use groundcite_server::{AppState, ServerConfig, app, fake::StaticAnswerer};
+//!
+//! # async fn run() -> anyhow::Result<()> {
+//! let config = ServerConfig::from_env()?;                  // defaults + GROUNDCITE_* variables
+//! let answerer = Arc::new(StaticAnswerer::demo());          // or the engine
+//! let state = AppState::new(config, Some(answerer));
+//! groundcite_server::serve(state, "127.0.0.1:8080".parse()?).await
+//! # }
+//! ```
+//!
+//! ## Routes
+//!
+//! | route | what |
+//! |---|---|
+//! | `GET /` | the web page |
+//! | `POST /v1/ask` | `{question, top_k?, stream?}` → the answer object, or SSE (`sentence`*, then `final` or `error`) |
+//! | `POST /v1/check` | `{question?, passages, answer}` → the check report |
+//! | `POST /v1/prompt` | `{question, passages}` → `{system, user, passages}` |
+//! | `GET /v1/search?q=&k=` | `{query, k, hits}` |
+//! | `POST /v1/ingest` | 501 `ingest_not_supported`: run `groundcite ingest` (single index writer) |
+//! | `GET /healthz` | the process is up |
+//! | `GET /readyz` | the index is open and a generator configured (else 503) |
+//! | `GET /metrics` | Prometheus text |
+//! | `GET /openapi.json` | OpenAPI 3.1 |
+//!
+//! `/v1/*` and `/metrics` need `Authorization: Bearer $GROUNDCITE_API_KEY`
+//! when that variable is set. Every error has the one shape of [`error`].
+//!
+//! ## Code map
+//!
+//! - [`error`]: the error table (code, status, type).
+//! - [`answerer`]: the seam to the pipeline ([`Answerer`]); `engine`
+//!   implements it for `groundcite_engine::Engine` (feature `engine`, on by
+//!   default); [`fake`] has a static implementation for tests and demos.
+//! - [`routes`]: the handlers; [`page`]: the web page; [`openapi`].
+//! - [`metrics`]: per-state Prometheus recorder.
+//! - [`audit`]: the SQLite audit log (writer thread, incident queries, export).
+
+#![recursion_limit = "256"]
+
+pub mod answerer;
+pub mod audit;
+#[cfg(feature = "engine")]
+pub mod engine;
+pub mod error;
+pub mod fake;
+pub mod metrics;
+pub mod openapi;
+pub mod page;
+pub mod routes;
+pub mod state;
+mod util;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use anyhow::Context;
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+
+pub use answerer::{AnswerError, AnswerErrorKind, AnswerEvent, Answerer, AskParams, Readiness};
+pub use audit::{
+    AuditConfig, AuditError, AuditLog, AuditRecord, IncidentFilter, export_jsonl, list_incidents,
+};
+pub use error::{ApiError, ErrorCode, ErrorType};
+pub use metrics::Metrics;
+pub use state::{AppState, ServerConfig};
+pub use util::rfc3339;
+
+/// Every route and its methods (the OpenAPI test checks each is documented).
+pub const ROUTES: &[(&str, &str)] = &[
+    ("/", "get"),
+    ("/openapi.json", "get"),
+    ("/healthz", "get"),
+    ("/readyz", "get"),
+    ("/metrics", "get"),
+    ("/v1/ask", "post"),
+    ("/v1/check", "post"),
+    ("/v1/prompt", "post"),
+    ("/v1/search", "get"),
+    ("/v1/ingest", "post"),
+];
+
+/// The service.
+pub fn app(state: AppState) -> Router {
+    let config = state.config().clone();
+    let protected = Router::new()
+        .route("/v1/ask", post(routes::ask))
+        .route("/v1/check", post(routes::check))
+        .route("/v1/prompt", post(routes::prompt))
+        .route("/v1/search", get(routes::search))
+        .route("/v1/ingest", post(routes::ingest))
+        .route("/metrics", get(routes::metrics))
+        .route_layer(middleware::from_fn_with_state(state.clone(), require_key));
+    let public = Router::new()
+        .route("/", get(page::index))
+        .route("/openapi.json", get(openapi::handler))
+        .route("/healthz", get(routes::healthz))
+        .route("/readyz", get(routes::readyz));
+    let router = Router::new()
+        .merge(protected)
+        .merge(public)
+        .fallback(routes::not_found)
+        .method_not_allowed_fallback(routes::method_not_allowed)
+        .layer(DefaultBodyLimit::max(config.body_limit))
+        // The handlers' own deadline fires first, with a better message.
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::GATEWAY_TIMEOUT,
+            config.timeout + Duration::from_secs(1),
+        ))
+        .layer(middleware::map_response_with_state(
+            state.clone(),
+            shape_errors,
+        ));
+    let router = match cors(&config.cors_origins) {
+        Some(cors) => router.layer(cors),
+        None => router,
+    };
+    router
+        .layer(PropagateRequestIdLayer::x_request_id())
+        .layer(TraceLayer::new_for_http().make_span_with(|req: &Request| {
+            let id = req
+                .headers()
+                .get("x-request-id")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("-");
+            // Debug level: at the default `info`, no span is built per
+            // request (errors are logged with their request id anyway).
+            tracing::debug_span!("request", method = %req.method(), uri = %req.uri().path(), request_id = id)
+        }))
+        .layer(SetRequestIdLayer::x_request_id(util::MakeId::default()))
+        .with_state(state)
+}
+
+fn cors(origins: &[String]) -> Option<CorsLayer> {
+    if origins.is_empty() {
+        return None;
+    }
+    let allow = if origins.iter().any(|o| o == "*") {
+        AllowOrigin::any()
+    } else {
+        AllowOrigin::list(
+            origins
+                .iter()
+                .filter_map(|o| HeaderValue::from_str(o).ok())
+                .collect::<Vec<_>>(),
+        )
+    };
+    Some(
+        CorsLayer::new()
+            .allow_origin(allow)
+            .allow_methods([Method::GET, Method::POST])
+            .allow_headers([header::CONTENT_TYPE, header::AUTHORIZATION])
+            .expose_headers([header::HeaderName::from_static("x-request-id")])
+            .max_age(Duration::from_secs(600)),
+    )
+}
+
+/// Bearer-token check for `/v1/*` and `/metrics`, when a key is configured.
+async fn require_key(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
+    if let Some(key) = &state.config().api_key {
+        let given = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .ok_or_else(|| {
+                ApiError::new(
+                    ErrorCode::MissingApiKey,
+                    "this server requires an API key: send `Authorization: Bearer <key>`",
+                )
+            })?
+            .to_str()
+            .ok()
+            .and_then(|v| {
+                v.strip_prefix("Bearer ")
+                    .or_else(|| v.strip_prefix("bearer "))
+            })
+            .map(str::trim)
+            .unwrap_or("");
+        if !constant_time_eq(given.as_bytes(), key.as_bytes()) {
+            return Err(ApiError::new(
+                ErrorCode::InvalidApiKey,
+                "the bearer token is not the configured API key",
+            ));
+        }
+    }
+    Ok(next.run(request).await)
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Counts every error response, and gives the one error shape to the
+/// bare-status responses of layers (timeout).
+async fn shape_errors(State(state): State<AppState>, response: Response) -> Response {
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    if let Some(code) = response.extensions().get::<ErrorCode>() {
+        state.metrics().http_error(*code);
+        return response;
+    }
+    let code = ErrorCode::for_status(status);
+    state.metrics().http_error(code);
+    let summary = ErrorCode::TABLE
+        .iter()
+        .find(|r| r.code == code)
+        .map_or("error", |r| r.summary);
+    ApiError::new(code, summary).into_response()
+}
+
+/// Serves `app(state)` on `addr` until Ctrl-C or SIGTERM, then drains the
+/// audit queue.
+pub async fn serve(state: AppState, addr: SocketAddr) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))?;
+    serve_on(state, listener, shutdown_signal()).await
+}
+
+/// Serves on a bound listener until `shutdown` resolves (tests pass their
+/// own future).
+pub async fn serve_on(
+    state: AppState,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    use axum::serve::ListenerExt;
+    let local = listener.local_addr()?;
+    tracing::info!(addr = %local, "groundcite serving");
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    let result = axum::serve(listener, app(state.clone()))
+        .with_graceful_shutdown(shutdown)
+        .await
+        .context("server error");
+    let audit = state.audit().clone();
+    tokio::task::spawn_blocking(move || audit.shutdown())
+        .await
+        .context("audit shutdown")?;
+    tracing::info!("groundcite stopped");
+    result
+}
+
+/// Resolves on Ctrl-C, or SIGTERM on Unix.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutdown signal received");
+}

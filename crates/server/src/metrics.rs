@@ -1,0 +1,390 @@
+//! Prometheus metrics, one recorder per [`crate::AppState`].
+//!
+//! The recorder is local (never installed globally), so two states in one
+//! process (tests) never share counters. Every series is registered once at
+//! start-up and kept as a handle: recording is an atomic add, no lookup.
+//!
+//! | metric | type | labels |
+//! |---|---|---|
+//! | `groundcite_answers_total` | counter | `status`: ok, unverified, no_evidence |
+//! | `groundcite_refusals_total` | counter | `cause`: gate, sentinel, validation |
+//! | `groundcite_invalid_id_answers_total` | counter | answers where an attempt cited ids never sent |
+//! | `groundcite_regenerations_total` | counter | answers regenerated once |
+//! | `groundcite_sentences_total` | counter | `verdict`, `endpoint`: ask, check |
+//! | `groundcite_checks_total` | counter | `status` (`POST /v1/check`) |
+//! | `groundcite_coverage` | histogram | citation coverage of non-refused answers |
+//! | `groundcite_stage_seconds` | histogram | `stage`: retrieve, generate, check, total |
+//! | `groundcite_check_seconds` | histogram | `POST /v1/check` handling time |
+//! | `groundcite_audit_write_failures_total` | counter | `reason`: open, write, queue_full |
+//! | `groundcite_audit_records_total` | counter | records written |
+//! | `groundcite_http_errors_total` | counter | `code`: the error table's code |
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use metrics::{Counter, Histogram, Key, Label, Metadata, Recorder, Unit};
+use metrics_exporter_prometheus::{
+    Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder,
+};
+
+use crate::error::ErrorCode;
+
+const STATUSES: [&str; 3] = ["ok", "unverified", "no_evidence"];
+const CAUSES: [&str; 3] = ["gate", "sentinel", "validation"];
+const VERDICTS: [&str; 5] = [
+    "supported",
+    "contradicted",
+    "unsupported",
+    "uncited",
+    "not_factual",
+];
+const STAGES: [&str; 4] = ["retrieve", "generate", "check", "total"];
+const AUDIT_REASONS: [&str; 3] = ["open", "write", "queue_full"];
+
+/// Latency buckets, in seconds: 0.1 ms to 60 s.
+pub const LATENCY_BUCKETS: &[f64] = &[
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+    5.0, 10.0, 30.0, 60.0,
+];
+/// Coverage buckets: tenths.
+pub const COVERAGE_BUCKETS: &[f64] = &[0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0];
+
+/// The service's metrics: a local recorder and pre-registered handles.
+#[derive(Clone)]
+pub struct Metrics {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    recorder: PrometheusRecorder,
+    handle: PrometheusHandle,
+    answers: HashMap<&'static str, Counter>,
+    refusals: HashMap<&'static str, Counter>,
+    invalid_id_answers: Counter,
+    regenerations: Counter,
+    sentences_ask: HashMap<&'static str, Counter>,
+    sentences_check: HashMap<&'static str, Counter>,
+    checks: HashMap<&'static str, Counter>,
+    coverage: Histogram,
+    stages: HashMap<&'static str, Histogram>,
+    check_seconds: Histogram,
+    audit_failures: HashMap<&'static str, Counter>,
+    audit_records: Counter,
+    http_errors: HashMap<&'static str, Counter>,
+}
+
+const META: Metadata<'static> = Metadata::new(
+    "groundcite_server",
+    metrics::Level::INFO,
+    Some(module_path!()),
+);
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Metrics {
+        let recorder = PrometheusBuilder::new()
+            .set_buckets_for_metric(
+                Matcher::Full("groundcite_coverage".into()),
+                COVERAGE_BUCKETS,
+            )
+            .and_then(|b| {
+                b.set_buckets_for_metric(Matcher::Suffix("_seconds".into()), LATENCY_BUCKETS)
+            })
+            .expect("bucket lists are non-empty")
+            .build_recorder();
+        let handle = recorder.handle();
+
+        let describe = |name: &'static str, unit: Option<Unit>, help: &'static str| {
+            recorder.describe_counter(name.into(), unit, help.into());
+            recorder.describe_histogram(name.into(), unit, help.into());
+        };
+        describe(
+            "groundcite_answers_total",
+            None,
+            "Answers served, by status.",
+        );
+        describe(
+            "groundcite_refusals_total",
+            None,
+            "Refusals, by cause (gate, sentinel, validation).",
+        );
+        describe(
+            "groundcite_invalid_id_answers_total",
+            None,
+            "Answers where an attempt cited passage ids never sent.",
+        );
+        describe(
+            "groundcite_regenerations_total",
+            None,
+            "Answers regenerated once after citing ids never sent.",
+        );
+        describe(
+            "groundcite_sentences_total",
+            None,
+            "Answer sentences, by support verdict and endpoint.",
+        );
+        describe(
+            "groundcite_checks_total",
+            None,
+            "POST /v1/check reports, by status.",
+        );
+        describe(
+            "groundcite_coverage",
+            None,
+            "Citation coverage of answers that are not refusals.",
+        );
+        describe(
+            "groundcite_stage_seconds",
+            Some(Unit::Seconds),
+            "Latency of each answer stage.",
+        );
+        describe(
+            "groundcite_check_seconds",
+            Some(Unit::Seconds),
+            "Time to check one answer in POST /v1/check.",
+        );
+        describe(
+            "groundcite_audit_write_failures_total",
+            None,
+            "Audit records lost: database open or write failures, full queue.",
+        );
+        describe(
+            "groundcite_audit_records_total",
+            None,
+            "Audit records written.",
+        );
+        describe(
+            "groundcite_http_errors_total",
+            None,
+            "Error responses, by error code.",
+        );
+
+        let counter = |name: &'static str, labels: Vec<Label>| {
+            recorder.register_counter(&Key::from_parts(name, labels), &META)
+        };
+        let histogram = |name: &'static str, labels: Vec<Label>| {
+            recorder.register_histogram(&Key::from_parts(name, labels), &META)
+        };
+        let by = |name: &'static str, label: &'static str, values: &[&'static str]| {
+            values
+                .iter()
+                .map(|&v| (v, counter(name, vec![Label::new(label, v)])))
+                .collect::<HashMap<_, _>>()
+        };
+        let sentences = |endpoint: &'static str| {
+            VERDICTS
+                .iter()
+                .map(|&v| {
+                    (
+                        v,
+                        counter(
+                            "groundcite_sentences_total",
+                            vec![Label::new("verdict", v), Label::new("endpoint", endpoint)],
+                        ),
+                    )
+                })
+                .collect::<HashMap<_, _>>()
+        };
+        let error_names: Vec<&'static str> = ErrorCode::TABLE.iter().map(|r| r.name).collect();
+        let inner = Inner {
+            answers: by("groundcite_answers_total", "status", &STATUSES),
+            refusals: by("groundcite_refusals_total", "cause", &CAUSES),
+            invalid_id_answers: counter("groundcite_invalid_id_answers_total", vec![]),
+            regenerations: counter("groundcite_regenerations_total", vec![]),
+            sentences_ask: sentences("ask"),
+            sentences_check: sentences("check"),
+            checks: by("groundcite_checks_total", "status", &STATUSES),
+            coverage: histogram("groundcite_coverage", vec![]),
+            stages: STAGES
+                .iter()
+                .map(|&s| {
+                    (
+                        s,
+                        histogram("groundcite_stage_seconds", vec![Label::new("stage", s)]),
+                    )
+                })
+                .collect(),
+            check_seconds: histogram("groundcite_check_seconds", vec![]),
+            audit_failures: by(
+                "groundcite_audit_write_failures_total",
+                "reason",
+                &AUDIT_REASONS,
+            ),
+            audit_records: counter("groundcite_audit_records_total", vec![]),
+            http_errors: by("groundcite_http_errors_total", "code", &error_names),
+            recorder,
+            handle,
+        };
+        Metrics {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// The Prometheus text exposition.
+    pub fn render(&self) -> String {
+        self.inner.handle.render()
+    }
+
+    /// The recorder, to record custom series in the same exposition.
+    pub fn recorder(&self) -> &PrometheusRecorder {
+        &self.inner.recorder
+    }
+
+    /// Records one answer object (the `AskResult` JSON).
+    pub fn record_answer(&self, answer: &serde_json::Value) {
+        let m = &self.inner;
+        let status = answer
+            .get("status")
+            .and_then(|s| s.as_str())
+            .unwrap_or("ok");
+        if let Some(c) = m.answers.get(status) {
+            c.increment(1);
+        }
+        if let Some(cause) = answer
+            .pointer("/refusal/reason")
+            .and_then(|s| s.as_str())
+            .and_then(|c| m.refusals.get(c))
+        {
+            cause.increment(1);
+        }
+        let invalid = answer
+            .get("attempts")
+            .and_then(|a| a.as_array())
+            .is_some_and(|attempts| {
+                attempts.iter().any(|a| {
+                    a.get("bad_ids")
+                        .and_then(|b| b.as_array())
+                        .is_some_and(|b| !b.is_empty())
+                })
+            })
+            || answer
+                .get("bad_ids")
+                .and_then(|b| b.as_array())
+                .is_some_and(|b| !b.is_empty());
+        if invalid {
+            m.invalid_id_answers.increment(1);
+        }
+        if answer.get("regenerated").and_then(|r| r.as_bool()) == Some(true) {
+            m.regenerations.increment(1);
+        }
+        self.record_sentences(answer, &m.sentences_ask);
+        if status != "no_evidence"
+            && answer.get("refusal").is_none_or(|r| r.is_null())
+            && let Some(c) = answer.get("coverage").and_then(|c| c.as_f64())
+        {
+            m.coverage.record(c);
+        }
+        if let Some(timings) = answer.get("timings") {
+            for stage in STAGES {
+                let ms = timings.get(format!("{stage}_ms")).and_then(|v| v.as_f64());
+                if let (Some(ms), Some(h)) = (ms, m.stages.get(stage)) {
+                    h.record(ms / 1000.0);
+                }
+            }
+        }
+    }
+
+    /// Records one `POST /v1/check` report.
+    pub fn record_check(&self, report: &groundcite_core::CheckOutput, seconds: f64) {
+        let m = &self.inner;
+        if let Some(c) = m.checks.get(report.status.as_str()) {
+            c.increment(1);
+        }
+        for s in &report.sentences {
+            if let Some(c) = m.sentences_check.get(s.verdict.as_str()) {
+                c.increment(1);
+            }
+        }
+        m.check_seconds.record(seconds);
+    }
+
+    fn record_sentences(&self, answer: &serde_json::Value, by: &HashMap<&'static str, Counter>) {
+        for s in answer
+            .get("sentences")
+            .and_then(|s| s.as_array())
+            .into_iter()
+            .flatten()
+        {
+            if let Some(c) = s
+                .get("verdict")
+                .and_then(|v| v.as_str())
+                .and_then(|v| by.get(v))
+            {
+                c.increment(1);
+            }
+        }
+    }
+
+    /// An audit record was lost: `open`, `write` or `queue_full`.
+    pub fn audit_failure(&self, reason: &'static str, n: u64) {
+        if let Some(c) = self.inner.audit_failures.get(reason) {
+            c.increment(n);
+        }
+    }
+
+    /// Audit records written.
+    pub fn audit_written(&self, n: u64) {
+        self.inner.audit_records.increment(n);
+    }
+
+    /// One error response.
+    pub fn http_error(&self, code: ErrorCode) {
+        if let Some(c) = self.inner.http_errors.get(code.as_str()) {
+            c.increment(1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histograms_have_explicit_buckets_and_states_do_not_share() {
+        let a = Metrics::new();
+        let b = Metrics::new();
+        a.record_answer(&serde_json::json!({
+            "status": "ok", "coverage": 0.5, "regenerated": true,
+            "attempts": [{"raw": "x [7]", "bad_ids": [7]}, {"raw": "x [1]", "bad_ids": []}],
+            "sentences": [{"verdict": "contradicted"}],
+            "timings": {"retrieve_ms": 1.0, "generate_ms": 2.0, "check_ms": 0.1, "total_ms": 3.2},
+            "refusal": null
+        }));
+        let text = a.render();
+        assert!(
+            text.contains("groundcite_answers_total{status=\"ok\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("groundcite_coverage_bucket{le=\"0.5\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("groundcite_stage_seconds_bucket{stage=\"total\",le=\"0.005\"} 1"),
+            "{text}"
+        );
+        assert!(text.contains("groundcite_regenerations_total 1"));
+        assert!(text.contains("groundcite_invalid_id_answers_total 1"));
+        assert!(
+            text.contains(
+                "groundcite_sentences_total{verdict=\"contradicted\",endpoint=\"ask\"} 1"
+            ),
+            "{text}"
+        );
+        assert!(
+            b.render()
+                .contains("groundcite_answers_total{status=\"ok\"} 0")
+        );
+    }
+}

@@ -1,0 +1,461 @@
+//! The handlers.
+
+use std::convert::Infallible;
+use std::time::Instant;
+
+use axum::body::Bytes;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{FromRequest, FromRequestParts, Query, Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use groundcite_core::passage::{ApproxTokens, assemble};
+use groundcite_core::{Passage, prompt};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use crate::AppState;
+use crate::answerer::{AnswerError, AnswerErrorKind, AnswerEvent, AskParams};
+use crate::audit::AuditEntry;
+use crate::error::{ApiError, ErrorCode};
+
+/// Largest `top_k` and `k`.
+pub const MAX_K: usize = 50;
+/// Checks over more text than this run on the blocking pool.
+const INLINE_CHECK_BYTES: usize = 64 * 1024;
+
+/// The request id set by the request-id layer (`x-request-id`).
+pub struct ReqId(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for ReqId {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(ReqId(
+            parts
+                .headers
+                .get("x-request-id")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("-")
+                .to_string(),
+        ))
+    }
+}
+
+/// A JSON body, with every failure mapped to the error table: 415 for a
+/// non-JSON content type (a missing one is accepted), 413 over the body
+/// limit, 400 `malformed_json` / `invalid_body`.
+pub struct ApiJson<T>(pub T);
+
+impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        if let Some(ct) = req.headers().get(header::CONTENT_TYPE) {
+            let ct = ct.to_str().unwrap_or("").to_ascii_lowercase();
+            let essence = ct.split(';').next().unwrap_or("").trim();
+            if !(essence == "application/json" || essence.ends_with("+json")) {
+                return Err(ApiError::new(
+                    ErrorCode::UnsupportedMediaType,
+                    format!("expected Content-Type: application/json, got {essence:?}"),
+                ));
+            }
+        }
+        let limit = state.config().body_limit;
+        let bytes = Bytes::from_request(req, state).await.map_err(|r| {
+            if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::new(
+                    ErrorCode::PayloadTooLarge,
+                    format!("the request body is larger than {limit} bytes"),
+                )
+            } else {
+                ApiError::new(ErrorCode::InvalidBody, r.body_text())
+            }
+        })?;
+        serde_json::from_slice(&bytes).map(ApiJson).map_err(|e| {
+            let code = match e.classify() {
+                serde_json::error::Category::Data => ErrorCode::InvalidBody,
+                _ => ErrorCode::MalformedJson,
+            };
+            ApiError::new(code, e.to_string())
+        })
+    }
+}
+
+/// A JSON response from bytes already serialized.
+pub fn json_bytes(status: StatusCode, body: Bytes) -> Response {
+    let mut response = (status, body).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn json_value(value: &serde_json::Value) -> Response {
+    json_bytes(StatusCode::OK, Bytes::from(value.to_string()))
+}
+
+// ---------------------------------------------------------------- /v1/ask
+
+#[derive(Debug, Deserialize)]
+pub struct AskRequest {
+    pub question: String,
+    #[serde(default)]
+    pub top_k: Option<usize>,
+    #[serde(default)]
+    pub stream: bool,
+}
+
+fn check_k(name: &str, k: usize) -> Result<(), ApiError> {
+    if (1..=MAX_K).contains(&k) {
+        Ok(())
+    } else {
+        Err(ApiError::new(
+            ErrorCode::InvalidParameter,
+            format!("{name} must be between 1 and {MAX_K}, got {k}"),
+        ))
+    }
+}
+
+fn ready_answerer(state: &AppState) -> Result<std::sync::Arc<dyn crate::Answerer>, ApiError> {
+    let not_ready = |why: &str| ApiError::new(ErrorCode::NotReady, why.to_string());
+    let answerer = state.answerer().ok_or_else(|| {
+        not_ready("this server has no index or generator: only /v1/check and /v1/prompt are served")
+    })?;
+    let readiness = answerer.readiness();
+    if !readiness.index {
+        return Err(not_ready("the index is not open"));
+    }
+    if readiness.generator.is_none() {
+        return Err(not_ready("no generator is configured"));
+    }
+    Ok(answerer.clone())
+}
+
+/// Records an answer object (metrics, audit) and returns its bytes.
+fn finish_answer(state: &AppState, request_id: &str, answer: &serde_json::Value) -> Bytes {
+    let bytes = Bytes::from(answer.to_string());
+    state.metrics().record_answer(answer);
+    if state.audit().is_enabled() {
+        state
+            .audit()
+            .record(AuditEntry::from_answer(request_id, answer, bytes.clone()));
+    }
+    bytes
+}
+
+pub async fn ask(
+    State(state): State<AppState>,
+    ReqId(request_id): ReqId,
+    ApiJson(req): ApiJson<AskRequest>,
+) -> Result<Response, ApiError> {
+    let question = req.question.trim();
+    if question.is_empty() {
+        return Err(ApiError::new(
+            ErrorCode::EmptyQuestion,
+            "the question is empty",
+        ));
+    }
+    if let Some(k) = req.top_k {
+        check_k("top_k", k)?;
+    }
+    let answerer = ready_answerer(&state)?;
+    let params = AskParams { top_k: req.top_k };
+    if req.stream {
+        let events = answerer.ask_stream(question, params);
+        return Ok(sse(state, request_id, events));
+    }
+    let answer = tokio::time::timeout(state.config().timeout, answerer.ask(question, params))
+        .await
+        .unwrap_or_else(|_| {
+            Err(AnswerError::new(
+                AnswerErrorKind::Timeout,
+                "timeout",
+                format!("no answer within {:?}", state.config().timeout),
+            ))
+        })
+        .map_err(|e| e.into_api(&request_id))?;
+    let bytes = finish_answer(&state, &request_id, &answer);
+    Ok(json_bytes(StatusCode::OK, bytes))
+}
+
+struct StreamState {
+    inner: BoxStream<'static, AnswerEvent>,
+    state: AppState,
+    request_id: String,
+    deadline: tokio::time::Instant,
+    done: bool,
+}
+
+/// Server-sent events: `sentence`* then `final` or `error`. The whole
+/// stream is bounded by the request timeout.
+fn sse(state: AppState, request_id: String, inner: BoxStream<'static, AnswerEvent>) -> Response {
+    let deadline = tokio::time::Instant::now() + state.config().timeout;
+    let st = StreamState {
+        inner,
+        state,
+        request_id,
+        deadline,
+        done: false,
+    };
+    let events = futures::stream::unfold(st, |mut st| async move {
+        if st.done {
+            return None;
+        }
+        let error_event = |st: &StreamState, err: ApiError| {
+            st.state.metrics().http_error(err.code);
+            Event::default()
+                .event("error")
+                .data(err.to_value().to_string())
+        };
+        let event = match tokio::time::timeout_at(st.deadline, st.inner.next()).await {
+            Ok(Some(AnswerEvent::Sentence(v))) => {
+                Event::default().event("sentence").data(v.to_string())
+            }
+            Ok(Some(AnswerEvent::Final(v))) => {
+                st.done = true;
+                let bytes = finish_answer(&st.state, &st.request_id, &v);
+                Event::default()
+                    .event("final")
+                    .data(String::from_utf8_lossy(&bytes))
+            }
+            Ok(Some(AnswerEvent::Error(e))) => {
+                st.done = true;
+                let err = e.into_api(&st.request_id);
+                error_event(&st, err)
+            }
+            Ok(None) => {
+                st.done = true;
+                let err =
+                    ApiError::internal(&st.request_id, "answer stream ended without a final event");
+                error_event(&st, err)
+            }
+            Err(_) => {
+                st.done = true;
+                let err = AnswerError::new(AnswerErrorKind::Timeout, "timeout", "stream deadline")
+                    .into_api(&st.request_id);
+                error_event(&st, err)
+            }
+        };
+        Some((Ok::<_, Infallible>(event), st))
+    });
+    let mut response = Sse::new(events)
+        .keep_alive(KeepAlive::default())
+        .into_response();
+    response
+        .headers_mut()
+        .insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+// ---------------------------------------------------------------- /v1/check
+
+#[derive(Debug, Deserialize)]
+pub struct CheckRequest {
+    #[serde(default)]
+    pub question: Option<String>,
+    pub passages: Vec<Passage>,
+    pub answer: String,
+}
+
+pub async fn check(
+    State(state): State<AppState>,
+    ReqId(request_id): ReqId,
+    ApiJson(req): ApiJson<CheckRequest>,
+) -> Result<Response, ApiError> {
+    if req.answer.trim().is_empty() {
+        return Err(ApiError::new(ErrorCode::EmptyAnswer, "the answer is empty"));
+    }
+    let started = Instant::now();
+    let size = req.answer.len() + req.passages.iter().map(|p| p.text.len()).sum::<usize>();
+    let run = |state: &AppState, req: &CheckRequest| {
+        let question = req.question.as_deref().filter(|q| !q.trim().is_empty());
+        groundcite_core::check(
+            question,
+            &req.passages,
+            &req.answer,
+            &state.config().check,
+            state.verifier(),
+        )
+    };
+    let (req, report) = if size <= INLINE_CHECK_BYTES {
+        let report = run(&state, &req);
+        (req, report)
+    } else {
+        let st = state.clone();
+        tokio::task::spawn_blocking(move || {
+            let report = run(&st, &req);
+            (req, report)
+        })
+        .await
+        .map_err(|e| ApiError::internal(&request_id, e))?
+    };
+    let bytes =
+        Bytes::from(serde_json::to_vec(&report).map_err(|e| ApiError::internal(&request_id, e))?);
+    let elapsed = started.elapsed().as_secs_f64();
+    state.metrics().record_check(&report, elapsed);
+    if state.audit().audits_checks() {
+        let question = req.question.as_deref().filter(|q| !q.trim().is_empty());
+        state.audit().record(AuditEntry::from_check(
+            &request_id,
+            question,
+            &req.passages,
+            &req.answer,
+            &report,
+            bytes.clone(),
+            elapsed * 1000.0,
+        ));
+    }
+    Ok(json_bytes(StatusCode::OK, bytes))
+}
+
+// ---------------------------------------------------------------- /v1/prompt
+
+#[derive(Debug, Deserialize)]
+pub struct PromptRequest {
+    pub question: String,
+    pub passages: Vec<Passage>,
+}
+
+pub async fn prompt(
+    State(state): State<AppState>,
+    ApiJson(req): ApiJson<PromptRequest>,
+) -> Result<Response, ApiError> {
+    if req.question.trim().is_empty() {
+        return Err(ApiError::new(
+            ErrorCode::EmptyQuestion,
+            "the question is empty",
+        ));
+    }
+    let config = &state.config().check;
+    let context = assemble(&req.passages, &config.assembly, &ApproxTokens);
+    let rendered = prompt::render(&req.question, &context, config.refusal_form);
+    let sent: Vec<serde_json::Value> = context
+        .passages
+        .iter()
+        .map(|p| {
+            serde_json::json!({
+                "n": p.n,
+                "id": p.passage.id,
+                "source_url": p.passage.source_url,
+                "section": p.passage.section,
+                "trimmed": p.trimmed,
+            })
+        })
+        .collect();
+    Ok(json_value(&serde_json::json!({
+        "system": rendered.system,
+        "user": rendered.user,
+        "passages": sent,
+    })))
+}
+
+// ---------------------------------------------------------------- /v1/search
+
+#[derive(Debug, Deserialize)]
+pub struct SearchQuery {
+    pub q: String,
+    #[serde(default)]
+    pub k: Option<usize>,
+}
+
+pub async fn search(
+    State(state): State<AppState>,
+    ReqId(request_id): ReqId,
+    query: Result<Query<SearchQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(query) = query.map_err(|r| ApiError::new(ErrorCode::InvalidQuery, r.body_text()))?;
+    let q = query.q.trim();
+    if q.is_empty() {
+        return Err(ApiError::new(
+            ErrorCode::EmptyQuery,
+            "the query `q` is empty",
+        ));
+    }
+    let k = query.k.unwrap_or(5);
+    check_k("k", k)?;
+    let answerer = state
+        .answerer()
+        .ok_or_else(|| ApiError::new(ErrorCode::NotReady, "this server has no index"))?
+        .clone();
+    if !answerer.readiness().index {
+        return Err(ApiError::new(ErrorCode::NotReady, "the index is not open"));
+    }
+    let hits = tokio::time::timeout(state.config().timeout, answerer.search(q, k))
+        .await
+        .unwrap_or_else(|_| {
+            Err(AnswerError::new(
+                AnswerErrorKind::Timeout,
+                "timeout",
+                "search timed out",
+            ))
+        })
+        .map_err(|e| e.into_api(&request_id))?;
+    Ok(json_value(
+        &serde_json::json!({"query": q, "k": k, "hits": hits}),
+    ))
+}
+
+// ---------------------------------------------------------------- /v1/ingest
+
+pub async fn ingest() -> ApiError {
+    ApiError::new(
+        ErrorCode::IngestNotSupported,
+        "ingest is a CLI step: index writes need a single writer, and the server holds the index open for reading. Run `groundcite ingest` and restart the server.",
+    )
+}
+
+// ---------------------------------------------------------------- health
+
+pub async fn healthz() -> Response {
+    json_value(&serde_json::json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}))
+}
+
+pub async fn readyz(State(state): State<AppState>) -> Result<Response, ApiError> {
+    let answerer = state.answerer().ok_or_else(|| {
+        ApiError::new(
+            ErrorCode::NotReady,
+            "no index or generator configured: only /v1/check and /v1/prompt are served",
+        )
+    })?;
+    let readiness = answerer.readiness();
+    if !readiness.is_ready() {
+        let why = if !readiness.index {
+            "the index is not open"
+        } else {
+            "no generator is configured"
+        };
+        return Err(ApiError::new(ErrorCode::NotReady, why));
+    }
+    Ok(json_value(&serde_json::json!({
+        "status": "ready",
+        "index": readiness.index,
+        "generator": readiness.generator,
+        "passages": readiness.passages,
+        "audit": state.audit().is_enabled(),
+    })))
+}
+
+pub async fn metrics(State(state): State<AppState>) -> Response {
+    let mut response = state.metrics().render().into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    response
+}
+
+pub async fn not_found() -> ApiError {
+    ApiError::new(ErrorCode::NotFound, "no such route; see GET /openapi.json")
+}
+
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        ErrorCode::MethodNotAllowed,
+        "this route does not accept this method; see GET /openapi.json",
+    )
+}

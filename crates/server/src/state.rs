@@ -1,0 +1,200 @@
+//! Configuration and shared state.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use groundcite_core::CheckConfig;
+use groundcite_support::LexicalVerifier;
+use serde::{Deserialize, Serialize};
+
+use crate::answerer::Answerer;
+use crate::audit::{AuditConfig, AuditLog};
+use crate::metrics::Metrics;
+
+/// The environment variable holding the API key. Unset or empty: no auth.
+pub const API_KEY_ENV: &str = "GROUNDCITE_API_KEY";
+/// Comma-separated allowed CORS origins (`*` for any). Unset: CORS off.
+pub const CORS_ENV: &str = "GROUNDCITE_CORS_ORIGINS";
+/// Body limit in bytes.
+pub const BODY_LIMIT_ENV: &str = "GROUNDCITE_BODY_LIMIT";
+/// Request timeout in seconds.
+pub const TIMEOUT_ENV: &str = "GROUNDCITE_TIMEOUT_SECS";
+/// Audit database path; `off` turns auditing off.
+pub const AUDIT_PATH_ENV: &str = "GROUNDCITE_AUDIT_PATH";
+
+/// Service options. Defaults are documented per field; [`ServerConfig::from_env`]
+/// overrides them from the environment, and the CLI's flags override both.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ServerConfig {
+    /// Largest accepted request body, in bytes. Default 1 MiB.
+    pub body_limit: usize,
+    /// Longest time to produce a response (for streams: the whole stream).
+    /// Default 60 s.
+    #[serde(with = "secs")]
+    pub timeout: Duration,
+    /// Bearer token required on `/v1/*` and `/metrics`. Default: none (no
+    /// auth); from `GROUNDCITE_API_KEY`.
+    #[serde(skip_serializing)]
+    pub api_key: Option<String>,
+    /// Allowed CORS origins; empty (default) sends no CORS headers; `*`
+    /// allows any origin.
+    pub cors_origins: Vec<String>,
+    /// The audit log. Default `./.groundcite/audit.sqlite`, checks audited.
+    pub audit: AuditConfig,
+    /// The checks of `POST /v1/check` (and the refusal form of `POST /v1/prompt`).
+    pub check: CheckConfig,
+}
+
+impl std::fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerConfig")
+            .field("body_limit", &self.body_limit)
+            .field("timeout", &self.timeout)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+            .field("cors_origins", &self.cors_origins)
+            .field("audit", &self.audit)
+            .finish_non_exhaustive()
+    }
+}
+
+mod secs {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let secs = f64::deserialize(d)?;
+        Duration::try_from_secs_f64(secs).map_err(serde::de::Error::custom)
+    }
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            body_limit: 1024 * 1024,
+            timeout: Duration::from_secs(60),
+            api_key: None,
+            cors_origins: Vec::new(),
+            audit: AuditConfig::default(),
+            check: CheckConfig::default(),
+        }
+    }
+}
+
+impl ServerConfig {
+    /// Defaults, overridden by `GROUNDCITE_API_KEY`, `GROUNDCITE_CORS_ORIGINS`,
+    /// `GROUNDCITE_BODY_LIMIT`, `GROUNDCITE_TIMEOUT_SECS`, `GROUNDCITE_AUDIT_PATH`.
+    pub fn from_env() -> anyhow::Result<ServerConfig> {
+        ServerConfig::default().with_env(|k| std::env::var(k).ok())
+    }
+
+    /// Applies environment overrides read through `get` (testable).
+    pub fn with_env(
+        mut self,
+        get: impl Fn(&str) -> Option<String>,
+    ) -> anyhow::Result<ServerConfig> {
+        use anyhow::Context;
+        if let Some(key) = get(API_KEY_ENV).filter(|k| !k.trim().is_empty()) {
+            self.api_key = Some(key.trim().to_string());
+        }
+        if let Some(origins) = get(CORS_ENV) {
+            self.cors_origins = origins
+                .split(',')
+                .map(str::trim)
+                .filter(|o| !o.is_empty())
+                .map(str::to_string)
+                .collect();
+        }
+        if let Some(limit) = get(BODY_LIMIT_ENV) {
+            self.body_limit = limit
+                .trim()
+                .parse()
+                .with_context(|| format!("{BODY_LIMIT_ENV}={limit:?} is not a byte count"))?;
+        }
+        if let Some(t) = get(TIMEOUT_ENV) {
+            let secs: f64 = t
+                .trim()
+                .parse()
+                .with_context(|| format!("{TIMEOUT_ENV}={t:?} is not a number of seconds"))?;
+            self.timeout = Duration::try_from_secs_f64(secs)
+                .with_context(|| format!("{TIMEOUT_ENV}={t:?} is not a duration"))?;
+        }
+        if let Some(path) = get(AUDIT_PATH_ENV) {
+            let path = path.trim();
+            self.audit.path = match path {
+                "" | "off" | "none" => None,
+                p => Some(p.into()),
+            };
+        }
+        Ok(self)
+    }
+}
+
+/// Everything a handler needs. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: ServerConfig,
+    answerer: Option<Arc<dyn Answerer>>,
+    metrics: Metrics,
+    audit: AuditLog,
+    verifier: LexicalVerifier,
+}
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState")
+            .field("config", &self.inner.config)
+            .field("answerer", &self.inner.answerer.is_some())
+            .field("audit", &self.inner.audit)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AppState {
+    /// A state with its own metrics registry, and the audit writer started
+    /// when `config.audit.path` is set. `answerer: None` serves only the
+    /// routes that need no index (`/v1/check`, `/v1/prompt`); the others
+    /// answer 503 `not_ready`.
+    pub fn new(config: ServerConfig, answerer: Option<Arc<dyn Answerer>>) -> AppState {
+        let metrics = Metrics::new();
+        let audit = AuditLog::start(&config.audit, metrics.clone());
+        let verifier = LexicalVerifier::new(config.check.support.clone());
+        AppState {
+            inner: Arc::new(Inner {
+                config,
+                answerer,
+                metrics,
+                audit,
+                verifier,
+            }),
+        }
+    }
+
+    pub fn config(&self) -> &ServerConfig {
+        &self.inner.config
+    }
+
+    pub fn answerer(&self) -> Option<&Arc<dyn Answerer>> {
+        self.inner.answerer.as_ref()
+    }
+
+    pub fn metrics(&self) -> &Metrics {
+        &self.inner.metrics
+    }
+
+    pub fn audit(&self) -> &AuditLog {
+        &self.inner.audit
+    }
+
+    pub fn verifier(&self) -> &LexicalVerifier {
+        &self.inner.verifier
+    }
+}

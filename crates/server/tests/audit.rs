@@ -1,0 +1,352 @@
+//! The audit log: one record per answer, written off the request path,
+//! read back as the incident log; failures are counted, never blocking.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use axum::http::StatusCode;
+use common::*;
+use groundcite_server::audit::{self, AuditEntry, AuditLog};
+use groundcite_server::fake::StaticAnswerer;
+use groundcite_server::{AuditConfig, IncidentFilter, Metrics, ServerConfig};
+use serde_json::json;
+
+fn audited(path: &std::path::Path, checks: bool) -> groundcite_server::AppState {
+    let config = ServerConfig {
+        audit: AuditConfig {
+            checks,
+            ..AuditConfig::at(path)
+        },
+        ..config()
+    };
+    state_with(config, Some(StaticAnswerer::demo()))
+}
+
+#[tokio::test]
+async fn every_answer_is_one_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nested/dir/audit.sqlite");
+    let state = audited(&path, true);
+
+    let mut ids = Vec::new();
+    for q in [
+        "How long does reimbursement take?",
+        "When must claims be filed?",
+        "Is furniture covered?",
+    ] {
+        let r = send(&state, post_json("/v1/ask", &json!({"question": q}))).await;
+        assert_eq!(r.status, StatusCode::OK);
+        ids.push(r.header("x-request-id").unwrap().to_string());
+    }
+    // A streamed answer is audited once, at its final event.
+    let r = send(
+        &state,
+        post_json("/v1/ask", &json!({"question": "Streamed?", "stream": true})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK);
+    ids.push(r.header("x-request-id").unwrap().to_string());
+    // Failed requests are not answers.
+    let r = send(&state, post_json("/v1/ask", &json!({"question": ""}))).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    state.audit().flush();
+
+    let records = audit::list_all(&path).unwrap();
+    assert_eq!(records.len(), 4, "{records:#?}");
+    let first = &records[0];
+    assert_eq!(first.kind, "ask");
+    assert_eq!(first.request_id, ids[0]);
+    assert_eq!(
+        first.question.as_deref(),
+        Some("How long does reimbursement take?")
+    );
+    assert_eq!(first.status, "ok");
+    assert!(!first.grounded);
+    assert!(first.regenerated);
+    assert_eq!(first.contradicted, 1);
+    assert_eq!(first.unsupported, 1);
+    assert_eq!(first.uncited, 1);
+    assert_eq!(first.bad_ids, [4], "the first attempt cited [4]");
+    assert_eq!(
+        first.passage_ids,
+        ["expenses.md#L9-L14", "expenses.md#L3-L8", "help.md#L1-L6"]
+    );
+    let attempts = first.attempts.as_array().unwrap();
+    assert_eq!(attempts.len(), 2);
+    assert!(attempts[0]["raw"].as_str().unwrap().contains("[4]"));
+    assert!(first.timings["total_ms"].is_number());
+    assert_eq!(
+        first.report["question"],
+        "How long does reimbursement take?"
+    );
+    assert_eq!(first.report["sentences"].as_array().unwrap().len(), 5);
+    assert!(
+        first.ts.ends_with('Z') && first.ts.len() == 24,
+        "{}",
+        first.ts
+    );
+
+    let refusal = &records[2];
+    assert_eq!(refusal.status, "no_evidence");
+    assert_eq!(refusal.refusal.as_deref(), Some("gate"));
+    assert!(refusal.passage_ids.is_empty());
+    assert_eq!(records[3].request_id, ids[3]);
+    assert_eq!(records[3].question.as_deref(), Some("Streamed?"));
+
+    let text = send(&state, get("/metrics")).await.text();
+    assert_eq!(metric(&text, "groundcite_audit_records_total"), Some(4.0));
+    state.audit().shutdown();
+}
+
+#[tokio::test]
+async fn checks_are_audited_unless_turned_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let on = dir.path().join("on.sqlite");
+    let state = audited(&on, true);
+    let r = send(&state, post_json("/v1/check", &seed_check())).await;
+    assert_eq!(r.status, StatusCode::OK);
+    state.audit().flush();
+    let records = audit::list_all(&on).unwrap();
+    assert_eq!(records.len(), 1);
+    let rec = &records[0];
+    assert_eq!(rec.kind, "check");
+    assert_eq!(rec.contradicted, 1);
+    assert_eq!(rec.passage_ids, ["hr-1", "hr-2", "hr-3"]);
+    assert_eq!(
+        rec.attempts[0]["raw"],
+        "Reimbursements settle in 14 days [2]."
+    );
+    assert_eq!(
+        rec.report,
+        r.json(),
+        "the report is stored exactly as served"
+    );
+
+    let off = dir.path().join("off.sqlite");
+    let state = audited(&off, false);
+    send(&state, post_json("/v1/check", &seed_check())).await;
+    send(&state, post_json("/v1/ask", &json!({"question": "q"}))).await;
+    state.audit().flush();
+    let records = audit::list_all(&off).unwrap();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].kind, "ask");
+}
+
+#[tokio::test]
+async fn the_incident_log_lists_unverified_and_unsupported_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.sqlite");
+    let state = audited(&path, true);
+    let clean = {
+        let mut b = seed_check();
+        b["answer"] = json!("Reimbursements settle within 30 days of approval [2].");
+        b
+    };
+    let bad_ids = {
+        let mut b = seed_check();
+        b["answer"] = json!("Reimbursements settle within 30 days of approval [7].");
+        b
+    };
+    for body in [&clean, &seed_check(), &bad_ids, &clean] {
+        assert_eq!(
+            send(&state, post_json("/v1/check", body)).await.status,
+            StatusCode::OK
+        );
+    }
+    state.audit().flush();
+
+    let unverified = audit::list_incidents(
+        &path,
+        &IncidentFilter {
+            unverified: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(unverified.len(), 1);
+    assert_eq!(unverified[0].status, "unverified");
+    assert_eq!(unverified[0].bad_ids, [7]);
+    assert!(unverified[0].is_unverified());
+
+    let unsupported = audit::list_incidents(
+        &path,
+        &IncidentFilter {
+            unsupported: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    // The seed's contradiction, and the sentence whose only citation is
+    // [7] (nothing valid supports it).
+    assert_eq!(unsupported.len(), 2);
+    assert_eq!(unsupported[0].unsupported, 1);
+    assert_eq!(unsupported[1].contradicted, 1);
+    assert!(unsupported.iter().all(|r| r.is_unsupported()));
+
+    let all = audit::list_incidents(&path, &IncidentFilter::default()).unwrap();
+    assert_eq!(all.len(), 2, "both kinds, newest first");
+    assert!(all[0].id > all[1].id);
+    let limited = audit::list_incidents(
+        &path,
+        &IncidentFilter {
+            limit: Some(1),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(limited.len(), 1);
+    let asks = audit::list_incidents(
+        &path,
+        &IncidentFilter {
+            kind: Some("ask".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(asks.is_empty());
+
+    let mut out = Vec::new();
+    let n = audit::export_jsonl(&path, &mut out).unwrap();
+    assert_eq!(n, 4);
+    let lines: Vec<serde_json::Value> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[1]["contradicted"], 1);
+    assert_eq!(lines[0]["report"]["grounded"], true);
+
+    let mut out = Vec::new();
+    let n = audit::export_incidents_jsonl(
+        &path,
+        &IncidentFilter {
+            unverified: true,
+            ..Default::default()
+        },
+        &mut out,
+    )
+    .unwrap();
+    assert_eq!(n, 1);
+}
+
+#[tokio::test]
+async fn a_database_that_cannot_open_is_counted_and_never_blocks_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    // A regular file where the parent directory should be.
+    let blocker = dir.path().join("not-a-dir");
+    std::fs::write(&blocker, "x").unwrap();
+    let path = blocker.join("audit.sqlite");
+    let state = audited(&path, true);
+
+    let started = Instant::now();
+    for _ in 0..5 {
+        let r = send(
+            &state,
+            post_json(
+                "/v1/ask",
+                &json!({"question": "How long does reimbursement take?"}),
+            ),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::OK);
+        let r = send(&state, post_json("/v1/check", &seed_check())).await;
+        assert_eq!(r.status, StatusCode::OK);
+    }
+    assert!(started.elapsed() < Duration::from_secs(5));
+    state.audit().flush();
+    let text = send(&state, get("/metrics")).await.text();
+    assert_eq!(
+        metric(
+            &text,
+            "groundcite_audit_write_failures_total{reason=\"open\"}"
+        ),
+        Some(10.0),
+        "{text}"
+    );
+    assert_eq!(metric(&text, "groundcite_audit_records_total"), Some(0.0));
+    assert!(audit::list_all(&path).is_err());
+}
+
+#[test]
+fn nothing_is_lost_silently_when_the_queue_overflows() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.sqlite");
+    let metrics = Metrics::new();
+    let log = AuditLog::start(
+        &AuditConfig {
+            queue_capacity: 2,
+            batch: 1,
+            ..AuditConfig::at(&path)
+        },
+        metrics.clone(),
+    );
+    let answer = StaticAnswerer::demo().result("q");
+    let started = Instant::now();
+    for _ in 0..500 {
+        log.record(AuditEntry::from_answer(
+            "rid",
+            &answer,
+            answer.to_string().into(),
+        ));
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "record() never blocks"
+    );
+    log.shutdown();
+    let text = metrics.render();
+    let written = metric(&text, "groundcite_audit_records_total").unwrap();
+    let dropped = metric(
+        &text,
+        "groundcite_audit_write_failures_total{reason=\"queue_full\"}",
+    )
+    .unwrap();
+    assert_eq!(written + dropped, 500.0, "{text}");
+    assert_eq!(audit::list_all(&path).unwrap().len() as f64, written);
+    // After shutdown, records are counted as lost, not queued forever.
+    log.record(AuditEntry::from_answer(
+        "late",
+        &answer,
+        answer.to_string().into(),
+    ));
+    let text = metrics.render();
+    assert_eq!(
+        metric(
+            &text,
+            "groundcite_audit_write_failures_total{reason=\"write\"}"
+        ),
+        Some(1.0)
+    );
+}
+
+#[tokio::test]
+async fn a_write_failure_is_counted_and_the_writer_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.sqlite");
+    let state = audited(&path, true);
+    send(&state, post_json("/v1/check", &seed_check())).await;
+    state.audit().flush();
+    // Break the table under the writer: the next batch fails, is counted,
+    // and the writer reopens (recreating the table) for the one after.
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("DROP TABLE audit;").unwrap();
+    }
+    let r = send(&state, post_json("/v1/check", &seed_check())).await;
+    assert_eq!(r.status, StatusCode::OK);
+    state.audit().flush();
+    send(&state, post_json("/v1/check", &seed_check())).await;
+    state.audit().flush();
+    let text = send(&state, get("/metrics")).await.text();
+    assert_eq!(
+        metric(
+            &text,
+            "groundcite_audit_write_failures_total{reason=\"write\"}"
+        ),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(audit::list_all(&path).unwrap().len(), 1);
+}

@@ -1,0 +1,213 @@
+//! The real engine behind the service: a scripted generator over a fixed
+//! retriever, through `app()`.
+#![cfg(feature = "engine")]
+
+mod common;
+
+use std::sync::Arc;
+
+use axum::http::StatusCode;
+use common::*;
+use groundcite_engine::{Engine, EngineError, Retriever, Settings};
+use groundcite_index::{Chunk, Hit};
+use groundcite_llm::{LlmError, ScriptedGenerator};
+use groundcite_server::{AppState, AuditConfig, ServerConfig, audit};
+use serde_json::json;
+
+struct Fixed(Vec<Hit>);
+
+impl Retriever for Fixed {
+    fn search(&self, _: &str, k: usize) -> Result<Vec<Hit>, EngineError> {
+        Ok(self.0.iter().take(k).cloned().collect())
+    }
+}
+
+fn hit(id: &str, text: &str, section: &str, score: f32) -> Hit {
+    Hit {
+        chunk: Chunk {
+            id: id.into(),
+            path: id.split('#').next().unwrap().into(),
+            title: "Expenses".into(),
+            section: section.into(),
+            source_url: format!("https://handbook.example/{id}"),
+            text: text.into(),
+            start: 0,
+            end: text.len(),
+            metadata: serde_json::Value::Null,
+        },
+        score,
+        raw_score: score * 10.0,
+    }
+}
+
+fn handbook(score: f32) -> Arc<dyn Retriever> {
+    Arc::new(Fixed(vec![
+        hit(
+            "expenses.md#L9-L14",
+            "Reimbursements settle within 30 days of approval. Per diem claims follow the same schedule.",
+            "Reimbursement",
+            score,
+        ),
+        hit(
+            "expenses.md#L3-L8",
+            "Expense claims must be filed within 60 days of the expense.",
+            "Filing",
+            score * 0.9,
+        ),
+    ]))
+}
+
+fn state(engine: Engine, audit_path: Option<&std::path::Path>) -> AppState {
+    let config = ServerConfig {
+        audit: audit_path.map_or_else(AuditConfig::off, AuditConfig::at),
+        ..config()
+    };
+    AppState::new(config, Some(Arc::new(engine)))
+}
+
+fn engine(retriever: Arc<dyn Retriever>, outputs: Vec<Result<String, LlmError>>) -> Engine {
+    Engine::new(
+        Settings::default(),
+        retriever,
+        Arc::new(ScriptedGenerator::from_results(outputs)),
+    )
+}
+
+#[tokio::test]
+async fn ids_never_sent_are_regenerated_once_audited_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.sqlite");
+    let engine = engine(
+        handbook(0.9),
+        vec![
+            Ok("Reimbursements settle within 30 days of approval [7].".into()),
+            Ok("Reimbursements settle within 30 days of approval [1]. Claims are filed within 90 days of the expense [2].".into()),
+        ],
+    );
+    let state = state(engine, Some(&path));
+    assert_eq!(
+        send(&state, get("/readyz")).await.json()["generator"],
+        "scripted"
+    );
+
+    let r = send(
+        &state,
+        post_json(
+            "/v1/ask",
+            &json!({"question": "How long does reimbursement take?"}),
+        ),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["regenerated"], true, "{v:#}");
+    assert_eq!(v["status"], "ok");
+    assert_eq!(v["sentences"][0]["verdict"], "supported");
+    assert_eq!(v["sentences"][1]["verdict"], "contradicted");
+    assert_eq!(v["attempts"].as_array().unwrap().len(), 2);
+
+    let text = send(&state, get("/metrics")).await.text();
+    assert_eq!(metric(&text, "groundcite_regenerations_total"), Some(1.0));
+    assert_eq!(
+        metric(&text, "groundcite_invalid_id_answers_total"),
+        Some(1.0)
+    );
+    assert_eq!(
+        metric(
+            &text,
+            "groundcite_sentences_total{verdict=\"contradicted\",endpoint=\"ask\"}"
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        metric(&text, "groundcite_stage_seconds_count{stage=\"generate\"}"),
+        Some(1.0)
+    );
+
+    state.audit().flush();
+    let records = audit::list_all(&path).unwrap();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].bad_ids, [7]);
+    assert_eq!(
+        records[0].passage_ids,
+        ["expenses.md#L9-L14", "expenses.md#L3-L8"]
+    );
+    assert!(
+        records[0].attempts[0]["raw"]
+            .as_str()
+            .unwrap()
+            .ends_with("[7].")
+    );
+    assert_eq!(records[0].request_id, r.header("x-request-id").unwrap());
+}
+
+#[tokio::test]
+async fn a_weak_retrieval_is_refused_at_the_gate() {
+    let state = state(
+        engine(handbook(0.01), vec![Ok("never called [1].".into())]),
+        None,
+    );
+    let v = send(
+        &state,
+        post_json("/v1/ask", &json!({"question": "Is furniture covered?"})),
+    )
+    .await
+    .json();
+    assert_eq!(v["status"], "no_evidence");
+    assert_eq!(v["refusal"]["reason"], "gate");
+    let text = send(&state, get("/metrics")).await.text();
+    assert_eq!(
+        metric(&text, "groundcite_refusals_total{cause=\"gate\"}"),
+        Some(1.0)
+    );
+}
+
+#[tokio::test]
+async fn the_engine_streams_sentences_then_the_result() {
+    let state = state(
+        engine(handbook(0.9), vec![Ok("Reimbursements settle within 30 days of approval [1]. Per diem claims follow the same schedule [1].".into())]),
+        None,
+    );
+    let r = send(
+        &state,
+        post_json(
+            "/v1/ask",
+            &json!({"question": "How long does reimbursement take?", "stream": true}),
+        ),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK);
+    let body = r.text();
+    let events: Vec<&str> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("event: "))
+        .collect();
+    assert_eq!(events.last(), Some(&"final"), "{body}");
+    assert!(
+        events.iter().filter(|e| **e == "sentence").count() >= 1,
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn a_generator_failure_is_502_and_search_goes_through_the_retriever() {
+    let state = state(
+        engine(handbook(0.9), vec![Err(LlmError::EmptyContent)]),
+        None,
+    );
+    let r = send(
+        &state,
+        post_json(
+            "/v1/ask",
+            &json!({"question": "How long does reimbursement take?"}),
+        ),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::BAD_GATEWAY, "{}", r.text());
+    assert_eq!(r.error_code(), "upstream_error");
+
+    let r = send(&state, get("/v1/search?q=reimbursement&k=1")).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.json()["hits"][0]["id"], "expenses.md#L9-L14");
+    assert_eq!(r.json()["hits"].as_array().unwrap().len(), 1);
+}

@@ -1,0 +1,798 @@
+//! Every route, in process (`tower::ServiceExt::oneshot`, no socket):
+//! status codes, bodies, the one error shape, limits, auth, CORS.
+
+mod common;
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use common::*;
+use groundcite_server::fake::StaticAnswerer;
+use groundcite_server::{AnswerError, AnswerErrorKind, ROUTES, ServerConfig};
+use serde_json::json;
+
+// ------------------------------------------------------------ health
+
+#[tokio::test]
+async fn healthz_is_up_even_without_an_index() {
+    let state = state_with(config(), None);
+    let r = send(&state, get("/healthz")).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.json()["status"], "ok");
+    assert!(r.header("x-request-id").is_some_and(|id| !id.is_empty()));
+}
+
+#[tokio::test]
+async fn readyz_needs_an_open_index_and_a_generator() {
+    let r = send(&state_with(config(), None), get("/readyz")).await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(r.error_code(), "not_ready");
+
+    let mut closed = StaticAnswerer::demo();
+    closed.readiness.index = false;
+    let r = send(&state_with(config(), Some(closed)), get("/readyz")).await;
+    assert_eq!(r.error_code(), "not_ready");
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("index")
+    );
+
+    let mut no_generator = StaticAnswerer::demo();
+    no_generator.readiness.generator = None;
+    let r = send(&state_with(config(), Some(no_generator)), get("/readyz")).await;
+    assert_eq!(r.error_code(), "not_ready");
+
+    let r = send(&demo_state(), get("/readyz")).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.json()["status"], "ready");
+    assert_eq!(r.json()["generator"], "scripted");
+}
+
+// ------------------------------------------------------------ unknown routes, methods
+
+#[tokio::test]
+async fn unknown_route_is_404_in_the_error_shape() {
+    let r = send(&demo_state(), get("/v1/nope")).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+    assert_eq!(r.error_code(), "not_found");
+    let r = send(&demo_state(), post_json("/nope", &json!({}))).await;
+    assert_eq!(r.error_code(), "not_found");
+}
+
+#[tokio::test]
+async fn wrong_method_is_405_in_the_error_shape() {
+    for (uri, req) in [
+        ("/v1/check", get("/v1/check")),
+        ("/healthz", post_json("/healthz", &json!({}))),
+        ("/v1/search", post_json("/v1/search", &json!({}))),
+    ] {
+        let r = send(&demo_state(), req).await;
+        assert_eq!(r.status, StatusCode::METHOD_NOT_ALLOWED, "{uri}");
+        assert_eq!(r.error_code(), "method_not_allowed", "{uri}");
+    }
+}
+
+// ------------------------------------------------------------ /v1/check
+
+#[tokio::test]
+async fn check_reports_the_seed_contradiction() {
+    let r = send(&demo_state(), post_json("/v1/check", &seed_check())).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["status"], "ok");
+    assert_eq!(v["grounded"], false);
+    assert_eq!(v["cited"], json!([2]));
+    assert_eq!(v["sentences"][0]["verdict"], "contradicted");
+    assert_eq!(
+        v["sentences"][0]["reasons"][0],
+        "number_mismatch: \"14 days\" vs \"30 days\""
+    );
+    assert_eq!(v["sources"][0]["url"], "https://hr.example/policy");
+    assert!(r.header("x-request-id").is_some());
+}
+
+#[tokio::test]
+async fn check_reports_ids_never_sent_and_the_refusal() {
+    let mut body = seed_check();
+    body["answer"] = json!("Refunds take 14 days [7]. Reimbursements settle in 14 days.");
+    let v = send(&demo_state(), post_json("/v1/check", &body))
+        .await
+        .json();
+    assert_eq!(v["status"], "unverified");
+    assert_eq!(v["bad_ids"], json!([7]));
+    assert_eq!(
+        v["unmarked"][0]["text"],
+        "Reimbursements settle in 14 days."
+    );
+
+    body["answer"] = json!("Not covered by the provided documents.");
+    let v = send(&demo_state(), post_json("/v1/check", &body))
+        .await
+        .json();
+    assert_eq!(v["status"], "no_evidence");
+    assert_eq!(v["refusal"]["form"], "sentence");
+}
+
+#[tokio::test]
+async fn check_is_served_without_an_index() {
+    let r = send(
+        &state_with(config(), None),
+        post_json("/v1/check", &seed_check()),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn check_of_a_large_answer_runs_off_the_async_threads() {
+    let mut body = seed_check();
+    body["answer"] = json!("Reimbursements settle within 30 days of approval [2]. ".repeat(2000));
+    let r = send(&demo_state(), post_json("/v1/check", &body)).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.json()["counts"]["supported"], 2000);
+}
+
+#[tokio::test]
+async fn bad_json_is_400_malformed_json() {
+    let r = send(
+        &demo_state(),
+        post_raw("/v1/check", Some("application/json"), "{\"answer\": "),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert_eq!(r.error_code(), "malformed_json");
+    let r = send(&demo_state(), post_raw("/v1/check", None, "")).await;
+    assert_eq!(r.error_code(), "malformed_json");
+}
+
+#[tokio::test]
+async fn missing_field_and_wrong_type_are_400_invalid_body() {
+    let r = send(
+        &demo_state(),
+        post_json("/v1/check", &json!({"passages": []})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert_eq!(r.error_code(), "invalid_body");
+    assert!(r.text().contains("answer"), "{}", r.text());
+
+    let r = send(
+        &demo_state(),
+        post_json(
+            "/v1/check",
+            &json!({"answer": "x [1].", "passages": [{"text": "no id"}]}),
+        ),
+    )
+    .await;
+    assert_eq!(r.error_code(), "invalid_body");
+
+    let r = send(&demo_state(), post_json("/v1/ask", &json!({"question": 3}))).await;
+    assert_eq!(r.error_code(), "invalid_body");
+}
+
+#[tokio::test]
+async fn empty_answer_is_400_empty_answer() {
+    let mut body = seed_check();
+    body["answer"] = json!("  \n ");
+    let r = send(&demo_state(), post_json("/v1/check", &body)).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert_eq!(r.error_code(), "empty_answer");
+}
+
+#[tokio::test]
+async fn a_non_json_content_type_is_415_and_a_missing_one_is_accepted() {
+    let r = send(
+        &demo_state(),
+        post_raw("/v1/check", Some("text/plain"), seed_check().to_string()),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert_eq!(r.error_code(), "unsupported_media_type");
+    let r = send(
+        &demo_state(),
+        post_raw("/v1/check", None, seed_check().to_string()),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK);
+    let r = send(
+        &demo_state(),
+        post_raw(
+            "/v1/check",
+            Some("application/json; charset=utf-8"),
+            seed_check().to_string(),
+        ),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_body_over_the_limit_is_413() {
+    let state = state_with(
+        ServerConfig {
+            body_limit: 1024,
+            ..config()
+        },
+        Some(StaticAnswerer::demo()),
+    );
+    let mut body = seed_check();
+    body["answer"] = json!("x".repeat(2000));
+    let r = send(&state, post_json("/v1/check", &body)).await;
+    assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(r.error_code(), "payload_too_large");
+    assert!(r.text().contains("1024"));
+    // Without a content-length (chunked), the limit still holds.
+    let chunks = futures::stream::iter(
+        (0..4).map(|_| Ok::<_, std::io::Error>(bytes::Bytes::from(vec![b' '; 600]))),
+    );
+    let req = Request::post("/v1/check")
+        .header("content-type", "application/json")
+        .body(Body::from_stream(chunks))
+        .unwrap();
+    let r = send(&state, req).await;
+    assert_eq!(r.error_code(), "payload_too_large");
+    // Under the limit is fine.
+    let r = send(&state, post_json("/v1/check", &seed_check())).await;
+    assert_eq!(r.status, StatusCode::OK);
+}
+
+// ------------------------------------------------------------ /v1/prompt
+
+#[tokio::test]
+async fn prompt_renders_the_contract_and_numbered_passages() {
+    let body = json!({"question": "How long does reimbursement take?", "passages": seed_check()["passages"]});
+    let r = send(&demo_state(), post_json("/v1/prompt", &body)).await;
+    assert_eq!(r.status, StatusCode::OK);
+    let v = r.json();
+    let system = v["system"].as_str().unwrap();
+    assert!(system.starts_with("You answer ONLY from the numbered passages below."));
+    assert!(system.contains("[2] Reimbursements settle within 30 days of approval."));
+    assert_eq!(v["user"], "How long does reimbursement take?");
+    assert_eq!(
+        v["passages"][1],
+        json!({"n": 2, "id": "hr-2", "source_url": "https://hr.example/policy", "section": "Reimbursement", "trimmed": false})
+    );
+}
+
+#[tokio::test]
+async fn prompt_needs_a_question() {
+    let body = json!({"question": " ", "passages": []});
+    let r = send(&demo_state(), post_json("/v1/prompt", &body)).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert_eq!(r.error_code(), "empty_question");
+    let r = send(
+        &demo_state(),
+        post_json("/v1/prompt", &json!({"question": "q"})),
+    )
+    .await;
+    assert_eq!(r.error_code(), "invalid_body");
+}
+
+// ------------------------------------------------------------ /v1/ask
+
+#[tokio::test]
+async fn ask_returns_the_answer_object_and_counts_it() {
+    let state = demo_state();
+    let r = send(
+        &state,
+        post_json(
+            "/v1/ask",
+            &json!({"question": "How long does reimbursement take?", "top_k": 3}),
+        ),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["status"], "ok");
+    assert_eq!(v["question"], "How long does reimbursement take?");
+    assert_eq!(v["regenerated"], true);
+    assert_eq!(v["passages"][2]["id"], "help.md#L1-L6");
+    assert_eq!(v["counts"]["contradicted"], 1);
+    assert_eq!(v["counts"]["unsupported"], 1);
+
+    let refused = send(
+        &state,
+        post_json("/v1/ask", &json!({"question": "Is furniture covered?"})),
+    )
+    .await
+    .json();
+    assert_eq!(refused["status"], "no_evidence");
+    assert_eq!(refused["refusal"]["reason"], "gate");
+
+    let m = send(&state, get("/metrics")).await;
+    assert_eq!(m.status, StatusCode::OK);
+    assert!(m.header("content-type").unwrap().starts_with("text/plain"));
+    let text = m.text();
+    let val = |s: &str| metric(&text, s).unwrap_or_else(|| panic!("no {s} in\n{text}"));
+    assert_eq!(val("groundcite_answers_total{status=\"ok\"}"), 1.0);
+    assert_eq!(val("groundcite_answers_total{status=\"no_evidence\"}"), 1.0);
+    assert_eq!(val("groundcite_refusals_total{cause=\"gate\"}"), 1.0);
+    assert_eq!(val("groundcite_refusals_total{cause=\"validation\"}"), 0.0);
+    assert_eq!(val("groundcite_regenerations_total"), 1.0);
+    assert_eq!(val("groundcite_invalid_id_answers_total"), 1.0);
+    assert_eq!(
+        val("groundcite_sentences_total{verdict=\"contradicted\",endpoint=\"ask\"}"),
+        1.0
+    );
+    assert_eq!(
+        val("groundcite_sentences_total{verdict=\"unsupported\",endpoint=\"ask\"}"),
+        1.0
+    );
+    assert_eq!(val("groundcite_coverage_count"), 1.0);
+    assert_eq!(val("groundcite_coverage_bucket{le=\"0.8\"}"), 1.0);
+    assert_eq!(val("groundcite_stage_seconds_count{stage=\"total\"}"), 2.0);
+    assert!(text.contains("groundcite_stage_seconds_bucket{stage=\"generate\",le=\"0.0025\"}"));
+    assert_eq!(
+        val("groundcite_audit_write_failures_total{reason=\"open\"}"),
+        0.0
+    );
+}
+
+#[tokio::test]
+async fn ask_validates_the_question_and_top_k() {
+    let r = send(
+        &demo_state(),
+        post_json("/v1/ask", &json!({"question": ""})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert_eq!(r.error_code(), "empty_question");
+    for k in [0, 51] {
+        let r = send(
+            &demo_state(),
+            post_json("/v1/ask", &json!({"question": "q", "top_k": k})),
+        )
+        .await;
+        assert_eq!(r.error_code(), "invalid_parameter", "top_k {k}");
+    }
+    let r = send(&demo_state(), post_json("/v1/ask", &json!({"top_k": 3}))).await;
+    assert_eq!(r.error_code(), "invalid_body");
+}
+
+#[tokio::test]
+async fn ask_without_an_index_is_503() {
+    let r = send(
+        &state_with(config(), None),
+        post_json("/v1/ask", &json!({"question": "q"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(r.error_code(), "not_ready");
+}
+
+#[tokio::test]
+async fn upstream_failure_is_502_and_internal_failure_is_500_with_details_hidden() {
+    let mut failing = StaticAnswerer::demo();
+    failing.failure = Some(AnswerError::new(
+        AnswerErrorKind::Upstream,
+        "generation",
+        "openai: HTTP 500 from http://10.0.0.7:8000 key sk-secret",
+    ));
+    let r = send(
+        &state_with(config(), Some(failing)),
+        post_json("/v1/ask", &json!({"question": "q"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::BAD_GATEWAY);
+    assert_eq!(r.error_code(), "upstream_error");
+    assert!(!r.text().contains("sk-secret") && !r.text().contains("10.0.0.7"));
+
+    let mut broken = StaticAnswerer::demo();
+    broken.failure = Some(AnswerError::new(
+        AnswerErrorKind::Internal,
+        "internal",
+        "index segment /var/lib/x corrupt",
+    ));
+    let r = send(
+        &state_with(config(), Some(broken)),
+        post_json("/v1/ask", &json!({"question": "q"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(r.error_code(), "internal");
+    let message = r.json()["error"]["message"].as_str().unwrap().to_string();
+    assert!(!message.contains("/var/lib"), "{message}");
+    let id = r.header("x-request-id").unwrap();
+    assert!(
+        message.contains(id),
+        "the message names the request id: {message}"
+    );
+
+    let mut bad = StaticAnswerer::demo();
+    bad.failure = Some(AnswerError::new(
+        AnswerErrorKind::BadRequest,
+        "bad_request",
+        "question too long",
+    ));
+    let r = send(
+        &state_with(config(), Some(bad)),
+        post_json("/v1/ask", &json!({"question": "q"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert!(r.text().contains("question too long"));
+}
+
+#[tokio::test]
+async fn a_slow_answer_is_504_timeout() {
+    let mut slow = StaticAnswerer::demo();
+    slow.answer_delay = Duration::from_secs(5);
+    let state = state_with(
+        ServerConfig {
+            timeout: Duration::from_millis(100),
+            ..config()
+        },
+        Some(slow),
+    );
+    let started = std::time::Instant::now();
+    let r = send(&state, post_json("/v1/ask", &json!({"question": "q"}))).await;
+    assert_eq!(r.status, StatusCode::GATEWAY_TIMEOUT);
+    assert_eq!(r.error_code(), "timeout");
+    assert!(started.elapsed() < Duration::from_secs(2));
+}
+
+/// Splits an SSE body into (event, data) pairs.
+fn sse_events(body: &str) -> Vec<(String, serde_json::Value)> {
+    body.split("\n\n")
+        .filter_map(|block| {
+            let mut event = None;
+            let mut data = String::new();
+            for line in block.lines() {
+                if let Some(e) = line.strip_prefix("event:") {
+                    event = Some(e.trim().to_string());
+                } else if let Some(d) = line.strip_prefix("data:") {
+                    data.push_str(d.trim_start());
+                }
+            }
+            Some((event?, serde_json::from_str(&data).ok()?))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn ask_stream_sends_sentences_then_the_final_report() {
+    let state = demo_state();
+    let r = send(
+        &state,
+        post_json(
+            "/v1/ask",
+            &json!({"question": "How long does reimbursement take?", "stream": true}),
+        ),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(
+        r.header("content-type")
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    let events = sse_events(&r.text());
+    let names: Vec<&str> = events.iter().map(|(e, _)| e.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "sentence", "sentence", "sentence", "sentence", "sentence", "final"
+        ]
+    );
+    assert_eq!(events[1].1["verdict"], "contradicted");
+    assert_eq!(events[1].1["citations"], json!([2]));
+    assert_eq!(events[5].1["status"], "ok");
+    assert_eq!(events[5].1["counts"]["sentences"], 5);
+    let text = send(&state, get("/metrics")).await.text();
+    assert_eq!(
+        metric(&text, "groundcite_answers_total{status=\"ok\"}"),
+        Some(1.0)
+    );
+}
+
+#[tokio::test]
+async fn ask_stream_failures_end_with_an_error_event() {
+    let mut failing = StaticAnswerer::demo();
+    failing.failure = Some(AnswerError::new(
+        AnswerErrorKind::Upstream,
+        "generation",
+        "boom",
+    ));
+    let r = send(
+        &state_with(config(), Some(failing)),
+        post_json("/v1/ask", &json!({"question": "q", "stream": true})),
+    )
+    .await;
+    let events = sse_events(&r.text());
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].0, "error");
+    assert_eq!(events[0].1["error"]["code"], "upstream_error");
+    assert_eq!(events[0].1["error"]["type"], "upstream");
+
+    let mut slow = StaticAnswerer::demo();
+    slow.sentence_delay = Duration::from_millis(80);
+    let state = state_with(
+        ServerConfig {
+            timeout: Duration::from_millis(200),
+            ..config()
+        },
+        Some(slow),
+    );
+    let r = send(
+        &state,
+        post_json("/v1/ask", &json!({"question": "q", "stream": true})),
+    )
+    .await;
+    let events = sse_events(&r.text());
+    let (last, data) = events.last().unwrap();
+    assert_eq!(last, "error");
+    assert_eq!(data["error"]["code"], "timeout");
+    assert!(
+        events.len() >= 2,
+        "some sentences arrived first: {events:?}"
+    );
+}
+
+// ------------------------------------------------------------ /v1/search
+
+#[tokio::test]
+async fn search_returns_hits_and_validates_its_query() {
+    let state = demo_state();
+    let r = send(&state, get("/v1/search?q=reimbursement%20days&k=2")).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["k"], 2);
+    assert_eq!(v["hits"].as_array().unwrap().len(), 2);
+    assert_eq!(v["hits"][0]["id"], "expenses.md#L9-L14");
+
+    assert_eq!(
+        send(&state, get("/v1/search")).await.error_code(),
+        "invalid_query"
+    );
+    assert_eq!(
+        send(&state, get("/v1/search?q=x&k=abc")).await.error_code(),
+        "invalid_query"
+    );
+    assert_eq!(
+        send(&state, get("/v1/search?q=%20")).await.error_code(),
+        "empty_query"
+    );
+    assert_eq!(
+        send(&state, get("/v1/search?q=x&k=0")).await.error_code(),
+        "invalid_parameter"
+    );
+    let r = send(&state_with(config(), None), get("/v1/search?q=x")).await;
+    assert_eq!(r.error_code(), "not_ready");
+}
+
+// ------------------------------------------------------------ /v1/ingest
+
+#[tokio::test]
+async fn ingest_is_a_cli_step() {
+    let r = send(
+        &demo_state(),
+        post_json("/v1/ingest", &json!({"path": "docs"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::NOT_IMPLEMENTED);
+    assert_eq!(r.error_code(), "ingest_not_supported");
+    assert!(r.text().contains("groundcite ingest"));
+}
+
+// ------------------------------------------------------------ auth
+
+fn keyed() -> groundcite_server::AppState {
+    let config = ServerConfig::default()
+        .with_env(|k| match k {
+            "GROUNDCITE_API_KEY" => Some("s3cret-key".into()),
+            "GROUNDCITE_AUDIT_PATH" => Some("off".into()),
+            _ => None,
+        })
+        .unwrap();
+    state_with(config, Some(StaticAnswerer::demo()))
+}
+
+fn with_auth(mut req: Request<Body>, value: &str) -> Request<Body> {
+    req.headers_mut()
+        .insert("authorization", value.parse().unwrap());
+    req
+}
+
+#[tokio::test]
+async fn without_a_key_configured_no_auth_is_needed() {
+    let r = send(&demo_state(), post_json("/v1/check", &seed_check())).await;
+    assert_eq!(r.status, StatusCode::OK);
+    let r = send(&demo_state(), get("/metrics")).await;
+    assert_eq!(r.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn with_a_key_v1_and_metrics_need_the_bearer_token() {
+    let state = keyed();
+    let r = send(&state, post_json("/v1/check", &seed_check())).await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(r.error_code(), "missing_api_key");
+    assert!(r.header("www-authenticate").unwrap().starts_with("Bearer"));
+
+    for wrong in [
+        "Bearer nope",
+        "Bearer s3cret-ke",
+        "Basic czNjcmV0LWtleQ==",
+        "s3cret-key",
+    ] {
+        let r = send(
+            &state,
+            with_auth(post_json("/v1/check", &seed_check()), wrong),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::UNAUTHORIZED, "{wrong}");
+        assert_eq!(r.error_code(), "invalid_api_key", "{wrong}");
+    }
+    let r = send(
+        &state,
+        with_auth(post_json("/v1/check", &seed_check()), "Bearer s3cret-key"),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK);
+
+    for uri in ["/metrics", "/v1/search?q=x"] {
+        assert_eq!(
+            send(&state, get(uri)).await.error_code(),
+            "missing_api_key",
+            "{uri}"
+        );
+    }
+    let r = send(&state, with_auth(get("/metrics"), "Bearer s3cret-key")).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(
+        metric(
+            &r.text(),
+            "groundcite_http_errors_total{code=\"missing_api_key\"}"
+        )
+        .unwrap()
+            >= 3.0
+    );
+    assert!(
+        metric(
+            &r.text(),
+            "groundcite_http_errors_total{code=\"invalid_api_key\"}"
+        )
+        .unwrap()
+            >= 4.0
+    );
+
+    // The page, health and the API description stay open.
+    for uri in ["/", "/healthz", "/readyz", "/openapi.json"] {
+        assert_eq!(send(&state, get(uri)).await.status, StatusCode::OK, "{uri}");
+    }
+}
+
+// ------------------------------------------------------------ CORS
+
+#[tokio::test]
+async fn cors_is_off_by_default_and_follows_the_allowed_origins() {
+    let preflight = || {
+        Request::builder()
+            .method("OPTIONS")
+            .uri("/v1/check")
+            .header("origin", "https://app.example")
+            .header("access-control-request-method", "POST")
+            .header(
+                "access-control-request-headers",
+                "content-type,authorization",
+            )
+            .body(Body::empty())
+            .unwrap()
+    };
+    let r = send(&demo_state(), preflight()).await;
+    assert!(r.header("access-control-allow-origin").is_none());
+
+    let state = state_with(
+        ServerConfig {
+            cors_origins: vec!["https://app.example".into()],
+            ..config()
+        },
+        Some(StaticAnswerer::demo()),
+    );
+    let r = send(&state, preflight()).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(
+        r.header("access-control-allow-origin"),
+        Some("https://app.example")
+    );
+    let mut req = post_json("/v1/check", &seed_check());
+    req.headers_mut()
+        .insert("origin", "https://evil.example".parse().unwrap());
+    let r = send(&state, req).await;
+    assert!(r.header("access-control-allow-origin").is_none());
+}
+
+// ------------------------------------------------------------ page, OpenAPI
+
+#[tokio::test]
+async fn the_page_is_served_with_a_strict_policy() {
+    let r = send(&demo_state(), get("/")).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(r.header("content-type").unwrap().starts_with("text/html"));
+    let csp = r.header("content-security-policy").unwrap();
+    assert!(
+        csp.contains("default-src 'none'") && csp.contains("script-src 'sha256-"),
+        "{csp}"
+    );
+    let html = r.text();
+    assert!(html.contains("aria-live=\"polite\""));
+    assert!(
+        !html.contains(".innerHTML"),
+        "the page never uses innerHTML"
+    );
+}
+
+fn resolve_refs(doc: &serde_json::Value, node: &serde_json::Value, missing: &mut Vec<String>) {
+    match node {
+        serde_json::Value::Object(map) => {
+            if let Some(r) = map.get("$ref").and_then(|r| r.as_str())
+                && doc.pointer(r.trim_start_matches('#')).is_none()
+            {
+                missing.push(r.to_string());
+            }
+            map.values().for_each(|v| resolve_refs(doc, v, missing));
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| resolve_refs(doc, v, missing)),
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn openapi_documents_every_route_schema_and_error_code() {
+    let r = send(&demo_state(), get("/openapi.json")).await;
+    assert_eq!(r.status, StatusCode::OK);
+    let doc = r.json();
+    assert_eq!(doc["openapi"], "3.1.0");
+    assert!(doc["info"]["title"].is_string() && doc["info"]["version"].is_string());
+    let paths = doc["paths"].as_object().unwrap();
+    for (path, method) in ROUTES {
+        let op = paths
+            .get(*path)
+            .and_then(|p| p.get(*method))
+            .unwrap_or_else(|| panic!("{method} {path} is not documented"));
+        assert!(op["summary"].is_string(), "{method} {path}");
+        assert!(
+            op["responses"].as_object().is_some_and(|r| !r.is_empty()),
+            "{method} {path}"
+        );
+        assert!(op["operationId"].is_string(), "{method} {path}");
+    }
+    assert_eq!(paths.len(), ROUTES.len(), "no undocumented extras");
+    let mut missing = Vec::new();
+    resolve_refs(&doc, &doc, &mut missing);
+    assert!(missing.is_empty(), "unresolved $refs: {missing:?}");
+    let codes: Vec<&str> =
+        doc["components"]["schemas"]["Error"]["properties"]["error"]["properties"]["code"]["enum"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap())
+            .collect();
+    for row in groundcite_server::ErrorCode::TABLE {
+        assert!(
+            codes.contains(&row.name),
+            "{} not in the Error schema",
+            row.name
+        );
+        assert!(
+            doc["info"]["description"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("`{}`", row.name))
+        );
+    }
+    // Every route actually answers (no 404 for a documented path).
+    for (path, method) in ROUTES {
+        let req = if *method == "get" {
+            get(path)
+        } else {
+            post_json(path, &json!({}))
+        };
+        let r = send(&demo_state(), req).await;
+        assert_ne!(r.status, StatusCode::NOT_FOUND, "{method} {path}");
+        assert_ne!(r.status, StatusCode::METHOD_NOT_ALLOWED, "{method} {path}");
+    }
+}

@@ -1,0 +1,62 @@
+//! `serve_on` over a real loopback socket: answers, then shuts down
+//! gracefully when asked and drains the audit queue.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use groundcite_server::fake::StaticAnswerer;
+use groundcite_server::{AppState, AuditConfig, ServerConfig, audit, serve_on};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+async fn http(addr: std::net::SocketAddr, request: &str) -> String {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut out = String::new();
+    stream.read_to_string(&mut out).await.unwrap();
+    out
+}
+
+#[tokio::test]
+async fn serves_on_loopback_and_shuts_down_gracefully() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.sqlite");
+    let state = AppState::new(
+        ServerConfig {
+            audit: AuditConfig::at(&path),
+            ..config()
+        },
+        Some(Arc::new(StaticAnswerer::demo())),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(serve_on(state, listener, async {
+        let _ = stopped.await;
+    }));
+
+    let health = http(
+        addr,
+        "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert!(health.starts_with("HTTP/1.1 200"), "{health}");
+    let body = r#"{"question":"How long does reimbursement take?"}"#;
+    let ask = http(
+        addr,
+        &format!("POST /v1/ask HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len()),
+    )
+    .await;
+    assert!(ask.starts_with("HTTP/1.1 200"), "{ask}");
+    assert!(ask.to_ascii_lowercase().contains("x-request-id: "));
+
+    stop.send(()).unwrap();
+    server.await.unwrap().unwrap();
+    // The audit queue was drained on the way out.
+    assert_eq!(audit::list_all(&path).unwrap().len(), 1);
+    assert!(
+        tokio::net::TcpStream::connect(addr).await.is_err(),
+        "the socket is closed"
+    );
+}

@@ -1,0 +1,159 @@
+// Drives headless Chromium against a running groundcite server whose
+// answerer is the static demo (crates/server/src/fake.rs): a passage holds
+// `<script>window.__xss=1</script>`, the answer has supported, contradicted,
+// unsupported and uncited sentences, and questions about furniture are
+// refused at the gate.
+//
+//   BASE_URL=http://127.0.0.1:PORT SCREENSHOT_DIR=target/browser node answer.test.mjs
+import { chromium } from "playwright-core";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+
+const BASE = process.env.BASE_URL || "http://127.0.0.1:8080";
+const SHOTS = process.env.SCREENSHOT_DIR || "target/browser";
+const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+mkdirSync(SHOTS, { recursive: true });
+
+let failures = 0;
+let passed = 0;
+function check(name, ok, detail) {
+  if (ok) {
+    passed++;
+    console.log(`ok   ${name}`);
+  } else {
+    failures++;
+    console.log(`FAIL ${name}${detail !== undefined ? `: ${JSON.stringify(detail)}` : ""}`);
+  }
+}
+
+const browser = await chromium.launch({
+  executablePath: CHROMIUM,
+  headless: true,
+  args: [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+  ],
+});
+
+try {
+  const context = await browser.newContext({ viewport: { width: 1000, height: 1100 }, deviceScaleFactor: 1 });
+  // No internet: source pages are stubbed, and we only read the URL opened.
+  await context.route(/^https:\/\/handbook\.example\//, (route) =>
+    route.fulfill({ status: 200, contentType: "text/html", body: "<p>stub</p>" }));
+  const page = await context.newPage();
+  const problems = [];
+  page.on("console", (m) => { if (m.type() === "error") problems.push(m.text()); });
+  page.on("pageerror", (e) => problems.push(String(e)));
+
+  const response = await page.goto(BASE + "/");
+  check("page loads with 200", response.status() === 200, response.status());
+  check("page has a content security policy", /script-src 'sha256-/.test(response.headers()["content-security-policy"] || ""));
+
+  // --- Streaming answer: sentences appear one by one, then the final report.
+  await page.fill("#question", "How long does reimbursement take?");
+  await page.click("#ask-button");
+  await page.waitForSelector("#answer[aria-busy='true'] .sentence", { timeout: 10000 });
+  const partial = await page.locator("#answer .sentence").count();
+  const finalCount = 5;
+  check("streamed sentences appear before the final report", partial >= 1 && partial < finalCount, partial);
+  await page.waitForSelector("#banner.warn", { timeout: 10000 });
+  check("answer region is aria-live", (await page.getAttribute("#answer", "aria-live")) === "polite");
+  check("final report renders every sentence", (await page.locator("#answer .sentence").count()) === finalCount);
+
+  const chips = page.locator("#answer button.chip");
+  check("citation chips render as buttons", (await chips.count()) === 4, await chips.count());
+  check("no raw markers left in the text", !/\[\d+\]/.test(await page.locator("#answer").innerText()));
+
+  const bannerText = await page.locator("#banner").innerText();
+  check("banner never says verified when a sentence is flagged", /Needs review/.test(bannerText) && !/Checked\./.test(bannerText), bannerText);
+
+  // Contradicted and unsupported sentences are marked, with a label.
+  const contradicted = page.locator("#answer .sentence.s-contradicted");
+  check("contradicted sentence marked", (await contradicted.count()) === 1 && /90 days/.test(await contradicted.innerText()));
+  const cLabel = await page.locator("#answer .flag.contradicted").innerText();
+  check("contradicted label names the reason", /^contradicted: number_mismatch/.test(cLabel), cLabel);
+  const unsupported = page.locator("#answer .sentence.s-unsupported");
+  check("unsupported sentence marked", (await unsupported.count()) === 1 && /penalty/.test(await unsupported.innerText()));
+  const uLabel = await page.locator("#answer .flag.unsupported").innerText();
+  check("unsupported label names the reason", /^unsupported: missing/.test(uLabel), uLabel);
+  const underline = await unsupported.evaluate((e) => getComputedStyle(e).textDecorationStyle);
+  check("unsupported sentence has a wavy underline", underline === "wavy", underline);
+  check("uncited sentence marked", (await page.locator("#answer .sentence.s-uncited").count()) === 1);
+
+  // Focusing a chip shows the evidence quote.
+  await chips.nth(0).focus();
+  const tip = page.locator("#tip");
+  await tip.waitFor({ state: "visible" });
+  const tipText = await tip.innerText();
+  check("focusing a chip shows the evidence quote", /Reimbursements settle within 30 days of approval/.test(tipText), tipText);
+  check("chip is described by the tooltip", (await chips.nth(0).getAttribute("aria-describedby")) === "tip");
+  await page.screenshot({ path: join(SHOTS, "answer.png"), fullPage: true });
+
+  // Keyboard: Tab moves to the next chip, Escape hides the tooltip.
+  await page.keyboard.press("Tab");
+  check("Tab reaches the next chip", await chips.nth(1).evaluate((e) => e === document.activeElement));
+  const tip2 = await tip.innerText();
+  check("the contradicted sentence's chip says the passage says otherwise", /60 days/.test(tip2) && /says otherwise/.test(tip2), tip2);
+  await page.keyboard.press("Escape");
+  check("Escape hides the tooltip", await tip.isHidden());
+
+  // The passage holding <script> renders as text and never runs.
+  await chips.nth(3).hover();
+  await tip.waitFor({ state: "visible" });
+  const tip4 = await tip.innerText();
+  check("<script> in a passage shows as text in the tooltip", tip4.includes("<script>window.__xss=1</script>"), tip4);
+  const sources = await page.locator("#sources").innerText();
+  check("<script> in a passage shows as text in the sources", sources.includes("<script>window.__xss=1</script>"));
+  check("markup in a section label shows as text", sources.includes("Help <b>desk</b>"));
+  check("window.__xss is undefined", (await page.evaluate(() => typeof window.__xss)) === "undefined");
+  check("no script element was injected", (await page.locator("script").count()) === 1);
+
+  // Clicking a chip opens the source at the quote (text fragment).
+  const [popup] = await Promise.all([context.waitForEvent("page"), chips.nth(0).click()]);
+  await popup.waitForLoadState("domcontentloaded").catch(() => {});
+  const opened = popup.url();
+  check(
+    "chip opens the source url with a text fragment after its #anchor",
+    opened === "https://handbook.example/expenses#reimbursement:~:text=Reimbursements%20settle%20within%2030%20days%20of%20approval",
+    opened,
+  );
+  await popup.close();
+  const frag = await page.evaluate(() => [
+    window.groundcite.fragmentUrl("https://x.example/a", "Claims settle in 30 days."),
+    window.groundcite.fragmentUrl("javascript:alert(1)", "x"),
+    window.groundcite.fragmentUrl("https://x.example/a#top", "one two three four five six seven eight nine ten eleven twelve"),
+  ]);
+  check("text fragment without an anchor", frag[0] === "https://x.example/a#:~:text=Claims%20settle%20in%2030%20days", frag[0]);
+  check("non-http urls are never opened", frag[1] === null, frag[1]);
+  check("long quotes use start,end", frag[2] === "https://x.example/a#top:~:text=one%20two%20three%20four%20five,eight%20nine%20ten%20eleven%20twelve", frag[2]);
+
+  // --- Refusal view (non-streaming request).
+  await page.uncheck("#stream");
+  await page.fill("#question", "Is home office furniture covered?");
+  await page.click("#ask-button");
+  await page.waitForSelector("#refusal:not(.hidden)", { timeout: 10000 });
+  const refusal = await page.locator("#refusal").innerText();
+  check("refusal shows what was searched", /Searched\s+Is home office furniture covered\?/.test(refusal), refusal);
+  check("refusal shows the nearest topics", /Nearest topics/.test(refusal) && refusal.includes("Expenses › Reimbursement"), refusal);
+  check("refusal shows the hand-off line", /Ask the finance help desk/.test(refusal), refusal);
+  check("refusal banner is not a verified answer", /No answer/.test(await page.locator("#banner").innerText()));
+  check("no chips on a refusal", (await page.locator("#answer button.chip:visible").count()) === 0);
+  await page.screenshot({ path: join(SHOTS, "refusal.png"), fullPage: true });
+
+  // --- Check tab: the seed's contradicted example.
+  await page.click("#tab-check");
+  await page.click("#check-button");
+  await page.waitForSelector("#answer .sentence.s-contradicted", { timeout: 10000 });
+  const checkLabel = await page.locator("#answer .flag.contradicted").innerText();
+  check("check tab flags the seed's 14-day answer", /^contradicted: number_mismatch "14 days" vs "30 days"/.test(checkLabel), checkLabel);
+  await page.screenshot({ path: join(SHOTS, "check.png"), fullPage: true });
+
+  const csp = problems.filter((p) => /Content Security Policy|Refused to/.test(p));
+  check("no CSP violations or page errors", problems.length === 0, problems);
+  void csp;
+} finally {
+  await browser.close();
+}
+
+console.log(`\n${passed} passed, ${failures} failed; screenshots in ${SHOTS}`);
+process.exit(failures ? 1 : 0);
