@@ -235,11 +235,14 @@ pub fn check_report(
                     };
                     let evidence = j.evidence.as_ref().and_then(|e| {
                         let text = texts.get(e.passage.checked_sub(1)?)?;
-                        let quote = text.get(e.start..e.end)?;
+                        text.get(e.start..e.end)?;
+                        // A heading line is not part of the words behind
+                        // the citation.
+                        let start = resolve::skip_heading_lines(text, e.start, e.end);
                         Some(EvidenceOut {
                             passage: e.passage,
-                            quote: quote.to_string(),
-                            start: e.start,
+                            quote: text[start..e.end].to_string(),
+                            start,
                             end: e.end,
                         })
                     });

@@ -165,6 +165,30 @@ pub fn excerpt(text: &str, max_chars: usize) -> (usize, usize) {
     (start, start + cut)
 }
 
+/// Moves `start` past Markdown heading lines (`## Title`) at the start of
+/// `text[start..end]`, unless nothing would be left.
+pub fn skip_heading_lines(text: &str, start: usize, end: usize) -> usize {
+    let mut s = start;
+    loop {
+        let rest = &text[s..end];
+        let trimmed = rest.trim_start();
+        if !trimmed.starts_with('#') {
+            return s;
+        }
+        match trimmed.find('\n') {
+            Some(nl) => {
+                let next = s + (rest.len() - trimmed.len()) + nl + 1;
+                let after = &text[next..end];
+                if after.trim().is_empty() {
+                    return s;
+                }
+                s = next + (after.len() - after.trim_start().len());
+            }
+            None => return s,
+        }
+    }
+}
+
 fn clip(quote: &str, max_chars: usize) -> String {
     let (s, e) = excerpt(quote, max_chars);
     let mut out = quote[s..e].split_whitespace().collect::<Vec<_>>().join(" ");
@@ -177,6 +201,15 @@ fn clip(quote: &str, max_chars: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn heading_lines_are_not_quoted() {
+        let text = "## Getting a badge\n\nBadges are issued at the front desk.";
+        let start = skip_heading_lines(text, 0, text.len());
+        assert_eq!(&text[start..], "Badges are issued at the front desk.");
+        assert_eq!(skip_heading_lines("## Only", 0, 7), 0);
+        assert_eq!(skip_heading_lines("Plain.", 0, 6), 0);
+    }
 
     #[test]
     fn excerpt_cuts_at_a_word_boundary() {
