@@ -171,7 +171,8 @@ fn open_chunk_index(location: &std::path::Path) -> Result<Box<dyn ChunkIndex>> {
         let index = groundcite_pg::PgIndex::connect(&text, groundcite_pg::PgOptions::default())?;
         return Ok(Box::new(index));
     }
-    let index = Index::open_or_create(location).with_context(|| format!("cannot open the index in {}", location.display()))?;
+    let index = Index::open_or_create(location)
+        .with_context(|| format!("cannot open the index in {}", location.display()))?;
     Ok(Box::new(index))
 }
 

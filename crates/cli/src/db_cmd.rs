@@ -149,4 +149,3 @@ fn status_json(s: &SchemaStatus) -> serde_json::Value {
         "modified": s.modified,
     })
 }
-

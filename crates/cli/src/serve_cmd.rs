@@ -28,13 +28,28 @@ pub struct ServeArgs {
 
 pub fn run_serve(common: &CommonArgs, args: ServeArgs) -> Result<ExitCode> {
     let settings = settings(common, &args.generator)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     runtime.block_on(async move {
         let mut config = ServerConfig::from_env()?;
         config.check = settings.check.clone();
-        config.audit = if args.no_audit { AuditConfig::off() } else { AuditConfig::at(&settings.audit_path) };
+        // The location is the configured `audit_path` (a SQLite file or a
+        // postgres:// URL); the other audit options come from the environment.
+        config.audit = if args.no_audit {
+            AuditConfig::off()
+        } else {
+            AuditConfig {
+                path: Some(settings.audit_path.clone()),
+                ..config.audit
+            }
+        };
         let engine = Engine::from_settings(settings).context("cannot start the engine")?;
-        eprintln!("groundcite: serving on http://{} (generator: {})", args.addr, engine.generator_name());
+        eprintln!(
+            "groundcite: serving on http://{} (generator: {})",
+            args.addr,
+            engine.generator_name()
+        );
         let state = AppState::new(config, Some(Arc::new(engine)));
         groundcite_server::serve(state, args.addr).await?;
         Ok(ExitCode::SUCCESS)
@@ -43,7 +58,7 @@ pub fn run_serve(common: &CommonArgs, args: ServeArgs) -> Result<ExitCode> {
 
 #[derive(Args)]
 pub struct AuditArgs {
-    /// The audit database [default: the configured audit_path].
+    /// The audit database: a SQLite file or a postgres:// URL [default: the configured audit_path].
     #[arg(long)]
     db: Option<PathBuf>,
     /// Only answers whose markers did not all resolve.
@@ -63,8 +78,17 @@ pub struct AuditArgs {
 pub fn run_audit(common: &CommonArgs, args: AuditArgs) -> Result<ExitCode> {
     let settings = settings(common, &GeneratorArgs::default())?;
     let path = args.db.clone().unwrap_or(settings.audit_path.clone());
-    if !path.exists() {
-        anyhow::bail!("no audit log at {} (it is written by `groundcite serve`)", path.display());
+    let is_pg = audit::is_postgres_url(&path.to_string_lossy());
+    let shown = if is_pg {
+        groundcite_pg::redact_url(&path.to_string_lossy())
+    } else {
+        path.display().to_string()
+    };
+    if !is_pg && !path.exists() {
+        anyhow::bail!(
+            "no audit log at {} (it is written by `groundcite serve`)",
+            path.display()
+        );
     }
     let filter = IncidentFilter {
         unverified: args.unverified,
@@ -73,7 +97,8 @@ pub fn run_audit(common: &CommonArgs, args: AuditArgs) -> Result<ExitCode> {
         limit: args.limit,
     };
     if let Some(out) = &args.export {
-        let file = std::fs::File::create(out).with_context(|| format!("cannot write {}", out.display()))?;
+        let file = std::fs::File::create(out)
+            .with_context(|| format!("cannot write {}", out.display()))?;
         let writer = std::io::BufWriter::new(file);
         let n = if args.unverified || args.unsupported {
             audit::export_incidents_jsonl(&path, &filter, writer)?
@@ -93,10 +118,22 @@ pub fn run_audit(common: &CommonArgs, args: AuditArgs) -> Result<ExitCode> {
             why.push(format!("unverified (bad ids {:?})", r.bad_ids));
         }
         if r.contradicted + r.unsupported > 0 {
-            why.push(format!("{} contradicted, {} unsupported", r.contradicted, r.unsupported));
+            why.push(format!(
+                "{} contradicted, {} unsupported",
+                r.contradicted, r.unsupported
+            ));
         }
-        writeln!(out, "{}  {}  {:<6} {:<11} {}  {}", r.ts, r.request_id, r.kind, r.status, why.join("; "), r.question.as_deref().unwrap_or(""))?;
+        writeln!(
+            out,
+            "{}  {}  {:<6} {:<11} {}  {}",
+            r.ts,
+            r.request_id,
+            r.kind,
+            r.status,
+            why.join("; "),
+            r.question.as_deref().unwrap_or("")
+        )?;
     }
-    writeln!(out, "{} incident(s) in {}", records.len(), path.display())?;
+    writeln!(out, "{} incident(s) in {shown}", records.len())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -5,10 +5,19 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_groundcite");
-const DEV: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/cases/dev.jsonl");
+const DEV: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/cases/dev.jsonl"
+);
 
 fn run(args: &[&str], dir: &Path) -> Output {
-    Command::new(BIN).args(args).current_dir(dir).env_remove("GROUNDCITE_INDEX").env_remove("GROUNDCITE_CONFIG").output().unwrap()
+    Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .env_remove("GROUNDCITE_INDEX")
+        .env_remove("GROUNDCITE_CONFIG")
+        .output()
+        .unwrap()
 }
 
 fn stdout(o: &Output) -> String {
@@ -24,12 +33,35 @@ fn check_cases_writes_one_report_per_line_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let o = run(&["check", "--cases", DEV], dir.path());
     assert!(o.status.success(), "{}", stderr(&o));
-    let lines: Vec<serde_json::Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let expected: Vec<String> = std::fs::read_to_string(DEV).unwrap().lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].as_str().unwrap().to_string()).collect();
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let expected: Vec<String> = std::fs::read_to_string(DEV)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
     let ids: Vec<&str> = lines.iter().map(|v| v["id"].as_str().unwrap()).collect();
     assert_eq!(ids, expected);
     for v in &lines {
-        for key in ["status", "cited", "bad_ids", "unmarked", "coverage", "sentences", "sources", "refusal", "grounded"] {
+        for key in [
+            "status",
+            "cited",
+            "bad_ids",
+            "unmarked",
+            "coverage",
+            "sentences",
+            "sources",
+            "refusal",
+            "grounded",
+        ] {
             assert!(v.get(key).is_some(), "{key} missing in {v}");
         }
     }
@@ -38,7 +70,12 @@ fn check_cases_writes_one_report_per_line_in_order() {
 #[test]
 fn bad_lines_are_reported_with_file_and_line_and_the_rest_is_checked() {
     let dir = tempfile::tempdir().unwrap();
-    let good = std::fs::read_to_string(DEV).unwrap().lines().next().unwrap().to_string();
+    let good = std::fs::read_to_string(DEV)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
     let mut bytes = Vec::new();
     bytes.extend_from_slice(good.as_bytes());
     bytes.extend_from_slice(b"\n{not json\n");
@@ -51,26 +88,65 @@ fn bad_lines_are_reported_with_file_and_line_and_the_rest_is_checked() {
     let file = dir.path().join("cases.jsonl");
     std::fs::write(&file, &bytes).unwrap();
     let o = run(&["check", "--cases", file.to_str().unwrap()], dir.path());
-    assert_eq!(o.status.code(), Some(1), "a failed line makes the exit code say so");
-    let lines: Vec<serde_json::Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "a failed line makes the exit code say so"
+    );
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), 6);
     assert_eq!(lines[0]["id"], "s01");
-    assert!(lines[1]["error"].as_str().unwrap().contains("cases.jsonl:2: malformed case"));
-    assert!(lines[2]["error"].as_str().unwrap().contains("missing field `answer`"), "{}", lines[2]);
+    assert!(
+        lines[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("cases.jsonl:2: malformed case")
+    );
+    assert!(
+        lines[2]["error"]
+            .as_str()
+            .unwrap()
+            .contains("missing field `answer`"),
+        "{}",
+        lines[2]
+    );
     assert_eq!(lines[2]["id"], "m1");
-    assert!(lines[3]["error"].as_str().unwrap().contains("`answer` is empty"));
-    assert!(lines[4]["error"].as_str().unwrap().contains(":5: not valid UTF-8"));
+    assert!(
+        lines[3]["error"]
+            .as_str()
+            .unwrap()
+            .contains("`answer` is empty")
+    );
+    assert!(
+        lines[4]["error"]
+            .as_str()
+            .unwrap()
+            .contains(":5: not valid UTF-8")
+    );
     assert_eq!(lines[5]["id"], "s01");
     let err = stderr(&o);
-    assert!(err.contains("cases.jsonl:2") && err.contains("4 case(s) could not be checked"), "{err}");
+    assert!(
+        err.contains("cases.jsonl:2") && err.contains("4 case(s) could not be checked"),
+        "{err}"
+    );
 }
 
 #[test]
 fn unreadable_file_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
-    let o = run(&["check", "--cases", "/nonexistent/cases.jsonl"], dir.path());
+    let o = run(
+        &["check", "--cases", "/nonexistent/cases.jsonl"],
+        dir.path(),
+    );
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("cannot read /nonexistent/cases.jsonl"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cannot read /nonexistent/cases.jsonl"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 fn write_passages(dir: &Path) -> String {
@@ -88,11 +164,33 @@ fn write_passages(dir: &Path) -> String {
 fn single_check_readable_and_json() {
     let dir = tempfile::tempdir().unwrap();
     let p = write_passages(dir.path());
-    let o = run(&["check", "--passages", &p, "--answer", "Reimbursements settle in 14 days [2]."], dir.path());
+    let o = run(
+        &[
+            "check",
+            "--passages",
+            &p,
+            "--answer",
+            "Reimbursements settle in 14 days [2].",
+        ],
+        dir.path(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
-    assert!(text.contains("contradicted") && text.contains("number_mismatch"), "{text}");
-    let o = run(&["check", "--passages", &p, "--answer", "Reimbursements settle in 14 days [2].", "--json"], dir.path());
+    assert!(
+        text.contains("contradicted") && text.contains("number_mismatch"),
+        "{text}"
+    );
+    let o = run(
+        &[
+            "check",
+            "--passages",
+            &p,
+            "--answer",
+            "Reimbursements settle in 14 days [2].",
+            "--json",
+        ],
+        dir.path(),
+    );
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["sentences"][0]["verdict"], "contradicted");
     assert_eq!(v["sentences"][0]["evidence"]["passage"], 2);
@@ -105,7 +203,18 @@ fn single_check_readable_and_json() {
 fn prompt_renders_the_contract() {
     let dir = tempfile::tempdir().unwrap();
     let p = write_passages(dir.path());
-    let o = run(&["prompt", "--passages", &p, "--question", "How long?", "--refusal-form", "sentinel"], dir.path());
+    let o = run(
+        &[
+            "prompt",
+            "--passages",
+            &p,
+            "--question",
+            "How long?",
+            "--refusal-form",
+            "sentinel",
+        ],
+        dir.path(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(text.contains("NOT_IN_SOURCES: <what would be needed to answer>"));
@@ -115,7 +224,10 @@ fn prompt_renders_the_contract() {
 #[test]
 fn ask_on_a_fresh_directory_uses_the_demo_corpus() {
     let dir = tempfile::tempdir().unwrap();
-    let o = run(&["ask", "How long does reimbursement take?", "--json"], dir.path());
+    let o = run(
+        &["ask", "How long does reimbursement take?", "--json"],
+        dir.path(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["status"], "ok");
@@ -124,7 +236,10 @@ fn ask_on_a_fresh_directory_uses_the_demo_corpus() {
     assert!(v["passages"][0]["n"] == 1);
     assert!(dir.path().join(".groundcite/index").exists());
     // Refused by the gate: what was searched and the nearest topics.
-    let o = run(&["ask", "What is the dental plan for pets?", "--json"], dir.path());
+    let o = run(
+        &["ask", "What is the dental plan for pets?", "--json"],
+        dir.path(),
+    );
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["status"], "no_evidence");
     assert!(!v["refusal"]["searched"].as_str().unwrap().is_empty());
@@ -133,7 +248,12 @@ fn ask_on_a_fresh_directory_uses_the_demo_corpus() {
 #[test]
 fn config_masks_secrets() {
     let dir = tempfile::tempdir().unwrap();
-    let o = Command::new(BIN).args(["config"]).current_dir(dir.path()).env("OPENAI_API_KEY", "sk-secret-value").output().unwrap();
+    let o = Command::new(BIN)
+        .args(["config"])
+        .current_dir(dir.path())
+        .env("OPENAI_API_KEY", "sk-secret-value")
+        .output()
+        .unwrap();
     assert!(o.status.success());
     let text = stdout(&o);
     assert!(!text.contains("sk-secret-value"));

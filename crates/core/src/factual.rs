@@ -125,7 +125,10 @@ pub fn classify(text: &str, kind: SentenceKind, markers: &[Marker], base: usize)
 fn has_content_outside(text: &str, markers: &[Marker], base: usize) -> bool {
     let b = text.as_bytes();
     let mut pos = 0;
-    let spans = markers.iter().map(|m| (m.start - base, m.end - base)).chain(std::iter::once((b.len(), b.len())));
+    let spans = markers
+        .iter()
+        .map(|m| (m.start - base, m.end - base))
+        .chain(std::iter::once((b.len(), b.len())));
     for (start, end) in spans {
         if b[pos..start.max(pos)]
             .iter()

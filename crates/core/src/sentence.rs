@@ -276,7 +276,11 @@ impl Segmenter<'_, '_> {
         let b = self.bytes;
         // `…` is the only multi-byte terminator; look for it only on lines
         // that have one.
-        let mut next_ellipsis = if self.ascii { None } else { find_ellipsis(b, from, ce) };
+        let mut next_ellipsis = if self.ascii {
+            None
+        } else {
+            find_ellipsis(b, from, ce)
+        };
         let mut i = from;
         while i < ce {
             // Jump to the next `.`, `!` or `?` (SIMD), or the next `…`.

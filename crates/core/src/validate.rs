@@ -142,7 +142,12 @@ impl Report {
             // A range is bad when it reaches outside 1..=n (its ids are
             // contiguous, so the endpoints decide).
             let has_bad_id = own.iter().any(|m| {
-                m.malformed || self.markers.ranges_of(m).iter().any(|r| r.lo == 0 || r.lo > n || r.hi == 0 || r.hi > n)
+                m.malformed
+                    || self
+                        .markers
+                        .ranges_of(m)
+                        .iter()
+                        .any(|r| r.lo == 0 || r.lo > n || r.hi == 0 || r.hi > n)
             });
             let text = &answer[s.start..s.end];
             let reason = factual::classify(text, s.kind, own, s.start);

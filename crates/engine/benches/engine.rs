@@ -16,40 +16,69 @@ const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared");
 fn handbook_engine(dir: &std::path::Path) -> Engine {
     let mut index = Index::open_or_create(dir).unwrap();
     let pages = std::path::PathBuf::from(format!("{SHARED}/corpora/tts-handbook/pages"));
-    index.ingest(&[pages], &IngestOptions::handbook(), &mut |_| {}).unwrap();
+    index
+        .ingest(&[pages], &IngestOptions::handbook(), &mut |_| {})
+        .unwrap();
     let settings = Settings::default();
-    let generator = Arc::new(ExtractiveGenerator::new(settings.extractive.clone(), settings.check.refusal_form));
+    let generator = Arc::new(ExtractiveGenerator::new(
+        settings.extractive.clone(),
+        settings.check.refusal_form,
+    ));
     Engine::new(settings, Arc::new(index), generator)
 }
 
 fn ask(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let engine = handbook_engine(dir.path());
-    let questions: Vec<String> = std::fs::read_to_string(format!("{SHARED}/cases/questions-dev.jsonl"))
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["question"].as_str().unwrap().to_string())
-        .collect();
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let questions: Vec<String> =
+        std::fs::read_to_string(format!("{SHARED}/cases/questions-dev.jsonl"))
+            .unwrap()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["question"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let mut i = 0usize;
     c.bench_function("ask_extractive_handbook_per_question", |b| {
         b.iter(|| {
             let q = &questions[i % questions.len()];
             i += 1;
-            runtime.block_on(engine.ask(q, &AskOptions::default())).unwrap()
+            runtime
+                .block_on(engine.ask(q, &AskOptions::default()))
+                .unwrap()
         })
     });
 }
 
 /// Ten sentences, each citing a passage that exists.
 fn ten_sentences() -> String {
-    (0..10).map(|k| format!("Reimbursements settle within {} days of approval [{}].", 30 + k, 1 + k % 3)).collect::<Vec<_>>().join(" ")
+    (0..10)
+        .map(|k| {
+            format!(
+                "Reimbursements settle within {} days of approval [{}].",
+                30 + k,
+                1 + k % 3
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 struct Fixed;
 impl groundcite_engine::Retriever for Fixed {
-    fn search(&self, _q: &str, _k: usize) -> Result<Vec<groundcite_index::Hit>, groundcite_engine::EngineError> {
+    fn search(
+        &self,
+        _q: &str,
+        _k: usize,
+    ) -> Result<Vec<groundcite_index::Hit>, groundcite_engine::EngineError> {
         let text = "Reimbursements settle within 30 days of approval. Per diem claims follow the same schedule.";
         Ok((1..=3)
             .map(|k| groundcite_index::Hit {
@@ -72,10 +101,15 @@ impl groundcite_engine::Retriever for Fixed {
 }
 
 fn streaming(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     let answer = ten_sentences();
     // The raw stream: the scripted generator emitting 8-character deltas.
-    let raw = ScriptedGenerator::new(vec![answer.clone()]).with_pacing(8, std::time::Duration::ZERO);
+    let raw =
+        ScriptedGenerator::new(vec![answer.clone()]).with_pacing(8, std::time::Duration::ZERO);
     let request = groundcite_llm::ChatRequest::default();
     let mut group = c.benchmark_group("stream_10_sentences");
     group.bench_function("raw", |b| {
@@ -94,12 +128,15 @@ fn streaming(c: &mut Criterion) {
     });
     // The same stream through hold-back, marker validation and support
     // checking of each sentence, to the final report.
-    let generator = Arc::new(ScriptedGenerator::new(vec![answer.clone()]).with_pacing(8, std::time::Duration::ZERO));
+    let generator = Arc::new(
+        ScriptedGenerator::new(vec![answer.clone()]).with_pacing(8, std::time::Duration::ZERO),
+    );
     let engine = Engine::new(Settings::default(), Arc::new(Fixed), generator);
     group.bench_function("validated", |b| {
         b.iter(|| {
             runtime.block_on(async {
-                let mut s = engine.ask_stream("How long does reimbursement take?", &AskOptions::default());
+                let mut s =
+                    engine.ask_stream("How long does reimbursement take?", &AskOptions::default());
                 let mut sentences = 0;
                 while let Some(e) = s.next().await {
                     match e {

@@ -273,7 +273,9 @@ impl Engine {
             .collect();
         let context = assemble(&passages, &s.check.assembly, &ApproxTokens);
         let mut rendered = prompt::render(question, &context, s.check.refusal_form);
-        if s.generator == GeneratorKind::Anthropic && s.anthropic.mode == groundcite_llm::AnthropicMode::NativeCitations {
+        if s.generator == GeneratorKind::Anthropic
+            && s.anthropic.mode == groundcite_llm::AnthropicMode::NativeCitations
+        {
             // The passages travel as document blocks (document k is passage
             // [k]); the system prompt keeps only the rules.
             rendered.system = prompt::rules(s.check.refusal_form, context.len());

@@ -78,7 +78,9 @@ pub struct Settings {
     pub generator: GeneratorKind,
     /// For `scripted`: a JSON array or JSONL file of outputs.
     pub script: Option<PathBuf>,
-    /// The SQLite audit log. Default `./.groundcite/audit.sqlite`.
+    /// The audit log: a SQLite file, or a `postgres://` URL (the `audit`
+    /// table, see `groundcite db migrate`). Default
+    /// `./.groundcite/audit.sqlite`.
     pub audit_path: PathBuf,
     /// Ingest the embedded demo corpus when the index at the default
     /// location is empty. Default true.
@@ -215,8 +217,19 @@ impl Settings {
     pub fn to_masked_toml(&self) -> String {
         let mut shown = self.clone();
         // A database url's password never prints.
-        if let Some(url) = self.index.to_str().filter(|u| groundcite_pg::is_postgres_url(u)) {
+        if let Some(url) = self
+            .index
+            .to_str()
+            .filter(|u| groundcite_pg::is_postgres_url(u))
+        {
             shown.index = PathBuf::from(groundcite_pg::redact_url(url));
+        }
+        if let Some(url) = self
+            .audit_path
+            .to_str()
+            .filter(|u| groundcite_pg::is_postgres_url(u))
+        {
+            shown.audit_path = PathBuf::from(groundcite_pg::redact_url(url));
         }
         let mut out =
             toml::to_string_pretty(&shown).unwrap_or_else(|e| format!("# cannot render: {e}\n"));

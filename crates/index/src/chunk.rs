@@ -305,7 +305,10 @@ mod tests {
         assert_eq!(chunks.len(), 2);
         assert_eq!(chunks[0].section, "Handbook");
         assert_eq!(chunks[1].section, "Leave › Sick leave");
-        assert_eq!(chunks[1].text, "## Leave\n\n### Sick leave\n\nYou get 13 days.");
+        assert_eq!(
+            chunks[1].text,
+            "## Leave\n\n### Sick leave\n\nYou get 13 days."
+        );
         assert_eq!(chunks[1].anchor.as_deref(), Some("sick-leave"));
         assert_eq!(
             &md[chunks[1].start..chunks[1].end],

@@ -30,6 +30,8 @@
 //!   A, section B, title C) with a GIN index;
 //! - `term_df` and `corpus_stats`: per-lexeme document frequencies and the
 //!   chunk count, kept exact by statement-level triggers on `chunks`;
+//! - `audit`: the service's audit log when its location is a `postgres://`
+//!   URL ([`PgAuditStore`]; unique `request_id`, idempotent batch inserts);
 //! - `schema_migrations`: applied migrations (version, name, checksum, time).
 //!
 //! All of it lives in one schema ([`PgOptions::schema`], default
@@ -74,10 +76,12 @@
 //! ingest transaction is atomic: run it again). TLS is not supported yet
 //! (`NoTls`): keep the database on a private network.
 
+pub mod audit;
 mod config;
 mod index;
 pub mod migrate;
 
+pub use audit::{AuditQuery, AuditRow, PgAuditStore, StoredAuditRow};
 pub use config::{PgOptions, is_postgres_url, redact_url};
 pub use groundcite_index::ChunkIndex;
 pub use index::PgIndex;

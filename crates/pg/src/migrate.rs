@@ -35,6 +35,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "term_stats",
         sql: include_str!("../migrations/0002_term_stats.sql"),
     },
+    Migration {
+        version: 3,
+        name: "audit",
+        sql: include_str!("../migrations/0003_audit.sql"),
+    },
 ];
 
 /// The schema version this binary needs.

@@ -1,4 +1,5 @@
-//! The audit log: every answer, in SQLite, written off the request path.
+//! The audit log: every answer, in SQLite or PostgreSQL, written off the
+//! request path.
 //!
 //! Each answer (and, unless turned off, each `POST /v1/check` report)
 //! becomes one row: the question, the ids of the passages sent, the raw
@@ -13,11 +14,43 @@
 //! and the answer is served regardless. The writer retries opening the
 //! database at most every [`REOPEN_INTERVAL`].
 //!
+//! ## Sinks
+//!
+//! The configured location selects the sink, as for the index: a
+//! `postgres://` (or `postgresql://`) URL writes to the `audit` table of
+//! PostgreSQL (migration `0003_audit` of `groundcite-pg`, schema
+//! `groundcite`: run `groundcite db migrate` first), anything else is a
+//! SQLite file. The writer thread, the queue, the batching and the failure
+//! accounting are the same for both (the private `Sink` enum); only "open" and "write a
+//! batch" differ. The PostgreSQL table has a unique `request_id` and batches
+//! are inserted with `ON CONFLICT (request_id) DO NOTHING`, retried on
+//! transient errors, so a retried batch never duplicates a record.
+//!
+//! ## Durability and the commit wait
+//!
+//! Records wait in memory until their batch commits: a process killed with
+//! SIGKILL loses what is queued (at most [`AuditConfig::queue_capacity`]
+//! records, in practice the few milliseconds of traffic since the last
+//! commit). With [`AuditConfig::commit_wait_ms`] (the default for
+//! PostgreSQL: [`DEFAULT_PG_COMMIT_WAIT_MS`]) an answer is sent only once its
+//! record has committed *or* the wait has run out, whichever comes first:
+//! the writer does not linger while someone waits, and every batch commits
+//! what queued while the previous one was in flight (group commit), so the
+//! wait costs about one commit (~1–3 ms on loopback) and a SIGKILL loses
+//! only records of answers not yet sent (plus answers whose wait timed out,
+//! logged). A database that is slow or down delays answers by at most the
+//! wait, then they are served regardless: auditing never fails an answer.
+//!
 //! The read side ([`list_incidents`], [`export_jsonl`]) is what
 //! `groundcite audit [--unverified] [--unsupported] [--export FILE.jsonl]`
 //! calls.
 //!
-//! ## Schema (`PRAGMA user_version = 1`)
+//! ## Schema
+//!
+//! PostgreSQL: `crates/pg/migrations/0003_audit.sql` (the same columns;
+//! `bigint` identity `id`, unique `request_id`, `timestamptz`, `boolean`,
+//! `jsonb` id lists, `json` documents kept verbatim). SQLite
+//! (`PRAGMA user_version = 1`):
 //!
 //! ```sql
 //! CREATE TABLE audit (
@@ -52,17 +85,23 @@ use serde::{Deserialize, Serialize};
 
 use crate::metrics::Metrics;
 
+pub use groundcite_pg::is_postgres_url;
+
 /// Where the audit database lives unless configured.
 pub const DEFAULT_AUDIT_PATH: &str = "./.groundcite/audit.sqlite";
 /// The writer retries opening a database that failed to open at most this often.
 pub const REOPEN_INTERVAL: Duration = Duration::from_secs(5);
+/// How long an answer waits for its record to commit, by default, when the
+/// audit log is in PostgreSQL.
+pub const DEFAULT_PG_COMMIT_WAIT_MS: u64 = 250;
 
 /// Audit configuration.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct AuditConfig {
-    /// The SQLite file; `None` turns auditing off. Default
-    /// [`DEFAULT_AUDIT_PATH`]. The parent directory is created.
+    /// The SQLite file, or a `postgres://` URL; `None` turns auditing off.
+    /// Default [`DEFAULT_AUDIT_PATH`]. The parent directory of a file is
+    /// created.
     pub path: Option<PathBuf>,
     /// Records waiting to be written; beyond, records are dropped and
     /// counted. Default 8192.
@@ -75,6 +114,11 @@ pub struct AuditConfig {
     pub linger_ms: u64,
     /// Audit `POST /v1/check` reports too (kind `check`). Default true.
     pub checks: bool,
+    /// How long an answer waits for its record to commit before it is
+    /// served anyway, in milliseconds; 0 never waits (fire and forget).
+    /// Default (`None`): [`DEFAULT_PG_COMMIT_WAIT_MS`] for PostgreSQL, 0 for
+    /// SQLite. See the module docs on durability.
+    pub commit_wait_ms: Option<u64>,
 }
 
 impl Default for AuditConfig {
@@ -85,6 +129,7 @@ impl Default for AuditConfig {
             batch: 1024,
             linger_ms: 20,
             checks: true,
+            commit_wait_ms: None,
         }
     }
 }
@@ -95,6 +140,21 @@ impl AuditConfig {
         AuditConfig {
             path: None,
             ..AuditConfig::default()
+        }
+    }
+
+    /// The commit wait in effect for this location (see
+    /// [`AuditConfig::commit_wait_ms`]); zero when auditing is off.
+    pub fn commit_wait(&self) -> Duration {
+        match &self.path {
+            None => Duration::ZERO,
+            Some(p) => Duration::from_millis(self.commit_wait_ms.unwrap_or(
+                if is_postgres_url(&p.to_string_lossy()) {
+                    DEFAULT_PG_COMMIT_WAIT_MS
+                } else {
+                    0
+                },
+            )),
         }
     }
 
@@ -121,6 +181,8 @@ pub enum AuditError {
     Json { id: i64, source: serde_json::Error },
     #[error("writing the export: {0}")]
     Io(#[from] std::io::Error),
+    #[error("audit database: {0}")]
+    Postgres(#[from] groundcite_pg::Error),
 }
 
 pub type Result<T, E = AuditError> = std::result::Result<T, E>;
@@ -246,8 +308,12 @@ impl AuditEntry {
     }
 }
 
+/// Resolves when a record's batch is written (`true`) or failed (`false`);
+/// dropped unresolved when the record was dropped.
+pub type Receipt = tokio::sync::oneshot::Receiver<bool>;
+
 enum Msg {
-    Record(Box<AuditEntry>),
+    Record(Box<AuditEntry>, Option<tokio::sync::oneshot::Sender<bool>>),
     Flush(SyncSender<()>),
     Shutdown,
 }
@@ -257,6 +323,7 @@ enum Msg {
 pub struct AuditLog {
     tx: Option<SyncSender<Msg>>,
     checks: bool,
+    commit_wait: Duration,
     metrics: Metrics,
     writer: Arc<Mutex<Option<JoinHandle<()>>>>,
 }
@@ -276,6 +343,7 @@ impl AuditLog {
         AuditLog {
             tx: None,
             checks: false,
+            commit_wait: Duration::ZERO,
             metrics,
             writer: Arc::default(),
         }
@@ -287,17 +355,19 @@ impl AuditLog {
         let Some(path) = config.path.clone() else {
             return AuditLog::disabled(metrics);
         };
+        let location = Location::of(&path);
         let (tx, rx) = mpsc::sync_channel(config.queue_capacity.max(1));
         let batch = config.batch.max(1);
         let linger = Duration::from_millis(config.linger_ms);
         let thread_metrics = metrics.clone();
         let writer = std::thread::Builder::new()
             .name("groundcite-audit".into())
-            .spawn(move || writer_loop(&path, rx, batch, linger, &thread_metrics));
+            .spawn(move || writer_loop(&location, rx, batch, linger, &thread_metrics));
         match writer {
             Ok(handle) => AuditLog {
                 tx: Some(tx),
                 checks: config.checks,
+                commit_wait: config.commit_wait(),
                 metrics,
                 writer: Arc::new(Mutex::new(Some(handle))),
             },
@@ -322,16 +392,55 @@ impl AuditLog {
     /// Queues one record. Never blocks: a full queue drops the record
     /// (logged, counted).
     pub fn record(&self, entry: AuditEntry) {
-        let Some(tx) = &self.tx else { return };
-        match tx.try_send(Msg::Record(Box::new(entry))) {
-            Ok(()) => {}
+        self.send(entry, None);
+    }
+
+    /// How long a handler waits for its record to commit (zero: it does
+    /// not wait). See [`AuditConfig::commit_wait_ms`].
+    pub fn commit_wait(&self) -> Duration {
+        self.commit_wait
+    }
+
+    /// Queues one record like [`AuditLog::record`] and, when a commit wait
+    /// is configured, waits (at most that long) for its batch to be
+    /// written. Never fails: a timeout or a failed write is logged (the
+    /// failure is counted by the writer) and the caller goes on.
+    pub async fn record_and_wait(&self, entry: AuditEntry) {
+        if self.commit_wait.is_zero() {
+            return self.record(entry);
+        }
+        let (ack_tx, ack_rx) = tokio::sync::oneshot::channel();
+        let request_id = entry.request_id.clone();
+        if !self.send(entry, Some(ack_tx)) {
+            return;
+        }
+        match tokio::time::timeout(self.commit_wait, ack_rx).await {
+            Ok(Ok(true)) => {}
+            Ok(_) => {}
+            Err(_) => {
+                self.metrics.audit_late();
+                tracing::warn!(
+                    request_id,
+                    wait_ms = self.commit_wait.as_millis() as u64,
+                    "audit record not committed within the wait; answering anyway"
+                );
+            }
+        }
+    }
+
+    fn send(&self, entry: AuditEntry, ack: Option<tokio::sync::oneshot::Sender<bool>>) -> bool {
+        let Some(tx) = &self.tx else { return false };
+        match tx.try_send(Msg::Record(Box::new(entry), ack)) {
+            Ok(()) => true,
             Err(TrySendError::Full(_)) => {
                 self.metrics.audit_failure("queue_full", 1);
                 tracing::warn!("audit queue full: record dropped");
+                false
             }
             Err(TrySendError::Disconnected(_)) => {
                 self.metrics.audit_failure("write", 1);
                 tracing::warn!("audit writer stopped: record dropped");
+                false
             }
         }
     }
@@ -358,49 +467,185 @@ impl AuditLog {
     }
 }
 
-fn writer_loop(path: &Path, rx: Receiver<Msg>, batch: usize, linger: Duration, metrics: &Metrics) {
-    let mut conn: Option<Connection> = None;
+/// Where records go, from the configured location.
+#[derive(Debug, Clone)]
+enum Location {
+    Sqlite(PathBuf),
+    Postgres(String),
+}
+
+impl Location {
+    fn of(path: &Path) -> Location {
+        let text = path.to_string_lossy();
+        if is_postgres_url(&text) {
+            Location::Postgres(text.trim().to_string())
+        } else {
+            Location::Sqlite(path.to_path_buf())
+        }
+    }
+
+    /// For logs: never a password.
+    fn display(&self) -> String {
+        match self {
+            Location::Sqlite(p) => p.display().to_string(),
+            Location::Postgres(url) => groundcite_pg::redact_url(url),
+        }
+    }
+
+    fn open(&self) -> Result<Sink> {
+        Ok(match self {
+            Location::Sqlite(path) => Sink::Sqlite(open_for_writing(path)?),
+            Location::Postgres(url) => {
+                Sink::Postgres(Box::new(groundcite_pg::PgAuditStore::connect(
+                    url,
+                    groundcite_pg::PgOptions {
+                        // One writer thread: one connection, plus one for a retry.
+                        pool_size: 2,
+                        ..groundcite_pg::PgOptions::default()
+                    },
+                )?))
+            }
+        })
+    }
+}
+
+/// The seam between the writer thread and a database: open once (retried),
+/// then write batches. Each batch is one transaction.
+enum Sink {
+    Sqlite(Connection),
+    Postgres(Box<groundcite_pg::PgAuditStore>),
+}
+
+impl Sink {
+    /// Writes a batch; returns how many of its records were rejected (the
+    /// others are stored). An error means none was stored and the sink
+    /// should be reopened.
+    fn write(&mut self, entries: &[AuditEntry]) -> Result<u64> {
+        match self {
+            Sink::Sqlite(conn) => write_batch(conn, entries).map(|()| 0),
+            Sink::Postgres(store) => {
+                let rows: Vec<groundcite_pg::AuditRow> = entries.iter().map(to_pg_row).collect();
+                match store.insert(&rows) {
+                    Ok(inserted) => {
+                        if inserted < rows.len() as u64 {
+                            tracing::debug!(
+                                skipped = rows.len() as u64 - inserted,
+                                "audit records already stored (a retried batch): skipped"
+                            );
+                        }
+                        Ok(0)
+                    }
+                    // The database refused the statement (not the
+                    // connection): one bad record must not take the batch
+                    // with it, so write them one by one.
+                    Err(groundcite_pg::Error::Db(message)) if rows.len() > 1 => {
+                        tracing::warn!(error = %message, records = rows.len(), "audit batch refused: writing its records one by one");
+                        let mut rejected = 0;
+                        for row in &rows {
+                            if let Err(err) = store.insert(std::slice::from_ref(row)) {
+                                tracing::error!(request_id = %row.request_id, error = %err, "audit record refused");
+                                rejected += 1;
+                            }
+                        }
+                        Ok(rejected)
+                    }
+                    Err(err) => Err(err.into()),
+                }
+            }
+        }
+    }
+}
+
+fn to_pg_row(e: &AuditEntry) -> groundcite_pg::AuditRow {
+    groundcite_pg::AuditRow {
+        request_id: e.request_id.clone(),
+        ts: e.ts.clone(),
+        kind: e.kind.to_string(),
+        question: e.question.clone(),
+        status: e.status.clone(),
+        grounded: e.grounded,
+        refusal: e.refusal.clone(),
+        regenerated: e.regenerated,
+        contradicted: e.contradicted as i32,
+        unsupported: e.unsupported as i32,
+        uncited: e.uncited as i32,
+        bad_ids: serde_json::to_string(&e.bad_ids).unwrap_or_else(|_| "[]".into()),
+        passage_ids: serde_json::to_string(&e.passage_ids).unwrap_or_else(|_| "[]".into()),
+        attempts: e.attempts.clone(),
+        timings: e.timings.clone(),
+        report: String::from_utf8_lossy(&e.report).into_owned(),
+    }
+}
+
+type Ack = tokio::sync::oneshot::Sender<bool>;
+
+fn writer_loop(
+    location: &Location,
+    rx: Receiver<Msg>,
+    batch: usize,
+    linger: Duration,
+    metrics: &Metrics,
+) {
+    let mut sink: Option<Sink> = None;
     let mut last_attempt: Option<Instant> = None;
     let mut pending: Vec<AuditEntry> = Vec::with_capacity(batch);
+    let mut waiters: Vec<Ack> = Vec::new();
     let mut acks: Vec<SyncSender<()>> = Vec::new();
     loop {
         // Block only when idle; under load the queue is never empty here,
         // so senders never have to wake the writer.
         let Ok(first) = rx.recv() else { break };
         let mut stop = false;
-        take(first, &mut pending, &mut acks, &mut stop);
-        drain(&rx, batch, &mut pending, &mut acks, &mut stop);
+        take(first, &mut pending, &mut waiters, &mut acks, &mut stop);
+        drain(&rx, batch, &mut pending, &mut waiters, &mut acks, &mut stop);
         // Linger so that one transaction carries many records: small
-        // transactions cost several times more per record.
-        if pending.len() < batch && acks.is_empty() && !stop && !linger.is_zero() {
+        // transactions cost several times more per record. Not when an
+        // answer waits for its commit: then the batch is whatever queued
+        // while the previous one was being written (group commit).
+        if pending.len() < batch
+            && acks.is_empty()
+            && waiters.is_empty()
+            && !stop
+            && !linger.is_zero()
+        {
             std::thread::sleep(linger);
-            drain(&rx, batch, &mut pending, &mut acks, &mut stop);
+            drain(&rx, batch, &mut pending, &mut waiters, &mut acks, &mut stop);
         }
+        let mut ok = false;
         if !pending.is_empty() {
-            if conn.is_none() && last_attempt.is_none_or(|t| t.elapsed() >= REOPEN_INTERVAL) {
+            if sink.is_none() && last_attempt.is_none_or(|t| t.elapsed() >= REOPEN_INTERVAL) {
                 last_attempt = Some(Instant::now());
-                match open_for_writing(path) {
-                    Ok(c) => conn = Some(c),
+                match location.open() {
+                    Ok(s) => sink = Some(s),
                     Err(err) => {
-                        tracing::error!(path = %path.display(), error = %err, "cannot open the audit database");
+                        tracing::error!(location = %location.display(), error = %err, "cannot open the audit database");
                     }
                 }
             }
             let n = pending.len() as u64;
-            match conn.as_mut() {
+            match sink.as_mut() {
                 None => metrics.audit_failure("open", n),
-                Some(c) => match write_batch(c, &pending) {
-                    Ok(()) => metrics.audit_written(n),
+                Some(s) => match s.write(&pending) {
+                    Ok(rejected) => {
+                        metrics.audit_written(n - rejected);
+                        if rejected > 0 {
+                            metrics.audit_failure("write", rejected);
+                        }
+                        ok = true;
+                    }
                     Err(err) => {
-                        tracing::error!(path = %path.display(), error = %err, records = n, "audit write failed");
+                        tracing::error!(location = %location.display(), error = %err, records = n, "audit write failed");
                         metrics.audit_failure("write", n);
                         // Reopen on the next batch: the file may have gone.
-                        conn = None;
+                        sink = None;
                         last_attempt = None;
                     }
                 },
             }
             pending.clear();
+        }
+        for w in waiters.drain(..) {
+            let _ = w.send(ok);
         }
         for ack in acks.drain(..) {
             let _ = ack.send(());
@@ -411,9 +656,18 @@ fn writer_loop(path: &Path, rx: Receiver<Msg>, batch: usize, linger: Duration, m
     }
 }
 
-fn take(msg: Msg, pending: &mut Vec<AuditEntry>, acks: &mut Vec<SyncSender<()>>, stop: &mut bool) {
+fn take(
+    msg: Msg,
+    pending: &mut Vec<AuditEntry>,
+    waiters: &mut Vec<Ack>,
+    acks: &mut Vec<SyncSender<()>>,
+    stop: &mut bool,
+) {
     match msg {
-        Msg::Record(e) => pending.push(*e),
+        Msg::Record(e, waiter) => {
+            pending.push(*e);
+            waiters.extend(waiter);
+        }
         Msg::Flush(ack) => acks.push(ack),
         Msg::Shutdown => *stop = true,
     }
@@ -423,12 +677,13 @@ fn drain(
     rx: &Receiver<Msg>,
     batch: usize,
     pending: &mut Vec<AuditEntry>,
+    waiters: &mut Vec<Ack>,
     acks: &mut Vec<SyncSender<()>>,
     stop: &mut bool,
 ) {
     while pending.len() < batch && !*stop {
         match rx.try_recv() {
-            Ok(msg) => take(msg, pending, acks, stop),
+            Ok(msg) => take(msg, pending, waiters, acks, stop),
             Err(_) => break,
         }
     }
@@ -587,8 +842,94 @@ pub fn open_read_only(path: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
+/// The PostgreSQL audit store at `path` when it is a `postgres://` URL.
+fn pg_store(path: &Path) -> Result<Option<groundcite_pg::PgAuditStore>> {
+    let text = path.to_string_lossy();
+    if !is_postgres_url(&text) {
+        return Ok(None);
+    }
+    let opts = groundcite_pg::PgOptions {
+        pool_size: 1,
+        ..groundcite_pg::PgOptions::default()
+    };
+    Ok(Some(groundcite_pg::PgAuditStore::connect(&text, opts)?))
+}
+
+/// Rows read back from PostgreSQL become the same records as SQLite's.
+fn from_pg_row(stored: groundcite_pg::StoredAuditRow) -> Result<AuditRecord> {
+    let id = stored.id;
+    let r = stored.row;
+    let json = |text: &str| -> Result<serde_json::Value> {
+        serde_json::from_str(text).map_err(|source| AuditError::Json { id, source })
+    };
+    let bad_ids: Vec<u64> =
+        serde_json::from_str(&r.bad_ids).map_err(|source| AuditError::Json { id, source })?;
+    let passage_ids: Vec<String> =
+        serde_json::from_str(&r.passage_ids).map_err(|source| AuditError::Json { id, source })?;
+    Ok(AuditRecord {
+        id,
+        attempts: json(&r.attempts)?,
+        timings: json(&r.timings)?,
+        report: json(&r.report)?,
+        request_id: r.request_id,
+        ts: r.ts,
+        kind: r.kind,
+        question: r.question,
+        status: r.status,
+        grounded: r.grounded,
+        refusal: r.refusal,
+        regenerated: r.regenerated,
+        contradicted: r.contradicted.max(0) as u32,
+        unsupported: r.unsupported.max(0) as u32,
+        uncited: r.uncited.max(0) as u32,
+        bad_ids,
+        passage_ids,
+    })
+}
+
+/// Rows read from PostgreSQL per round trip when exporting everything.
+const PG_PAGE: usize = 1000;
+
+/// Every record of a PostgreSQL audit log, oldest first, page by page.
+fn pg_each(
+    store: &groundcite_pg::PgAuditStore,
+    mut f: impl FnMut(AuditRecord) -> Result<()>,
+) -> Result<usize> {
+    let mut after = None;
+    let mut n = 0;
+    loop {
+        let page = store.list(&groundcite_pg::AuditQuery {
+            after_id: after,
+            limit: Some(PG_PAGE),
+            ..groundcite_pg::AuditQuery::default()
+        })?;
+        let len = page.len();
+        for row in page {
+            after = Some(row.id);
+            f(from_pg_row(row)?)?;
+            n += 1;
+        }
+        if len < PG_PAGE {
+            return Ok(n);
+        }
+    }
+}
+
 /// The incident log: unverified and/or unsupported answers, newest first.
+/// `path` is a SQLite file or a `postgres://` URL.
 pub fn list_incidents(path: &Path, filter: &IncidentFilter) -> Result<Vec<AuditRecord>> {
+    if let Some(store) = pg_store(path)? {
+        let rows = store.list(&groundcite_pg::AuditQuery {
+            incidents: true,
+            unverified: filter.unverified,
+            unsupported: filter.unsupported,
+            kind: filter.kind.clone(),
+            after_id: None,
+            newest_first: true,
+            limit: filter.limit,
+        })?;
+        return rows.into_iter().map(from_pg_row).collect();
+    }
     let conn = open_read_only(path)?;
     let which = match (filter.unverified, filter.unsupported) {
         (true, false) => UNVERIFIED_SQL.to_string(),
@@ -614,6 +955,14 @@ pub fn list_incidents(path: &Path, filter: &IncidentFilter) -> Result<Vec<AuditR
 
 /// Every record, oldest first.
 pub fn list_all(path: &Path) -> Result<Vec<AuditRecord>> {
+    if let Some(store) = pg_store(path)? {
+        let mut out = Vec::new();
+        pg_each(&store, |r| {
+            out.push(r);
+            Ok(())
+        })?;
+        return Ok(out);
+    }
     let conn = open_read_only(path)?;
     let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM audit ORDER BY id"))?;
     let rows = stmt.query([])?;
@@ -622,6 +971,19 @@ pub fn list_all(path: &Path) -> Result<Vec<AuditRecord>> {
 
 /// Writes every record as JSON lines, oldest first; returns how many.
 pub fn export_jsonl(path: &Path, writer: impl Write) -> Result<usize> {
+    if let Some(store) = pg_store(path)? {
+        let mut out = std::io::BufWriter::new(writer);
+        let n = pg_each(&store, |record| {
+            serde_json::to_writer(&mut out, &record).map_err(|source| AuditError::Json {
+                id: record.id,
+                source,
+            })?;
+            out.write_all(b"\n")?;
+            Ok(())
+        })?;
+        out.flush()?;
+        return Ok(n);
+    }
     let conn = open_read_only(path)?;
     let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM audit ORDER BY id"))?;
     let mut rows = stmt.query([])?;

@@ -41,7 +41,8 @@
 //!   default); [`fake`] has a static implementation for tests and demos.
 //! - [`routes`]: the handlers; [`page`]: the web page; [`openapi`].
 //! - [`metrics`]: per-state Prometheus recorder.
-//! - [`audit`]: the SQLite audit log (writer thread, incident queries, export).
+//! - [`audit`]: the audit log, SQLite or PostgreSQL (writer thread, incident
+//!   queries, export).
 
 #![recursion_limit = "256"]
 

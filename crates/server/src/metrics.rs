@@ -17,6 +17,7 @@
 //! | `groundcite_check_seconds` | histogram | `POST /v1/check` handling time |
 //! | `groundcite_audit_write_failures_total` | counter | `reason`: open, write, queue_full |
 //! | `groundcite_audit_records_total` | counter | records written |
+//! | `groundcite_audit_late_total` | counter | answers served before their record committed (the commit wait ran out) |
 //! | `groundcite_http_errors_total` | counter | `code`: the error table's code |
 
 use std::collections::HashMap;
@@ -70,6 +71,7 @@ struct Inner {
     check_seconds: Histogram,
     audit_failures: HashMap<&'static str, Counter>,
     audit_records: Counter,
+    audit_late: Counter,
     http_errors: HashMap<&'static str, Counter>,
 }
 
@@ -165,6 +167,11 @@ impl Metrics {
             "Audit records written.",
         );
         describe(
+            "groundcite_audit_late_total",
+            None,
+            "Answers served before their audit record committed (the commit wait ran out).",
+        );
+        describe(
             "groundcite_http_errors_total",
             None,
             "Error responses, by error code.",
@@ -222,6 +229,7 @@ impl Metrics {
                 &AUDIT_REASONS,
             ),
             audit_records: counter("groundcite_audit_records_total", vec![]),
+            audit_late: counter("groundcite_audit_late_total", vec![]),
             http_errors: by("groundcite_http_errors_total", "code", &error_names),
             recorder,
             handle,
@@ -336,6 +344,11 @@ impl Metrics {
     /// Audit records written.
     pub fn audit_written(&self, n: u64) {
         self.inner.audit_records.increment(n);
+    }
+
+    /// An answer was served before its audit record committed.
+    pub fn audit_late(&self) {
+        self.inner.audit_late.increment(1);
     }
 
     /// One error response.

@@ -136,14 +136,17 @@ fn ready_answerer(state: &AppState) -> Result<std::sync::Arc<dyn crate::Answerer
     Ok(answerer.clone())
 }
 
-/// Records an answer object (metrics, audit) and returns its bytes.
-fn finish_answer(state: &AppState, request_id: &str, answer: &serde_json::Value) -> Bytes {
+/// Records an answer object (metrics, audit) and returns its bytes. With a
+/// commit wait (the PostgreSQL audit log), returns once the record has
+/// committed or the wait has run out.
+async fn finish_answer(state: &AppState, request_id: &str, answer: &serde_json::Value) -> Bytes {
     let bytes = Bytes::from(answer.to_string());
     state.metrics().record_answer(answer);
     if state.audit().is_enabled() {
         state
             .audit()
-            .record(AuditEntry::from_answer(request_id, answer, bytes.clone()));
+            .record_and_wait(AuditEntry::from_answer(request_id, answer, bytes.clone()))
+            .await;
     }
     bytes
 }
@@ -179,7 +182,7 @@ pub async fn ask(
             ))
         })
         .map_err(|e| e.into_api(&request_id))?;
-    let bytes = finish_answer(&state, &request_id, &answer);
+    let bytes = finish_answer(&state, &request_id, &answer).await;
     Ok(json_bytes(StatusCode::OK, bytes))
 }
 
@@ -218,7 +221,7 @@ fn sse(state: AppState, request_id: String, inner: BoxStream<'static, AnswerEven
             }
             Ok(Some(AnswerEvent::Final(v))) => {
                 st.done = true;
-                let bytes = finish_answer(&st.state, &st.request_id, &v);
+                let bytes = finish_answer(&st.state, &st.request_id, &v).await;
                 Event::default()
                     .event("final")
                     .data(String::from_utf8_lossy(&bytes))
@@ -300,15 +303,18 @@ pub async fn check(
     state.metrics().record_check(&report, elapsed);
     if state.audit().audits_checks() {
         let question = req.question.as_deref().filter(|q| !q.trim().is_empty());
-        state.audit().record(AuditEntry::from_check(
-            &request_id,
-            question,
-            &req.passages,
-            &req.answer,
-            &report,
-            bytes.clone(),
-            elapsed * 1000.0,
-        ));
+        state
+            .audit()
+            .record_and_wait(AuditEntry::from_check(
+                &request_id,
+                question,
+                &req.passages,
+                &req.answer,
+                &report,
+                bytes.clone(),
+                elapsed * 1000.0,
+            ))
+            .await;
     }
     Ok(json_bytes(StatusCode::OK, bytes))
 }

@@ -21,6 +21,8 @@ pub const BODY_LIMIT_ENV: &str = "GROUNDCITE_BODY_LIMIT";
 pub const TIMEOUT_ENV: &str = "GROUNDCITE_TIMEOUT_SECS";
 /// Audit database path; `off` turns auditing off.
 pub const AUDIT_PATH_ENV: &str = "GROUNDCITE_AUDIT_PATH";
+/// How long an answer waits for its audit record to commit, in ms.
+pub const AUDIT_WAIT_ENV: &str = "GROUNDCITE_AUDIT_WAIT_MS";
 
 /// Service options. Defaults are documented per field; [`ServerConfig::from_env`]
 /// overrides them from the environment, and the CLI's flags override both.
@@ -129,6 +131,11 @@ impl ServerConfig {
                 "" | "off" | "none" => None,
                 p => Some(p.into()),
             };
+        }
+        if let Some(ms) = get(AUDIT_WAIT_ENV) {
+            self.audit.commit_wait_ms = Some(ms.trim().parse().with_context(|| {
+                format!("{AUDIT_WAIT_ENV}={ms:?} is not a number of milliseconds")
+            })?);
         }
         Ok(self)
     }
