@@ -75,8 +75,10 @@ impl From<FormArg> for RefusalForm {
 }
 
 pub fn run_check(args: CheckArgs) -> Result<ExitCode> {
-    let mut config = CheckConfig::default();
-    config.verify_support = !args.no_support;
+    let config = CheckConfig {
+        verify_support: !args.no_support,
+        ..CheckConfig::default()
+    };
     let verifier = LexicalVerifier::new(config.support.clone());
     if let Some(path) = &args.cases {
         return check_cases(path, &config, &verifier);

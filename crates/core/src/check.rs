@@ -246,16 +246,15 @@ pub fn check_report(
                             end: e.end,
                         })
                     });
-                    if let Some(e) = &evidence {
-                        if citations[i].contains(&e.passage)
-                            && verdict == SentenceVerdict::Supported
-                        {
-                            hints.push(QuoteHint {
-                                passage: e.passage,
-                                start: e.start,
-                                end: e.end,
-                            });
-                        }
+                    if let Some(e) = &evidence
+                        && citations[i].contains(&e.passage)
+                        && verdict == SentenceVerdict::Supported
+                    {
+                        hints.push(QuoteHint {
+                            passage: e.passage,
+                            start: e.start,
+                            end: e.end,
+                        });
                     }
                     (
                         verdict,

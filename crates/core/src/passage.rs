@@ -158,10 +158,10 @@ fn trim_to_tokens<'t>(text: &'t str, max_tokens: usize, counter: &dyn TokenCount
         }
     }
     let prefix = &text[..lo];
-    if let Some(cut) = sentence_cut(prefix) {
-        if cut * 2 >= prefix.len() {
-            return prefix[..cut].trim_end();
-        }
+    if let Some(cut) = sentence_cut(prefix)
+        && cut * 2 >= prefix.len()
+    {
+        return prefix[..cut].trim_end();
     }
     match prefix.rfind(char::is_whitespace) {
         Some(ws) if lo < text.len() => prefix[..ws].trim_end(),

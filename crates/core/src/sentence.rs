@@ -259,10 +259,11 @@ impl Segmenter<'_, '_> {
             } else {
                 None
             };
-            if let Some(inner_end) = inner_end {
-                if inner_end > 2 && !line[2..inner_end].windows(2).any(|w| w == b"**") {
-                    return LineKind::BoldHeading;
-                }
+            if let Some(inner_end) = inner_end
+                && inner_end > 2
+                && !line[2..inner_end].windows(2).any(|w| w == b"**")
+            {
+                return LineKind::BoldHeading;
             }
         }
         if first == b'[' && markers_only(self.text, cs, ce) {
@@ -328,10 +329,11 @@ impl Segmenter<'_, '_> {
         let punct = b[p];
         let ellipsis = run_end - p >= 3 && punct == b'.' || punct == 0xE2;
         // Directly followed by a letter or digit: `3.5`, `gsa.gov`, `e.g`.
-        if let Some(&next) = b.get(run_end) {
-            if run_end < ce && (next.is_ascii_alphanumeric() || next == b'_' || next == b'@') {
-                return None;
-            }
+        if let Some(&next) = b.get(run_end)
+            && run_end < ce
+            && (next.is_ascii_alphanumeric() || next == b'_' || next == b'@')
+        {
+            return None;
         }
         // Closers after the punctuation: quotes, parentheses, emphasis.
         let mut end = run_end;

@@ -258,10 +258,10 @@ impl ExtractiveGenerator {
             score: 0.0,
             order: next,
         });
-        if let Some(f) = &follower_candidate {
-            if self.config.max_sentences > 1 {
-                chosen.push(f);
-            }
+        if let Some(f) = &follower_candidate
+            && self.config.max_sentences > 1
+        {
+            chosen.push(f);
         }
         for c in &candidates[1..] {
             if chosen.len() >= self.config.max_sentences {
@@ -356,7 +356,7 @@ fn clean_sentence(raw: &str) -> String {
 fn cite(sentence: &str, passage: usize) -> String {
     let trimmed = sentence.trim_end();
     let (body, end) = match trimmed.char_indices().last() {
-        Some((i, c)) if matches!(c, '.' | '!' | '?') => (&trimmed[..i], &trimmed[i..]),
+        Some((i, '.' | '!' | '?')) => (&trimmed[..i], &trimmed[i..]),
         Some((_, ':')) | Some((_, ';')) | Some((_, ',')) => (&trimmed[..trimmed.len() - 1], "."),
         _ => (trimmed, "."),
     };

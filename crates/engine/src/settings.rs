@@ -276,8 +276,10 @@ mod tests {
         let text = s.to_masked_toml();
         assert!(text.contains("api_key_env = \"OPENAI_API_KEY\""));
         assert!(text.contains("# OPENAI_API_KEY: "));
-        let mut pg = Settings::default();
-        pg.index = PathBuf::from("postgres://user:hunter2@db.internal:5432/groundcite");
+        let pg = Settings {
+            index: PathBuf::from("postgres://user:hunter2@db.internal:5432/groundcite"),
+            ..Settings::default()
+        };
         let text = pg.to_masked_toml();
         assert!(!text.contains("hunter2"), "{text}");
         assert!(text.contains("db.internal"), "{text}");

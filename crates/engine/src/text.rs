@@ -164,16 +164,16 @@ pub fn stem(word: &str) -> String {
     ] {
         // Plural `s` comes off words of four letters or more ("days").
         let min_base = if suffix == "s" { 3 } else { 4 };
-        if w.len() >= suffix.len() + min_base {
-            if let Some(base) = w.strip_suffix(suffix) {
-                if suffix == "ied" || suffix == "ies" {
-                    return format!("{base}y");
-                }
-                if suffix == "s" && base.ends_with('s') {
-                    return w;
-                }
-                return base.to_string();
+        if w.len() >= suffix.len() + min_base
+            && let Some(base) = w.strip_suffix(suffix)
+        {
+            if suffix == "ied" || suffix == "ies" {
+                return format!("{base}y");
             }
+            if suffix == "s" && base.ends_with('s') {
+                return w;
+            }
+            return base.to_string();
         }
     }
     w

@@ -189,8 +189,10 @@ async fn the_sentinel_is_a_helpful_refusal() {
 
 #[tokio::test]
 async fn the_gate_refuses_without_calling_the_model() {
-    let mut settings = Settings::default();
-    settings.gate_threshold = 0.95;
+    let settings = Settings {
+        gate_threshold: 0.95,
+        ..Settings::default()
+    };
     let g = scripted(&["Reimbursements settle within 30 days of approval [2]."]);
     let r = engine_with(settings, g.clone())
         .ask(Q, &AskOptions::default())
