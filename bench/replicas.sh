@@ -22,5 +22,8 @@ if [ "$profile" = release ]; then
 else
   cargo build -q -p groundcite
 fi
-export GROUNDCITE_BIN="${CARGO_TARGET_DIR:-target}/$profile/groundcite"
+target_dir=${CARGO_TARGET_DIR:-target}
+case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
+# Absolute: the servers run in their own working directories.
+export GROUNDCITE_BIN="$target_dir/$profile/groundcite"
 exec python3 bench/replicas.py
