@@ -87,7 +87,13 @@ const PLEASANTRIES: &[&str] = &[
 /// Classifies one sentence. `text`: the sentence as written; `markers`:
 /// its citation markers, in order, with spans relative to the text the
 /// sentence starts in at byte `base`.
-pub fn classify(text: &str, kind: SentenceKind, markers: &[Marker], base: usize) -> FactualReason {
+pub fn classify(
+    text: &str,
+    kind: SentenceKind,
+    question: bool,
+    markers: &[Marker],
+    base: usize,
+) -> FactualReason {
     if kind == SentenceKind::Heading {
         return FactualReason::Heading;
     }
@@ -100,7 +106,7 @@ pub fn classify(text: &str, kind: SentenceKind, markers: &[Marker], base: usize)
         if !has_content_outside(text, markers, base) {
             return FactualReason::Empty;
         }
-        if ends_with_question(text, markers, base) {
+        if question {
             return FactualReason::Question;
         }
         return FactualReason::Cited;
@@ -109,7 +115,7 @@ pub fn classify(text: &str, kind: SentenceKind, markers: &[Marker], base: usize)
     if words == 0 && !has_digit {
         return FactualReason::Empty;
     }
-    if ends_with_question(text, &[], 0) {
+    if question {
         return FactualReason::Question;
     }
     if is_connective(text, words) {
@@ -139,28 +145,6 @@ fn has_content_outside(text: &str, markers: &[Marker], base: usize) -> bool {
         pos = end.max(pos);
     }
     false
-}
-
-/// Does the sentence end with `?`, before any trailing markers?
-fn ends_with_question(text: &str, markers: &[Marker], base: usize) -> bool {
-    let b = text.as_bytes();
-    let mut end = b.len();
-    let mut k = markers.len();
-    loop {
-        while end > 0
-            && matches!(b[end - 1], b' ' | b'\t' | b'\n' | b'\r' | b'.')
-            && !(end >= 2 && b[end - 2] == b'?')
-        {
-            end -= 1;
-        }
-        if k > 0 && markers[k - 1].end - base == end {
-            end = markers[k - 1].start - base;
-            k -= 1;
-            continue;
-        }
-        break;
-    }
-    end > 0 && b[end - 1] == b'?'
 }
 
 /// Counts words with a letter (up to 9: only "none" and "short" matter)
@@ -224,7 +208,8 @@ mod tests {
 
     fn c(text: &str) -> FactualReason {
         let m = crate::marker::Markers::parse(text);
-        classify(text, SentenceKind::Prose, &m.markers, 0)
+        let question = crate::sentence::segment(text)[0].question;
+        classify(text, SentenceKind::Prose, question, &m.markers, 0)
     }
 
     #[test]
@@ -243,7 +228,7 @@ mod tests {
         assert_eq!(c("Not covered by the provided documents."), Refusal);
         assert_eq!(c("[2]"), Empty);
         assert_eq!(
-            classify("Reimbursement", SentenceKind::Heading, &[], 0),
+            classify("Reimbursement", SentenceKind::Heading, false, &[], 0),
             Heading
         );
         assert_eq!(

@@ -35,6 +35,8 @@ pub struct Sentence {
     pub start: usize,
     pub end: usize,
     pub kind: SentenceKind,
+    /// It ends with a question mark (before any markers after it).
+    pub question: bool,
 }
 
 impl Sentence {
@@ -196,6 +198,10 @@ impl Segmenter<'_, '_> {
     }
 
     fn emit(&mut self, start: usize, end: usize, kind: SentenceKind) {
+        self.emit_sentence(start, end, kind, false);
+    }
+
+    fn emit_sentence(&mut self, start: usize, end: usize, kind: SentenceKind, question: bool) {
         if end <= start {
             return;
         }
@@ -211,7 +217,12 @@ impl Segmenter<'_, '_> {
             start += span.len() - span.trim_start().len();
             end = start + trimmed.len();
         }
-        self.out.push(Sentence { start, end, kind });
+        self.out.push(Sentence {
+            start,
+            end,
+            kind,
+            question,
+        });
     }
 
     fn classify(&self, cs: usize, ce: usize) -> LineKind {
@@ -305,7 +316,8 @@ impl Segmenter<'_, '_> {
             match decision {
                 Some((end, next)) => {
                     if let Some((start, kind)) = self.open.take() {
-                        self.emit(start, end, kind);
+                        let question = b[i..run_end].contains(&b'?');
+                        self.emit_sentence(start, end, kind, question);
                         if next < ce {
                             let kind = if kind == SentenceKind::ListItem {
                                 SentenceKind::ListItem

@@ -108,24 +108,20 @@ impl Report {
             for r in self.markers.ranges_of(m) {
                 if r.lo == r.hi {
                     // The common case, `[2]`: no range to expand.
-                    self.cited.push(r.lo);
+                    insert_sorted(&mut self.cited, r.lo);
                     if r.lo == 0 || r.lo > n {
-                        self.bad_ids.push(r.lo);
+                        insert_sorted(&mut self.bad_ids, r.lo);
                     }
                     continue;
                 }
                 for id in crate::marker::expand(*r) {
-                    self.cited.push(id);
+                    insert_sorted(&mut self.cited, id);
                     if id == 0 || id > n {
-                        self.bad_ids.push(id);
+                        insert_sorted(&mut self.bad_ids, id);
                     }
                 }
             }
         }
-        self.cited.sort_unstable();
-        self.cited.dedup();
-        self.bad_ids.sort_unstable();
-        self.bad_ids.dedup();
 
         let (mut factual, mut covered) = (0usize, 0usize);
         let mut mi = 0usize;
@@ -150,7 +146,7 @@ impl Report {
                         .any(|r| r.lo == 0 || r.lo > n || r.hi == 0 || r.hi > n)
             });
             let text = &answer[s.start..s.end];
-            let reason = factual::classify(text, s.kind, own, s.start);
+            let reason = factual::classify(text, s.kind, s.question, own, s.start);
             if reason.is_factual() {
                 factual += 1;
                 if !own.is_empty() {
@@ -216,6 +212,14 @@ impl Report {
 
     pub fn factual_count(&self) -> usize {
         self.sentences.iter().filter(|s| s.factual()).count()
+    }
+}
+
+/// Keeps a short list sorted and unique as ids arrive (answers cite a
+/// handful of ids: cheaper than sorting afterwards).
+fn insert_sorted(list: &mut Vec<u64>, id: u64) {
+    if let Err(pos) = list.binary_search(&id) {
+        list.insert(pos, id);
     }
 }
 
