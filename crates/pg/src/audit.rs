@@ -14,15 +14,11 @@
 //! refused or lost, server shutting down, serialization failure) are retried
 //! up to [`PgOptions::read_attempts`] times, 50 ms then 200 ms apart.
 
-use std::future::Future;
-use std::time::Duration;
-
-use deadpool_postgres::{Pool, PoolError, TimeoutType};
 use tokio_postgres::Row;
 
-use crate::config::Target;
+use crate::client::Client;
 use crate::migrate::read_status;
-use crate::{Error, PgOptions, db_message};
+use crate::{Error, PgOptions};
 
 /// The first schema version with the `audit` table.
 pub const AUDIT_SCHEMA_VERSION: i32 = 3;
@@ -103,27 +99,15 @@ ON CONFLICT (request_id) DO NOTHING";
 
 /// The audit table of one schema, through a small pool.
 pub struct PgAuditStore {
-    /// `None` only while dropping.
-    rt: Option<tokio::runtime::Runtime>,
-    pool: Pool,
-    target: Target,
-    opts: PgOptions,
+    client: Client,
 }
 
 impl std::fmt::Debug for PgAuditStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PgAuditStore")
-            .field("target", &self.target.redacted)
-            .field("schema", &self.opts.schema)
+            .field("target", &self.client.target.redacted)
+            .field("schema", &self.client.opts.schema)
             .finish()
-    }
-}
-
-impl Drop for PgAuditStore {
-    fn drop(&mut self) {
-        if let Some(rt) = self.rt.take() {
-            rt.shutdown_background();
-        }
     }
 }
 
@@ -131,23 +115,12 @@ impl PgAuditStore {
     /// Connects and checks that the schema has the audit table
     /// ([`Error::SchemaBehind`] otherwise: run `groundcite db migrate`).
     pub fn connect(url: &str, opts: PgOptions) -> Result<PgAuditStore, Error> {
-        let target = Target::parse(url, &opts)?;
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("groundcite-pg-audit")
-            .enable_all()
-            .build()
-            .map_err(|e| Error::Config(format!("cannot start a runtime: {e}")))?;
-        let pool = target.pool(&opts)?;
         let store = PgAuditStore {
-            rt: Some(rt),
-            pool,
-            target,
-            opts,
+            client: Client::new(url, opts, "groundcite-pg-audit")?,
         };
-        let status = store.retry(|| async {
-            let client = store.conn().await?;
-            read_status(&client, &store.target, &store.opts).await
+        let status = store.client.retry(is_transient, || async {
+            let client = store.client.conn().await?;
+            read_status(&client, &store.client.target, &store.client.opts).await
         })?;
         if status.version() < AUDIT_SCHEMA_VERSION {
             return Err(Error::SchemaBehind {
@@ -162,7 +135,7 @@ impl PgAuditStore {
 
     /// The database URL without its password.
     pub fn target(&self) -> &str {
-        &self.target.redacted
+        &self.client.target.redacted
     }
 
     /// Inserts a batch in one statement (one transaction), skipping rows
@@ -194,8 +167,8 @@ impl PgAuditStore {
             col!(timings),
             col!(report),
         );
-        self.retry(|| async {
-            let client = self.conn().await?;
+        self.client.retry(is_transient, || async {
+            let client = self.client.conn().await?;
             let stmt = client.prepare_cached(INSERT_SQL).await?;
             let n = client
                 .execute(
@@ -248,8 +221,8 @@ impl PgAuditStore {
         let order = if q.newest_first { "DESC" } else { "ASC" };
         let limit = q.limit.map_or_else(String::new, |n| format!(" LIMIT {n}"));
         let sql = format!("SELECT {COLUMNS} FROM audit{filter} ORDER BY id {order}{limit}");
-        self.retry(|| async {
-            let client = self.conn().await?;
+        self.client.retry(is_transient, || async {
+            let client = self.client.conn().await?;
             let rows = match &q.kind {
                 Some(k) => client.query(&sql, &[k]).await?,
                 None => client.query(&sql, &[]).await?,
@@ -261,68 +234,10 @@ impl PgAuditStore {
     /// How many rows, and how many distinct request ids (equal, by the
     /// unique constraint; a check for operations and tests).
     pub fn count(&self) -> Result<u64, Error> {
-        self.retry(|| async {
-            let client = self.conn().await?;
+        self.client.retry(is_transient, || async {
+            let client = self.client.conn().await?;
             let row = client.query_one("SELECT count(*) FROM audit", &[]).await?;
             Ok(row.get::<_, i64>(0) as u64)
-        })
-    }
-
-    fn block<T: Send>(&self, fut: impl Future<Output = T> + Send) -> T {
-        let rt = self.rt.as_ref().expect("runtime present until drop");
-        if tokio::runtime::Handle::try_current().is_ok() {
-            std::thread::scope(|s| {
-                s.spawn(|| rt.block_on(fut))
-                    .join()
-                    .expect("postgres worker thread panicked")
-            })
-        } else {
-            rt.block_on(fut)
-        }
-    }
-
-    /// Runs `f`, retrying transient failures with back-off. Safe for the
-    /// inserts too: they are idempotent.
-    fn retry<T, F, Fut>(&self, f: F) -> Result<T, Error>
-    where
-        T: Send,
-        F: Fn() -> Fut + Send + Sync,
-        Fut: Future<Output = Result<T, Error>> + Send,
-    {
-        let attempts = self.opts.read_attempts.max(1);
-        self.block(async {
-            let mut attempt = 1;
-            loop {
-                match f().await {
-                    Err(e) if attempt < attempts && is_transient(&e) => {
-                        let pause = Duration::from_millis(50 * 4u64.pow(attempt - 1));
-                        tokio::time::sleep(pause).await;
-                        attempt += 1;
-                    }
-                    other => return other,
-                }
-            }
-        })
-    }
-
-    async fn conn(&self) -> Result<deadpool_postgres::Object, Error> {
-        self.pool.get().await.map_err(|e| {
-            let target = self.target.redacted.clone();
-            match e {
-                PoolError::Timeout(TimeoutType::Wait) => Error::PoolTimeout(target),
-                PoolError::Timeout(_) => Error::Connect {
-                    target,
-                    message: "timed out".into(),
-                },
-                PoolError::Backend(e) => Error::Connect {
-                    target,
-                    message: db_message(&e),
-                },
-                other => Error::Connect {
-                    target,
-                    message: other.to_string(),
-                },
-            }
         })
     }
 }

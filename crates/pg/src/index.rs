@@ -1,11 +1,8 @@
 //! [`PgIndex`]: the chunk index in PostgreSQL.
 
 use std::collections::{HashMap, HashSet};
-use std::future::Future;
 use std::path::PathBuf;
-use std::time::Duration;
 
-use deadpool_postgres::{Pool, PoolError, TimeoutType};
 use groundcite_index::score::idf;
 use groundcite_index::source::{self, Plan};
 use groundcite_index::{
@@ -13,9 +10,9 @@ use groundcite_index::{
 };
 use tokio_postgres::Row;
 
-use crate::config::Target;
+use crate::client::Client;
 use crate::migrate::{latest_version, lock_key, read_status};
-use crate::{Error, PgOptions, SchemaStatus, db_message};
+use crate::{Error, PgOptions, SchemaStatus};
 
 /// Chunk columns, in the order [`chunk_from_row`] reads them.
 const CHUNK_COLUMNS: &str =
@@ -85,29 +82,15 @@ SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::tex
 
 /// The chunk index in PostgreSQL (see the crate docs).
 pub struct PgIndex {
-    /// `None` only while dropping.
-    rt: Option<tokio::runtime::Runtime>,
-    pool: Pool,
-    target: Target,
-    opts: PgOptions,
+    client: Client,
 }
 
 impl std::fmt::Debug for PgIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PgIndex")
-            .field("target", &self.target.redacted)
-            .field("schema", &self.opts.schema)
+            .field("target", &self.client.target.redacted)
+            .field("schema", &self.client.opts.schema)
             .finish()
-    }
-}
-
-impl Drop for PgIndex {
-    fn drop(&mut self) {
-        if let Some(rt) = self.rt.take() {
-            // Dropping a runtime inside another one panics; let it go in the
-            // background instead.
-            rt.shutdown_background();
-        }
     }
 }
 
@@ -116,19 +99,8 @@ impl PgIndex {
     /// opens more on demand). Fails with [`Error::Connect`] when the database
     /// is unreachable and [`Error::SchemaBehind`] when migrations are pending.
     pub fn connect(url: &str, opts: PgOptions) -> Result<PgIndex, Error> {
-        let target = Target::parse(url, &opts)?;
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("groundcite-pg")
-            .enable_all()
-            .build()
-            .map_err(|e| Error::Config(format!("cannot start a runtime: {e}")))?;
-        let pool = target.pool(&opts)?;
         let index = PgIndex {
-            rt: Some(rt),
-            pool,
-            target,
-            opts,
+            client: Client::new(url, opts, "groundcite-pg")?,
         };
         let status = index.schema_status()?;
         if status.is_behind() {
@@ -144,84 +116,26 @@ impl PgIndex {
 
     /// The database URL without its password.
     pub fn target(&self) -> &str {
-        &self.target.redacted
+        &self.client.target.redacted
     }
 
     /// The options this index was opened with.
     pub fn options(&self) -> &PgOptions {
-        &self.opts
+        &self.client.opts
     }
 
     /// The schema's migration status.
     pub fn schema_status(&self) -> Result<SchemaStatus, Error> {
-        self.read(|| async {
-            let client = self.conn().await?;
-            read_status(&client, &self.target, &self.opts).await
+        self.client.retry(is_transient, || async {
+            let client = self.client.conn().await?;
+            read_status(&client, &self.client.target, &self.client.opts).await
         })
     }
 
     /// Pool statistics: `(open connections, idle connections, max size)`.
     pub fn pool_status(&self) -> (usize, usize, usize) {
-        let s = self.pool.status();
+        let s = self.client.pool.status();
         (s.size, s.available, s.max_size)
-    }
-
-    fn block<T: Send>(&self, fut: impl Future<Output = T> + Send) -> T {
-        let rt = self.rt.as_ref().expect("runtime present until drop");
-        if tokio::runtime::Handle::try_current().is_ok() {
-            // Called from async code: block a scoped thread, not the caller's runtime.
-            std::thread::scope(|s| {
-                s.spawn(|| rt.block_on(fut))
-                    .join()
-                    .expect("postgres worker thread panicked")
-            })
-        } else {
-            rt.block_on(fut)
-        }
-    }
-
-    /// Runs a read, retrying transient failures with back-off.
-    fn read<T, F, Fut>(&self, f: F) -> Result<T, Error>
-    where
-        T: Send,
-        F: Fn() -> Fut + Send + Sync,
-        Fut: Future<Output = Result<T, Error>> + Send,
-    {
-        let attempts = self.opts.read_attempts.max(1);
-        self.block(async {
-            let mut attempt = 1;
-            loop {
-                match f().await {
-                    Err(e) if attempt < attempts && is_transient(&e) => {
-                        let pause = Duration::from_millis(50 * 4u64.pow(attempt - 1));
-                        tokio::time::sleep(pause).await;
-                        attempt += 1;
-                    }
-                    other => return other,
-                }
-            }
-        })
-    }
-
-    async fn conn(&self) -> Result<deadpool_postgres::Object, Error> {
-        self.pool.get().await.map_err(|e| {
-            let target = self.target.redacted.clone();
-            match e {
-                PoolError::Timeout(TimeoutType::Wait) => Error::PoolTimeout(target),
-                PoolError::Timeout(_) => Error::Connect {
-                    target,
-                    message: "timed out".into(),
-                },
-                PoolError::Backend(e) => Error::Connect {
-                    target,
-                    message: db_message(&e),
-                },
-                other => Error::Connect {
-                    target,
-                    message: other.to_string(),
-                },
-            }
-        })
     }
 
     fn search_impl(&self, query: &str, k: usize) -> Result<Vec<Hit>, Error> {
@@ -231,8 +145,8 @@ impl PgIndex {
         }
         let any = words.join(" | ");
         let limit = i64::try_from(k).unwrap_or(i64::MAX);
-        let rows = self.read(|| async {
-            let client = self.conn().await?;
+        let rows = self.client.retry(is_transient, || async {
+            let client = self.client.conn().await?;
             let stmt = client.prepare_cached(TERMS_SQL).await?;
             let terms = client.query(&stmt, &[&words]).await?;
             if terms.is_empty() {
@@ -265,8 +179,8 @@ impl PgIndex {
     }
 
     fn num_chunks_impl(&self) -> Result<u64, Error> {
-        self.read(|| async {
-            let client = self.conn().await?;
+        self.client.retry(is_transient, || async {
+            let client = self.client.conn().await?;
             let n: i64 = client
                 .query_one("SELECT chunks FROM corpus_stats", &[])
                 .await?
@@ -278,8 +192,8 @@ impl PgIndex {
     fn all_chunks_impl(&self) -> Result<Vec<Chunk>, Error> {
         let sql =
             format!("SELECT {CHUNK_COLUMNS} FROM chunks c ORDER BY c.path, c.start_byte, c.id");
-        let rows = self.read(|| async {
-            let client = self.conn().await?;
+        let rows = self.client.retry(is_transient, || async {
+            let client = self.client.conn().await?;
             client.query(sql.as_str(), &[]).await.map_err(Error::from)
         })?;
         Ok(rows.iter().map(chunk_from_row).collect())
@@ -296,12 +210,14 @@ impl PgIndex {
         let Plan { sources, roots } = plan;
         let total = sources.len();
         progress(Progress::Started { total_files: total });
-        let mut client = self.block(self.conn())?;
-        let tx = self.block(client.transaction())?;
-        let key = lock_key("ingest", &self.opts.schema);
-        self.block(tx.execute("SELECT pg_advisory_xact_lock($1)", &[&key]))?;
+        let mut client = self.client.block(self.client.conn())?;
+        let tx = self.client.block(client.transaction())?;
+        let key = lock_key("ingest", &self.client.opts.schema);
+        self.client
+            .block(tx.execute("SELECT pg_advisory_xact_lock($1)", &[&key]))?;
         let roots_vec: Vec<String> = roots.iter().cloned().collect();
         let known: HashMap<String, String> = self
+            .client
             .block(tx.query(
                 "SELECT key, hash FROM files WHERE root = ANY($1)",
                 &[&roots_vec],
@@ -309,7 +225,7 @@ impl PgIndex {
             .iter()
             .map(|r| (r.get(0), r.get(1)))
             .collect();
-        let insert = self.block(tx.prepare(INSERT_CHUNKS_SQL))?;
+        let insert = self.client.block(tx.prepare(INSERT_CHUNKS_SQL))?;
         let mut seen = HashSet::new();
         for (done, src) in sources.into_iter().enumerate() {
             seen.insert(src.key.clone());
@@ -340,7 +256,7 @@ impl PgIndex {
             }
             // Whatever happens next, the old chunks of this file go.
             if previous.is_some() {
-                self.block(async {
+                self.client.block(async {
                     tx.execute("DELETE FROM chunks WHERE file_key = $1", &[&src.key])
                         .await?;
                     tx.execute("DELETE FROM files WHERE key = $1", &[&src.key])
@@ -360,7 +276,7 @@ impl PgIndex {
                     let starts: Vec<i64> = chunks.iter().map(|c| c.start as i64).collect();
                     let ends: Vec<i64> = chunks.iter().map(|c| c.end as i64).collect();
                     let n_chunks = chunks.len() as i32;
-                    self.block(async {
+                    self.client.block(async {
                         if n_chunks > 0 {
                             tx.execute(
                                 &insert,
@@ -402,7 +318,7 @@ impl PgIndex {
             .cloned()
             .collect();
         if !gone.is_empty() {
-            self.block(async {
+            self.client.block(async {
                 tx.execute("DELETE FROM chunks WHERE file_key = ANY($1)", &[&gone])
                     .await?;
                 tx.execute("DELETE FROM files WHERE key = ANY($1)", &[&gone])
@@ -411,7 +327,7 @@ impl PgIndex {
             summary.removed += gone.len();
         }
         progress(Progress::Committing);
-        self.block(tx.commit())?;
+        self.client.block(tx.commit())?;
         Ok(summary)
     }
 }
@@ -478,6 +394,9 @@ impl ChunkIndex for PgIndex {
     }
 
     fn location(&self) -> String {
-        format!("{} (schema {})", self.target.redacted, self.opts.schema)
+        format!(
+            "{} (schema {})",
+            self.client.target.redacted, self.client.opts.schema
+        )
     }
 }

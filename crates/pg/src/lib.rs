@@ -77,6 +77,7 @@
 //! (`NoTls`): keep the database on a private network.
 
 pub mod audit;
+mod client;
 mod config;
 mod index;
 pub mod migrate;
