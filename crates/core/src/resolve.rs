@@ -71,11 +71,8 @@ pub fn resolve(
             };
             other_key == key
         });
-        let idx = match existing {
-            Some(i) => {
-                sources[i].passages.push(k);
-                i
-            }
+        match existing {
+            Some(i) => sources[i].passages.push(k),
             None => {
                 let (start, end) = match hints.iter().find(|h| h.passage == k) {
                     Some(h)
@@ -98,10 +95,8 @@ pub fn resolve(
                     passages: vec![k],
                     markers: Vec::new(),
                 });
-                sources.len() - 1
             }
-        };
-        let _ = idx;
+        }
     }
     // Marker spans, per source.
     for m in &report.markers.markers {
