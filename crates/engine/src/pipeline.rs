@@ -155,16 +155,19 @@ pub struct Engine {
     inner: Arc<Inner>,
 }
 
+/// What `generate` needs once the gate let a question through.
+struct Ready {
+    sent: Vec<Passage>,
+    infos: Vec<SentPassageInfo>,
+    request: ChatRequest,
+    topics: Vec<String>,
+    retrieve_ms: f64,
+}
+
 /// What retrieval and the gate decided.
 enum Prepared {
     Refused(Box<AskResult>),
-    Ready {
-        sent: Vec<Passage>,
-        infos: Vec<SentPassageInfo>,
-        request: ChatRequest,
-        topics: Vec<String>,
-        retrieve_ms: f64,
-    },
+    Ready(Ready),
 }
 
 impl Engine {
@@ -305,29 +308,28 @@ impl Engine {
             max_tokens: None,
             temperature: None,
         };
-        Ok(Prepared::Ready {
+        Ok(Prepared::Ready(Ready {
             sent,
             infos,
             request,
             topics,
             retrieve_ms,
-        })
+        }))
     }
 
     /// Answers a question: the whole pipeline.
     pub async fn ask(&self, question: &str, opts: &AskOptions) -> Result<AskResult, EngineError> {
         let started = Instant::now();
-        let (sent, infos, mut request, topics, retrieve_ms) =
-            match self.prepare(question, opts, started)? {
-                Prepared::Refused(result) => return Ok(*result),
-                Prepared::Ready {
-                    sent,
-                    infos,
-                    request,
-                    topics,
-                    retrieve_ms,
-                } => (sent, infos, request, topics, retrieve_ms),
-            };
+        let Ready {
+            sent,
+            infos,
+            mut request,
+            topics,
+            retrieve_ms,
+        } = match self.prepare(question, opts, started)? {
+            Prepared::Refused(result) => return Ok(*result),
+            Prepared::Ready(ready) => ready,
+        };
         let generate_started = Instant::now();
         let mut attempts = Vec::new();
         let outcome = self
@@ -359,18 +361,18 @@ impl Engine {
                     return;
                 }
             };
-            let (sent, infos, mut request, topics, retrieve_ms) = match prepared {
+            let Ready {
+                sent,
+                infos,
+                mut request,
+                topics,
+                retrieve_ms,
+            } = match prepared {
                 Prepared::Refused(result) => {
                     let _ = tx.send(AskEvent::Final(result)).await;
                     return;
                 }
-                Prepared::Ready {
-                    sent,
-                    infos,
-                    request,
-                    topics,
-                    retrieve_ms,
-                } => (sent, infos, request, topics, retrieve_ms),
+                Prepared::Ready(ready) => ready,
             };
             let generate_started = Instant::now();
             let mut attempts = Vec::new();
