@@ -200,11 +200,9 @@ pub fn check_report(
     let mut judged = judgements.into_iter();
     for (i, s) in report.sentences.iter().enumerate() {
         let factual = s.factual();
-        let judgement = if factual && !judgements_skipped(config, report) {
-            judged.next()
-        } else {
-            None
-        };
+        // One judgement per factual sentence, in order; none at all when
+        // support checking is off or the answer is a refusal.
+        let judgement = if factual { judged.next() } else { None };
         let mut reasons = Vec::new();
         let (verdict, evidence, suggested, idle) = if !factual {
             (SentenceVerdict::NotFactual, None, Vec::new(), Vec::new())
@@ -323,8 +321,4 @@ pub fn check_report(
         counts,
         malformed_markers: report.malformed,
     }
-}
-
-fn judgements_skipped(config: &CheckConfig, report: &Report) -> bool {
-    !config.verify_support || report.refusal.is_some()
 }
