@@ -32,6 +32,8 @@
 //! }
 //! ```
 
+use std::fmt::Write as _;
+
 use groundcite_support::{Claim, Judgement, Verdict, Verifier};
 use serde::Serialize;
 
@@ -165,11 +167,21 @@ pub fn check_report(
 ) -> CheckOutput {
     let texts: Vec<&str> = passages.iter().map(|p| p.text.as_str()).collect();
 
-    // Claims: the factual sentences, each with its valid citations.
-    let citations: Vec<Vec<usize>> = report
+    // Every id each sentence cites, and the valid ones (the claims' citations).
+    let mut cites: Vec<Vec<u64>> = report
         .sentences
         .iter()
-        .map(|s| report.valid_citations_of(s))
+        .map(|s| report.citations_of(s))
+        .collect();
+    let n = passages.len() as u64;
+    let citations: Vec<Vec<usize>> = cites
+        .iter()
+        .map(|ids| {
+            ids.iter()
+                .filter(|&&id| id >= 1 && id <= n)
+                .map(|&id| id as usize)
+                .collect()
+        })
         .collect();
     let factual_idx: Vec<usize> = (0..report.sentences.len())
         .filter(|&i| report.sentences[i].factual())
@@ -208,18 +220,22 @@ pub fn check_report(
             (SentenceVerdict::NotFactual, None, Vec::new(), Vec::new())
         } else {
             counts.factual += 1;
-            let bad: Vec<u64> = report
-                .citations_of(s)
-                .into_iter()
-                .filter(|&id| id == 0 || id > passages.len() as u64)
-                .collect();
-            if !bad.is_empty() {
-                let list: Vec<String> = bad.iter().map(u64::to_string).collect();
-                reasons.push(format!("invalid_citation: [{}]", list.join(", ")));
+            if cites[i].iter().any(|&id| id == 0 || id > n) {
+                let bad: Vec<String> = cites[i]
+                    .iter()
+                    .filter(|&&id| id == 0 || id > n)
+                    .map(u64::to_string)
+                    .collect();
+                reasons.push(format!("invalid_citation: [{}]", bad.join(", ")));
             }
             match judgement {
                 Some(j) => {
-                    reasons.extend(j.reasons.iter().map(ToString::to_string));
+                    reasons.extend(j.reasons.iter().map(|r| {
+                        // Sized once: a reason is written in many small pieces.
+                        let mut s = String::with_capacity(64);
+                        let _ = write!(s, "{r}");
+                        s
+                    }));
                     let verdict = if !s.has_marker() {
                         SentenceVerdict::Uncited
                     } else if citations[i].is_empty() {
@@ -281,7 +297,7 @@ pub fn check_report(
             start: s.start,
             end: s.end,
             kind: s.kind,
-            citations: report.citations_of(s),
+            citations: std::mem::take(&mut cites[i]),
             factual,
             reason: s.reason,
             verdict,

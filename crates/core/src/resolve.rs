@@ -142,10 +142,16 @@ pub fn excerpt(text: &str, max_chars: usize) -> (usize, usize) {
         }
     }
     let rest = &text[start..];
-    let limit = rest
-        .char_indices()
-        .nth(max_chars)
-        .map_or(rest.len(), |(i, _)| i);
+    // The byte offset of character `max_chars` (ASCII: the same number).
+    let limit = if rest.len() <= max_chars {
+        rest.len()
+    } else if rest.as_bytes()[..max_chars].is_ascii() {
+        max_chars
+    } else {
+        rest.char_indices()
+            .nth(max_chars)
+            .map_or(rest.len(), |(i, _)| i)
+    };
     if limit == rest.len() {
         return (start, start + rest.trim_end().len());
     }
@@ -184,9 +190,31 @@ pub fn skip_heading_lines(text: &str, start: usize, end: usize) -> usize {
     }
 }
 
+/// The excerpt of `quote`, white space runs collapsed to one space, `…` when cut.
 fn clip(quote: &str, max_chars: usize) -> String {
     let (s, e) = excerpt(quote, max_chars);
-    let mut out = quote[s..e].split_whitespace().collect::<Vec<_>>().join(" ");
+    let words = &quote[s..e];
+    let mut out = String::with_capacity(words.len() + '…'.len_utf8());
+    if words.is_ascii() {
+        // `split_whitespace` over ASCII: tab, line feed, vertical tab, form feed,
+        // carriage return and space separate words.
+        for w in words
+            .split(|c: char| matches!(c, '\t'..='\r' | ' '))
+            .filter(|w| !w.is_empty())
+        {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(w);
+        }
+    } else {
+        for w in words.split_whitespace() {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(w);
+        }
+    }
     if e < quote.trim_end().len() {
         out.push('…');
     }
@@ -213,5 +241,24 @@ mod tests {
         assert_eq!(&text[s..e], "Reimbursements settle within thirty");
         let (s, e) = excerpt("Short one.", 40);
         assert_eq!((s, e), (0, 10));
+        // Not ASCII: the limit counts characters, not bytes.
+        let text = "Überweisungen dauern dreißig Tage ab Genehmigung.";
+        let (s, e) = excerpt(text, 30);
+        assert_eq!(&text[s..e], "Überweisungen dauern dreißig");
+    }
+
+    #[test]
+    fn clip_collapses_white_space_as_split_whitespace_does() {
+        for quote in [
+            "a\tb\n\nc\x0bd\x0ce\r\n  f",
+            "  lead and trail  ",
+            "non\u{a0}breaking\u{2003}spaces here",
+            "",
+        ] {
+            let (s, e) = excerpt(quote, 200);
+            let want = quote[s..e].split_whitespace().collect::<Vec<_>>().join(" ");
+            assert_eq!(clip(quote, 200), want, "{quote:?}");
+        }
+        assert!(clip("one two three four", 9).ends_with('…'));
     }
 }

@@ -416,6 +416,18 @@ struct Scratch {
     anywhere_t: Vec<u64>,
 }
 
+/// The indices of the set bits of `mask`, lowest first.
+fn bits(mut mask: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if mask == 0 {
+            return None;
+        }
+        let i = mask.trailing_zeros() as usize;
+        mask &= mask - 1;
+        Some(i)
+    })
+}
+
 fn mask_weight(terms: &[Term], mask: u64, claim_only: bool) -> f32 {
     let mut w = 0.0;
     let mut m = mask;
@@ -520,12 +532,12 @@ impl LexicalVerifier {
         let only_polar = info.claim_weight == 0.0 && info.quants.is_empty();
         let mut judgement = if cited.is_empty() {
             let all: Vec<usize> = (0..passages.len()).collect();
-            let mut a = self.assess(passages, &info, scratch, &all);
+            let mut a = self.assess(passages, &info, scratch, &all, true);
             let mut suggested = Vec::new();
             if a.verdict == Verdict::Supported {
                 // Prefer one passage that supports it alone.
                 let single = (0..passages.len())
-                    .map(|p| (p, self.assess(passages, &info, scratch, &[p])))
+                    .map(|p| (p, self.assess(passages, &info, scratch, &[p], false)))
                     .filter(|(_, s)| s.verdict == Verdict::Supported)
                     .max_by(|x, y| {
                         scratch.windows[x.0]
@@ -548,7 +560,7 @@ impl LexicalVerifier {
                 idle_citations: Vec::new(),
             }
         } else {
-            let a = self.assess(passages, &info, scratch, &cited);
+            let a = self.assess(passages, &info, scratch, &cited, true);
             let mut reasons = a.reasons;
             let mut suggested = Vec::new();
             let mut passages = passages;
@@ -563,13 +575,15 @@ impl LexicalVerifier {
                 });
                 // Rule 4: is it stated by a passage it did not cite?
                 for p in (0..passages.len()).filter(|p| !cited.contains(p)) {
-                    if self.assess(passages, &info, scratch, &[p]).verdict == Verdict::Supported {
+                    if self.assess(passages, &info, scratch, &[p], false).verdict
+                        == Verdict::Supported
+                    {
                         suggested.push(p + 1);
                     }
                 }
                 if suggested.is_empty() {
                     let all: Vec<usize> = (0..passages.len()).collect();
-                    let b = self.assess(passages, &info, scratch, &all);
+                    let b = self.assess(passages, &info, scratch, &all, false);
                     if b.verdict == Verdict::Supported {
                         suggested.extend(
                             b.contributing
@@ -743,12 +757,17 @@ impl LexicalVerifier {
     }
 
     /// Judge the claim against the passages `set` (0-based indices) taken together.
+    ///
+    /// `detail`: also write the reasons. Without it the verdict, evidence and contributing
+    /// passages are the same; only the reasons are left out (a search over candidate passages
+    /// needs no words; a supported assessment has no reasons either way).
     fn assess(
         &self,
         passages: &[Passage<'_>],
         info: &ClaimInfo<'_>,
         scratch: &Scratch,
         set: &[usize],
+        detail: bool,
     ) -> Assessment {
         let cfg = &self.config;
         let mut union = 0u64;
@@ -785,7 +804,8 @@ impl LexicalVerifier {
         let mut evidence_at = primary;
 
         // Quantities.
-        let mut missing: Vec<String> = Vec::new();
+        // Claim quantities no judged passage states (slices of the claim).
+        let mut missing: Vec<&str> = Vec::new();
         if cfg.check_quantities {
             for (ci, cq) in info.quants.iter().enumerate() {
                 let bit = 1u32 << ci;
@@ -796,10 +816,12 @@ impl LexicalVerifier {
                         && quantity::bounds_conflict(cq, eq)
                         && align(&scratch.windows[p]) >= cfg.contradiction_min_alignment
                     {
-                        reasons.push(Reason::BoundMismatch {
-                            claim: bound_text(info.text, cq),
-                            evidence: bound_text(passages[p].text, eq),
-                        });
+                        if detail {
+                            reasons.push(Reason::BoundMismatch {
+                                claim: bound_text(info.text, cq),
+                                evidence: bound_text(passages[p].text, eq),
+                            });
+                        }
                         contradicted = true;
                         evidence_at = p;
                     }
@@ -827,30 +849,33 @@ impl LexicalVerifier {
                     Some((p, eq))
                         if align(&scratch.windows[p]) >= cfg.contradiction_min_alignment =>
                     {
-                        let c = cq.text(info.text).to_owned();
-                        let e = eq.text(passages[p].text).to_owned();
-                        reasons.push(if matches!(cq.unit, Unit::Weekday | Unit::MonthName) {
-                            Reason::DateMismatch {
-                                claim: c,
-                                evidence: e,
-                            }
-                        } else {
-                            Reason::NumberMismatch {
-                                claim: c,
-                                evidence: e,
-                            }
-                        });
+                        if detail {
+                            let c = cq.text(info.text).to_owned();
+                            let e = eq.text(passages[p].text).to_owned();
+                            reasons.push(if matches!(cq.unit, Unit::Weekday | Unit::MonthName) {
+                                Reason::DateMismatch {
+                                    claim: c,
+                                    evidence: e,
+                                }
+                            } else {
+                                Reason::NumberMismatch {
+                                    claim: c,
+                                    evidence: e,
+                                }
+                            });
+                        }
                         contradicted = true;
                         evidence_at = p;
                     }
-                    _ => missing.push(cq.text(info.text).to_owned()),
+                    _ => missing.push(cq.text(info.text)),
                 }
             }
         }
 
         // Content terms.
         let mut missing_weight = 0.0f32;
-        let mut missing_terms: Vec<usize> = Vec::new();
+        // Bits of the claim terms no window states (terms are at most 64).
+        let mut missing_terms = 0u64;
         let mut anywhere = 0u64;
         let mut core = 0u64;
         let mut weak = 0u64;
@@ -875,7 +900,7 @@ impl LexicalVerifier {
                     1.0
                 };
                 missing_weight += t.weight * factor;
-                missing_terms.push(i);
+                missing_terms |= bit;
             }
         }
 
@@ -905,7 +930,9 @@ impl LexicalVerifier {
                 && !s.excl
                 && pw_align >= cfg.contradiction_min_alignment
             {
-                reasons.push(Reason::Restriction { cue: "only".into() });
+                if detail {
+                    reasons.push(Reason::Restriction { cue: "only".into() });
+                }
                 contradicted = true;
                 evidence_at = primary;
             }
@@ -914,18 +941,20 @@ impl LexicalVerifier {
                 && !contradicted
                 && pw_align >= cfg.contradiction_min_alignment
             {
-                for &mi in &missing_terms {
+                for mi in bits(missing_terms) {
                     if info.terms[mi].weight < 1.0 || !entity_like(info, &info.terms[mi]) {
                         continue;
                     }
                     if let Some(sub) =
                         slot_substitute(info, &info.terms[mi], p, s, cfg.slot_lookahead)
                     {
-                        let t = &info.terms[mi];
-                        reasons.push(Reason::EntityMismatch {
-                            claim: info.text[t.start as usize..t.end as usize].to_owned(),
-                            evidence: sub.to_owned(),
-                        });
+                        if detail {
+                            let t = &info.terms[mi];
+                            reasons.push(Reason::EntityMismatch {
+                                claim: info.text[t.start as usize..t.end as usize].to_owned(),
+                                evidence: sub.to_owned(),
+                            });
+                        }
                         contradicted = true;
                         break;
                     }
@@ -940,16 +969,18 @@ impl LexicalVerifier {
                 let lo = p.sentences[pw.s0].tok_lo as usize;
                 let hi = p.sentences[pw.s1 - 1].tok_hi as usize;
                 if let Some((c, e)) = agent_conflict(info, p, &p.tokens[lo..hi]) {
-                    reasons.push(Reason::EntityMismatch {
-                        claim: c,
-                        evidence: e,
-                    });
+                    if detail {
+                        reasons.push(Reason::EntityMismatch {
+                            claim: c.to_owned(),
+                            evidence: e.to_owned(),
+                        });
+                    }
                     contradicted = true;
                 }
             }
         }
 
-        let strong_missing = missing_terms.iter().any(|&i| {
+        let strong_missing = bits(missing_terms).any(|i| {
             let t = &info.terms[i];
             t.flags & (CAP | text::DIGIT) != 0
                 && t.start > first_content_start(info)
@@ -960,12 +991,14 @@ impl LexicalVerifier {
             && (missing_weight >= cfg.missing_fraction * info.new_weight || strong_missing))
             || !missing.is_empty()
         {
-            let mut list = missing;
-            for &i in &missing_terms {
-                let t = &info.terms[i];
-                list.push(info.text[t.start as usize..t.end as usize].to_owned());
+            if detail {
+                let mut list: Vec<String> = missing.iter().map(|m| m.to_string()).collect();
+                for i in bits(missing_terms) {
+                    let t = &info.terms[i];
+                    list.push(info.text[t.start as usize..t.end as usize].to_owned());
+                }
+                reasons.push(Reason::Missing(list));
             }
-            reasons.push(Reason::Missing(list));
             unsupported = true;
         }
         if union == 0 && qunion == 0 && info.total_weight > 0.0 {
@@ -1033,14 +1066,22 @@ impl LexicalVerifier {
         set: &[usize],
         pred: F,
     ) -> Option<(usize, &'p Quantity)> {
-        // Best-aligned window first.
-        let mut order: Vec<usize> = set.to_vec();
-        order.sort_by(|a, b| {
-            scratch.windows[*b]
-                .score
-                .total_cmp(&scratch.windows[*a].score)
-        });
-        for p in order {
+        // Best-aligned window first (a stable sort: ties keep `set` order). Most claims cite
+        // one passage: nothing to sort.
+        let sorted: Vec<usize>;
+        let order: &[usize] = if set.len() < 2 {
+            set
+        } else {
+            let mut v = set.to_vec();
+            v.sort_by(|a, b| {
+                scratch.windows[*b]
+                    .score
+                    .total_cmp(&scratch.windows[*a].score)
+            });
+            sorted = v;
+            &sorted
+        };
+        for &p in order {
             let w = &scratch.windows[p];
             let pass = &passages[p];
             if w.s1 == 0 {
@@ -1163,11 +1204,11 @@ fn agent_of(toks: &[Token], text: &str, v: usize) -> Option<(usize, usize)> {
 }
 
 /// A claim action whose agent differs from the agent of the same action in the evidence.
-fn agent_conflict(
-    info: &ClaimInfo<'_>,
-    p: &Passage<'_>,
-    window: &[Token],
-) -> Option<(String, String)> {
+fn agent_conflict<'c, 'p>(
+    info: &ClaimInfo<'c>,
+    p: &Passage<'p>,
+    window: &'p [Token],
+) -> Option<(&'c str, &'p str)> {
     let ct = &info.tokens;
     for (v, verb) in ct.iter().enumerate() {
         if verb.flags & (STOP | QUANT | CAP | COMMON) != 0 {
@@ -1195,7 +1236,7 @@ fn agent_conflict(
         if let Some((pa, pb)) = other {
             let claim = &info.text[ct[ca].start as usize..ct[cb - 1].end as usize];
             let evidence = &p.text[window[pa].start as usize..window[pb - 1].end as usize];
-            return Some((claim.to_owned(), evidence.to_owned()));
+            return Some((claim, evidence));
         }
     }
     None

@@ -300,26 +300,58 @@ pub enum Reason {
 
 impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pair = |f: &mut fmt::Formatter<'_>, name: &str, claim: &str, evidence: &str| {
+            f.write_str(name)?;
+            f.write_str(": ")?;
+            quoted(f, claim)?;
+            f.write_str(" vs ")?;
+            quoted(f, evidence)
+        };
         match self {
             Reason::NumberMismatch { claim, evidence } => {
-                write!(f, "number_mismatch: {claim:?} vs {evidence:?}")
+                pair(f, "number_mismatch", claim, evidence)
             }
-            Reason::DateMismatch { claim, evidence } => {
-                write!(f, "date_mismatch: {claim:?} vs {evidence:?}")
-            }
-            Reason::BoundMismatch { claim, evidence } => {
-                write!(f, "bound_mismatch: {claim:?} vs {evidence:?}")
-            }
+            Reason::DateMismatch { claim, evidence } => pair(f, "date_mismatch", claim, evidence),
+            Reason::BoundMismatch { claim, evidence } => pair(f, "bound_mismatch", claim, evidence),
             Reason::Negation => f.write_str("negation"),
-            Reason::Restriction { cue } => write!(f, "restriction: {cue:?}"),
-            Reason::EntityMismatch { claim, evidence } => {
-                write!(f, "entity_mismatch: {claim:?} vs {evidence:?}")
+            Reason::Restriction { cue } => {
+                f.write_str("restriction: ")?;
+                quoted(f, cue)
             }
-            Reason::Missing(items) => write!(f, "missing: {items:?}"),
+            Reason::EntityMismatch { claim, evidence } => {
+                pair(f, "entity_mismatch", claim, evidence)
+            }
+            Reason::Missing(items) => {
+                f.write_str("missing: [")?;
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    quoted(f, item)?;
+                }
+                f.write_str("]")
+            }
             Reason::NoAlignment => f.write_str("no_alignment"),
             Reason::UncitedSupport(p) => write!(f, "uncited_support: {p:?}"),
-            Reason::Unchecked(what) => write!(f, "unchecked: {what:?}"),
+            Reason::Unchecked(what) => {
+                f.write_str("unchecked: ")?;
+                quoted(f, what)
+            }
         }
+    }
+}
+
+/// `s` in double quotes, escaped as `{:?}` escapes it (the stable string form of reasons).
+/// Printable ASCII without `"` or `\` (nearly every claim word) is written as is.
+fn quoted(f: &mut fmt::Formatter<'_>, s: &str) -> fmt::Result {
+    if s.bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+    {
+        f.write_str("\"")?;
+        f.write_str(s)?;
+        f.write_str("\"")
+    } else {
+        write!(f, "{s:?}")
     }
 }
 
@@ -356,4 +388,45 @@ pub trait Verifier {
         passages: &[&str],
         claims: &[Claim<'_>],
     ) -> Vec<Judgement>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Reason;
+
+    #[test]
+    fn reasons_quote_as_debug_does() {
+        for s in [
+            "14 days",
+            "it's",
+            "say \"hi\"",
+            "a\\b",
+            "tab\there",
+            "30 días",
+            "x\u{a0}y",
+        ] {
+            let r = Reason::NumberMismatch {
+                claim: s.into(),
+                evidence: "30 days".into(),
+            };
+            assert_eq!(
+                r.to_string(),
+                format!("number_mismatch: {s:?} vs \"30 days\"")
+            );
+            let items = vec![s.to_string(), "Chromebook".to_string()];
+            assert_eq!(
+                Reason::Missing(items.clone()).to_string(),
+                format!("missing: {items:?}")
+            );
+            assert_eq!(
+                Reason::Unchecked(s.into()).to_string(),
+                format!("unchecked: {s:?}")
+            );
+        }
+        assert_eq!(Reason::Missing(Vec::new()).to_string(), "missing: []");
+        assert_eq!(
+            Reason::UncitedSupport(vec![2, 4]).to_string(),
+            "uncited_support: [2, 4]"
+        );
+    }
 }
