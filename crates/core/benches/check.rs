@@ -1,5 +1,10 @@
 //! The structural check over the dev answers (it runs in the request path of
-//! every answer), and the full check with support on a 5-passage case.
+//! every answer), and the full check with support on two 5-passage cases:
+//! `full_check_5x1KB_3_sentences` (the support bench's input: five handbook
+//! passages of about 1 KB, a 3-sentence answer with two contradictions) and
+//! `full_check_5_passages_3_sentences` (shorter dev passages, an answer whose
+//! second sentence cites the wrong passage, so the Rule 4 search analyses every
+//! passage).
 //!
 //! `cargo bench -p groundcite-core --bench check`; `bench/compare-python.sh`
 //! puts the first figure next to the seed's Python `check()`.
@@ -11,6 +16,9 @@ use groundcite_core::config::CheckConfig;
 use groundcite_core::{Passage, Report};
 use groundcite_support::LexicalVerifier;
 use std::hint::black_box;
+
+#[path = "../../support/benches/data.rs"]
+mod data;
 
 const DEV: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -73,10 +81,45 @@ fn five_passage_case() -> (Vec<Passage>, String, String) {
     (passages, answer, question)
 }
 
+/// The support bench's input (`crates/support/benches/data.rs`) as a full
+/// check: five passages of about 1 KB and the three claims as one answer.
+fn five_kb_case() -> (Vec<Passage>, String, String) {
+    let passages = data::PASSAGES
+        .iter()
+        .enumerate()
+        .map(|(i, text)| Passage {
+            id: format!("p{}", i + 1),
+            text: text.to_string(),
+            source_url: format!("https://handbook.example/{}", i + 1),
+            section: format!("Section {}", i + 1),
+            score: None,
+        })
+        .collect();
+    let answer = data::CLAIMS
+        .iter()
+        .map(|c| c.text)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let question = data::QUESTION.unwrap_or_default().to_string();
+    (passages, answer, question)
+}
+
 fn full(c: &mut Criterion) {
-    let (passages, answer, question) = five_passage_case();
     let config = CheckConfig::default();
     let verifier = LexicalVerifier::default();
+    let (passages, answer, question) = five_kb_case();
+    c.bench_function("full_check_5x1KB_3_sentences", |b| {
+        b.iter(|| {
+            black_box(check(
+                Some(&question),
+                black_box(&passages),
+                black_box(&answer),
+                &config,
+                &verifier,
+            ))
+        })
+    });
+    let (passages, answer, question) = five_passage_case();
     c.bench_function("full_check_5_passages_3_sentences", |b| {
         b.iter(|| {
             black_box(check(

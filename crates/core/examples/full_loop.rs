@@ -1,13 +1,18 @@
-//! Runs the full check (structure, support, sources) on the bench's
-//! 5-passage case many times: for instruction counts under
+//! Runs the full check (structure, support, sources) on one of the bench's
+//! 5-passage cases many times: for instruction counts under
 //! `valgrind --tool=callgrind` and quick timings.
-//! `cargo run --release -p groundcite-core --example full_loop [PASSES]`
+//! `cargo run --release -p groundcite-core --example full_loop [PASSES] [rule4|kb]`
+//! (`rule4`: `full_check_5_passages_3_sentences`, the default; `kb`:
+//! `full_check_5x1KB_3_sentences`).
 use groundcite_core::Passage;
 use groundcite_core::case::Case;
 use groundcite_core::check::check;
 use groundcite_core::config::CheckConfig;
 use groundcite_support::LexicalVerifier;
 use std::hint::black_box;
+
+#[path = "../../support/benches/data.rs"]
+mod data;
 
 fn main() {
     let path = concat!(
@@ -29,8 +34,19 @@ fn main() {
         }
     }
     passages.truncate(5);
-    let answer = "GSA processes new badges every Wednesday [1]. In a 40-hour week you are expected to bill at least 32 hours to project work [3]. The default event duration is 30 minutes [4].";
-    let question = "What should a new employee know?";
+    let mut answer = "GSA processes new badges every Wednesday [1]. In a 40-hour week you are expected to bill at least 32 hours to project work [3]. The default event duration is 30 minutes [4].".to_string();
+    let mut question = "What should a new employee know?";
+    if std::env::args().nth(2).as_deref() == Some("kb") {
+        for (p, text) in passages.iter_mut().zip(data::PASSAGES) {
+            p.text = text.to_string();
+        }
+        answer = data::CLAIMS
+            .iter()
+            .map(|c| c.text)
+            .collect::<Vec<_>>()
+            .join(" ");
+        question = data::QUESTION.unwrap_or_default();
+    }
     let passes: usize = std::env::args()
         .nth(1)
         .and_then(|a| a.parse().ok())
@@ -42,7 +58,7 @@ fn main() {
         black_box(check(
             Some(question),
             black_box(&passages),
-            black_box(answer),
+            black_box(&answer),
             &config,
             &verifier,
         ));

@@ -92,7 +92,7 @@ fn ensure_analysed(
             continue;
         }
         let base = scratch.masks.len();
-        let a = analyse_passage(passages[k].text, base);
+        let a = analyse_passage(passages[k].text, base, &mut scratch.spans);
         let n = a.sentences.len();
         scratch.masks.resize(base + n, 0);
         scratch.pmasks.resize(base + n, 0);
@@ -101,9 +101,14 @@ fn ensure_analysed(
     }
 }
 
-fn analyse_passage<'a>(text: &'a str, sent_base: usize) -> Passage<'a> {
-    let mut spans = Vec::with_capacity(text.len() / 60 + 2);
-    text::sentence_spans(text, &mut spans);
+/// `spans`: a buffer for the sentence spans (reused across passages).
+fn analyse_passage<'a>(
+    text: &'a str,
+    sent_base: usize,
+    spans: &mut Vec<(u32, u32)>,
+) -> Passage<'a> {
+    spans.clear();
+    text::sentence_spans(text, spans);
     let mut tokens = Vec::with_capacity(text.len() / 5 + 1);
     text::tokenize(text, &[], false, &mut tokens);
     let mut quants = Vec::with_capacity(8);
@@ -111,7 +116,7 @@ fn analyse_passage<'a>(text: &'a str, sent_base: usize) -> Passage<'a> {
     let mut t = 0usize;
     // One pass over the tokens: bound negations ("no more than"), negation cues inside names,
     // and the flags each sentence needs.
-    for &(start, end) in &spans {
+    for &(start, end) in spans.iter() {
         while t < tokens.len() && tokens[t].start < start {
             clear_bound_negation_at(&mut tokens, text, t);
             t += 1;
@@ -414,6 +419,8 @@ struct Scratch {
     anywhere_q: Vec<u32>,
     /// Per passage: claim terms found anywhere in the passage.
     anywhere_t: Vec<u64>,
+    /// Sentence spans of the passage being analysed.
+    spans: Vec<(u32, u32)>,
 }
 
 /// The indices of the set bits of `mask`, lowest first.
@@ -469,6 +476,7 @@ impl Verifier for LexicalVerifier {
             windows: vec![Window::default(); analysed.len()],
             anywhere_q: vec![0; analysed.len()],
             anywhere_t: vec![0; analysed.len()],
+            spans: Vec::with_capacity(sentences_hint),
         };
         // Analyse what the citations need now; the rest only if a claim needs it.
         let valid = |k: &usize| *k >= 1 && *k <= passages.len();
