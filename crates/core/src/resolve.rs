@@ -142,16 +142,7 @@ pub fn excerpt(text: &str, max_chars: usize) -> (usize, usize) {
         }
     }
     let rest = &text[start..];
-    // The byte offset of character `max_chars` (ASCII: the same number).
-    let limit = if rest.len() <= max_chars {
-        rest.len()
-    } else if rest.as_bytes()[..max_chars].is_ascii() {
-        max_chars
-    } else {
-        rest.char_indices()
-            .nth(max_chars)
-            .map_or(rest.len(), |(i, _)| i)
-    };
+    let limit = char_offset(rest, max_chars);
     if limit == rest.len() {
         return (start, start + rest.trim_end().len());
     }
@@ -164,6 +155,30 @@ pub fn excerpt(text: &str, max_chars: usize) -> (usize, usize) {
         .trim_end_matches(|c: char| c.is_whitespace() || c == ',' || c == ';' || c == ':')
         .len();
     (start, start + cut)
+}
+
+/// The byte offset of character `n` of `text` (its length when shorter), as
+/// `char_indices().nth(n)` finds it, counting bytes that start a character
+/// instead of decoding each one.
+fn char_offset(text: &str, n: usize) -> usize {
+    if text.len() <= n {
+        return text.len();
+    }
+    let bytes = text.as_bytes();
+    if bytes[..n].is_ascii() {
+        return n;
+    }
+    let mut count = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        // Not a continuation byte (`0b10xx_xxxx`): a character starts here.
+        if (b as i8) >= -0x40 {
+            if count == n {
+                return i;
+            }
+            count += 1;
+        }
+    }
+    text.len()
 }
 
 /// Moves `start` past Markdown heading lines (`## Title`) at the start of
@@ -195,30 +210,75 @@ fn clip(quote: &str, max_chars: usize) -> String {
     let (s, e) = excerpt(quote, max_chars);
     let words = &quote[s..e];
     let mut out = String::with_capacity(words.len() + '…'.len_utf8());
-    if words.is_ascii() {
-        // `split_whitespace` over ASCII: tab, line feed, vertical tab, form feed,
-        // carriage return and space separate words.
-        for w in words
-            .split(|c: char| matches!(c, '\t'..='\r' | ' '))
-            .filter(|w| !w.is_empty())
-        {
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            out.push_str(w);
+    // `split_whitespace`, joined by single spaces, without decoding: runs of
+    // bytes that cannot start a white space character are copied whole.
+    let bytes = words.as_bytes();
+    let mut push = |word: &str| {
+        if !out.is_empty() {
+            out.push(' ');
         }
-    } else {
-        for w in words.split_whitespace() {
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            out.push_str(w);
+        out.push_str(word);
+    };
+    let mut i = 0;
+    let mut word_start = 0;
+    while i < bytes.len() {
+        if !MAY_START_SPACE[bytes[i] as usize] {
+            i += 1;
+            continue;
         }
+        match space_len(bytes, i) {
+            0 => i += 1,
+            // One space between two words is kept: the run goes on.
+            1 if bytes[i] == b' '
+                && word_start < i
+                && i + 1 < bytes.len()
+                && space_len(bytes, i + 1) == 0 =>
+            {
+                i += 1
+            }
+            len => {
+                if word_start < i {
+                    push(&words[word_start..i]);
+                }
+                i += len;
+                word_start = i;
+            }
+        }
+    }
+    if word_start < bytes.len() {
+        push(&words[word_start..]);
     }
     if e < quote.trim_end().len() {
         out.push('…');
     }
     out
+}
+
+/// Bytes that may start a white space character (`char::is_whitespace`):
+/// ASCII tab to carriage return and space, and the lead bytes of U+0085,
+/// U+00A0, U+1680, U+2000–U+200A, U+2028, U+2029, U+202F, U+205F, U+3000.
+static MAY_START_SPACE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = matches!(b, 0x09..=0x0d | 0x20 | 0xc2 | 0xe1 | 0xe2 | 0xe3);
+        b += 1;
+    }
+    t
+};
+
+/// The length in bytes of the white space character at `i`, or 0.
+fn space_len(bytes: &[u8], i: usize) -> usize {
+    let at = |k: usize| bytes.get(i + k).copied().unwrap_or(0);
+    match bytes[i] {
+        0x09..=0x0d | 0x20 => 1,
+        0xc2 if matches!(at(1), 0x85 | 0xa0) => 2,
+        0xe1 if at(1) == 0x9a && at(2) == 0x80 => 3,
+        0xe2 if at(1) == 0x80 && matches!(at(2), 0x80..=0x8a | 0xa8 | 0xa9 | 0xaf) => 3,
+        0xe2 if at(1) == 0x81 && at(2) == 0x9f => 3,
+        0xe3 if at(1) == 0x80 && at(2) == 0x80 => 3,
+        _ => 0,
+    }
 }
 
 #[cfg(test)]
@@ -248,11 +308,22 @@ mod tests {
     }
 
     #[test]
+    fn char_offset_counts_characters() {
+        for text in ["", "abc", "añb€c😀d", "Überweisungen dauern dreißig Tage"] {
+            for n in 0..=text.chars().count() + 1 {
+                let want = text.char_indices().nth(n).map_or(text.len(), |(i, _)| i);
+                assert_eq!(char_offset(text, n), want, "{text:?} {n}");
+            }
+        }
+    }
+
+    #[test]
     fn clip_collapses_white_space_as_split_whitespace_does() {
         for quote in [
             "a\tb\n\nc\x0bd\x0ce\r\n  f",
             "  lead and trail  ",
             "non\u{a0}breaking\u{2003}spaces here",
+            "you’re ‘quoted’ — dash\u{3000}ideographic\u{85}next",
             "",
         ] {
             let (s, e) = excerpt(quote, 200);
@@ -260,5 +331,11 @@ mod tests {
             assert_eq!(clip(quote, 200), want, "{quote:?}");
         }
         assert!(clip("one two three four", 9).ends_with('…'));
+        // Every character, as white space or inside a word.
+        for c in (0..0x3100u32).filter_map(char::from_u32) {
+            let quote = format!("a{c}b {c}c{c} d");
+            let want = quote.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert_eq!(clip(&quote, 200), want, "U+{:04X}", c as u32);
+        }
     }
 }
