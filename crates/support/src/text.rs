@@ -1660,34 +1660,84 @@ const COMMON_WORDS: &[&str] = &[
     "whether",
 ];
 
+/// Whether `b` is whitespace by `char::is_whitespace` (ASCII only).
+#[inline(always)]
+fn is_ascii_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r')
+}
+
 /// Sentence (or table row, heading, list item) spans of a passage, trimmed.
 pub(crate) fn sentence_spans(text: &str, out: &mut Vec<(u32, u32)>) {
+    // Searchers built once per passage: the generic `memchr` functions pay a dispatch on
+    // every call, and most calls here search only a line or a sentence.
+    #[cfg(target_arch = "x86_64")]
+    {
+        use memchr::arch::x86_64::avx2::memchr::{One, Three};
+        if let (Some(three), Some(one)) = (Three::new(b'\n', b'.', b'?'), One::new(b'!')) {
+            return sentence_spans_with(text, out, |h| three.find(h), |h| one.find(h));
+        }
+    }
+    sentence_spans_with(
+        text,
+        out,
+        |h| memchr::memchr3(b'\n', b'.', b'?', h),
+        |h| memchr::memchr(b'!', h),
+    );
+}
+
+/// `sentence_spans`, given the searches for a newline, `.` or `?` (`find3`) and for `!`.
+#[inline(always)]
+fn sentence_spans_with(
+    text: &str,
+    out: &mut Vec<(u32, u32)>,
+    find3: impl Fn(&[u8]) -> Option<usize>,
+    find_bang: impl Fn(&[u8]) -> Option<usize>,
+) {
     let bytes = text.as_bytes();
     let n = bytes.len();
     let mut start = 0usize;
-    let mut i = 0usize;
+    // `text[a..b].trim()`, ASCII whitespace a byte at a time (`str::trim` past other bytes).
+    #[inline(always)]
+    fn trimmed(text: &str, a: usize, b: usize) -> Option<(u32, u32)> {
+        let bytes = text.as_bytes();
+        let (mut a, mut b) = (a, b);
+        while a < b && is_ascii_space(bytes[a]) {
+            a += 1;
+        }
+        if a < b && bytes[a] >= 128 {
+            let s = &text[a..b];
+            a += s.len() - s.trim_start().len();
+        }
+        while a < b && is_ascii_space(bytes[b - 1]) {
+            b -= 1;
+        }
+        if a < b && bytes[b - 1] >= 128 {
+            let s = &text[a..b];
+            b -= s.len() - s.trim_end().len();
+        }
+        (a < b).then_some((a as u32, b as u32))
+    }
     let push = |out: &mut Vec<(u32, u32)>, a: usize, b: usize| {
-        let s = &text[a..b];
-        let lead = s.len() - s.trim_start().len();
-        let trail = s.len() - s.trim_end().len();
-        if a + lead < b - trail {
-            out.push(((a + lead) as u32, (b - trail) as u32));
+        if let Some(span) = trimmed(text, a, b) {
+            out.push(span);
         }
     };
-    // Next '!' at or after `i` (n if none): searched apart, memchr takes three needles.
+    let mut from = 0usize;
+    // Next '!' at or after `from` (n if none): searched apart, memchr takes three needles.
     let mut bang = 0usize;
     let mut bang_searched = false;
-    while i < n {
+    while from < n {
         // Jump to the next byte that can end a sentence.
-        if !bang_searched || bang < i {
-            bang = memchr::memchr(b'!', &bytes[i..]).map_or(n, |k| i + k);
+        if !bang_searched || bang < from {
+            bang = find_bang(&bytes[from..]).map_or(n, |k| from + k);
             bang_searched = true;
         }
-        match memchr::memchr3(b'\n', b'.', b'?', &bytes[i..bang]) {
-            Some(k) => i += k,
-            None if bang < n => i = bang,
+        let i = match find3(&bytes[from..bang]) {
+            Some(k) => from + k,
+            None if bang < n => bang,
             None => break,
-        }
+        };
+        from = i + 1;
         let b = bytes[i];
         if b == b'\n' {
             // Look at the next non-space byte of the following line.
@@ -1712,32 +1762,25 @@ pub(crate) fn sentence_spans(text: &str, out: &mut Vec<(u32, u32)>) {
                 push(out, start, i);
                 start = i + 1;
             }
-            i += 1;
             continue;
         }
-        if matches!(b, b'.' | b'!' | b'?') {
-            let next = bytes.get(i + 1).copied();
-            let split = match next {
-                None => false,
-                Some(c) if c == b' ' || c == b'\t' || c == b'\r' => {
-                    !is_abbreviation(text, start, i)
-                }
-                Some(c) if c.is_ascii_uppercase() || c == b'"' => {
-                    // "century.First": glued sentences (common in scraped text).
-                    i >= 2
-                        && bytes[i - 1].is_ascii_lowercase()
-                        && bytes[i - 2].is_ascii_lowercase()
-                        && b == b'.'
-                }
-                Some(b'\n') => !is_abbreviation(text, start, i),
-                _ => false,
-            };
-            if split {
-                push(out, start, i + 1);
-                start = i + 1;
+        // `.`, `!` or `?`.
+        let split = match bytes.get(i + 1).copied() {
+            None => false,
+            Some(b' ' | b'\t' | b'\r' | b'\n') => !is_abbreviation(text, start, i),
+            Some(c) if c.is_ascii_uppercase() || c == b'"' => {
+                // "century.First": glued sentences (common in scraped text).
+                i >= 2
+                    && bytes[i - 1].is_ascii_lowercase()
+                    && bytes[i - 2].is_ascii_lowercase()
+                    && b == b'.'
             }
+            _ => false,
+        };
+        if split {
+            push(out, start, i + 1);
+            start = i + 1;
         }
-        i += 1;
     }
     push(out, start, n);
 }
@@ -1746,18 +1789,25 @@ pub(crate) fn sentence_spans(text: &str, out: &mut Vec<(u32, u32)>) {
 fn is_abbreviation(text: &str, from: usize, dot: usize) -> bool {
     let bytes = text.as_bytes();
     let mut k = dot;
-    while k > from && (bytes[k - 1].is_ascii_alphabetic() || bytes[k - 1] == b'.') {
+    let mut has_dot = false;
+    for &b in bytes[from..dot].iter().rev() {
+        if !b.is_ascii_alphabetic() {
+            if b != b'.' {
+                break;
+            }
+            has_dot = true;
+        }
         k -= 1;
     }
     let word = &text[k..dot];
     if word.len() == 1 && word.as_bytes()[0].is_ascii_uppercase() {
         return true;
     }
-    if word.contains('.') {
+    if has_dot {
         return true; // "e.g", "U.S"
     }
-    if word.len() > 6 {
-        return false; // longer than any below
+    if word.len() > 6 || word.len() < 2 {
+        return false; // longer or shorter than any below
     }
     matches!(
         word,
@@ -2029,6 +2079,15 @@ mod tests {
             }
             spans.clear();
             sentence_spans(t, &mut spans);
+            // The portable searches find the same spans.
+            let mut portable = Vec::new();
+            sentence_spans_with(
+                t,
+                &mut portable,
+                |h| memchr::memchr3(b'\n', b'.', b'?', h),
+                |h| memchr::memchr(b'!', h),
+            );
+            assert_eq!(spans, portable);
             for (a, b) in &spans {
                 writeln!(out, "s {a} {b}").unwrap();
             }
