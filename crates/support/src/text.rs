@@ -150,23 +150,33 @@ impl Lower {
         } else {
             word
         };
-        for ch in word.chars() {
-            if ch == '\'' || ch == '’' || ch == '-' {
-                continue;
-            }
-            if ch.is_ascii() {
-                if len < BUF {
-                    buf[len] = ch.to_ascii_lowercase() as u8;
+        // By bytes: ASCII and the apostrophe ’ without decoding a char.
+        let wb = word.as_bytes();
+        let mut k = 0;
+        while k < wb.len() {
+            let b = wb[k];
+            if b < 128 {
+                if b != b'\'' && b != b'-' && len < BUF {
+                    buf[len] = b.to_ascii_lowercase();
                     len += 1;
                 }
-            } else {
-                for lc in ch.to_lowercase() {
-                    let mut tmp = [0u8; 4];
-                    let s = lc.encode_utf8(&mut tmp);
-                    if len + s.len() <= BUF {
-                        buf[len..len + s.len()].copy_from_slice(s.as_bytes());
-                        len += s.len();
-                    }
+                k += 1;
+                continue;
+            }
+            if wb[k..].starts_with("’".as_bytes()) {
+                k += 3;
+                continue;
+            }
+            let Some(ch) = word[k..].chars().next() else {
+                break;
+            };
+            k += ch.len_utf8();
+            for lc in ch.to_lowercase() {
+                let mut tmp = [0u8; 4];
+                let s = lc.encode_utf8(&mut tmp);
+                if len + s.len() <= BUF {
+                    buf[len..len + s.len()].copy_from_slice(s.as_bytes());
+                    len += s.len();
                 }
             }
         }
@@ -1280,8 +1290,9 @@ const TABLE_SIZE: usize = 1 << TABLE_BITS;
 /// Open-addressing table from word hash to word class: cheaper than a general hash map for
 /// one lookup per token.
 struct WordTable {
-    keys: Vec<u64>,
-    classes: Vec<u8>,
+    // Fixed-size: a slot index needs no bounds check.
+    keys: Box<[u64; TABLE_SIZE]>,
+    classes: Box<[u8; TABLE_SIZE]>,
     /// One bit per low 12 bits of a key: most words are absent, and this answers in L1.
     present: [u64; 64],
 }
@@ -1327,8 +1338,8 @@ impl WordTable {
 /// The word classes, keyed by the hash of the lowercased word. Built once, read-only.
 static WORDS: std::sync::LazyLock<WordTable> = std::sync::LazyLock::new(|| {
     let mut t = WordTable {
-        keys: vec![0; TABLE_SIZE],
-        classes: vec![0; TABLE_SIZE],
+        keys: Box::new([0; TABLE_SIZE]),
+        classes: Box::new([0; TABLE_SIZE]),
         present: [0; 64],
     };
     let mut add = |words: &[&str], class: u8| {
