@@ -480,7 +480,7 @@ pub(crate) fn tokenize(
                     text,
                     start,
                     end,
-                    w & low_bytes(len),
+                    w,
                     0,
                     classify_common,
                     words,
@@ -784,8 +784,9 @@ fn stem_len_word2(w0: u64, w1: u64, len: usize) -> usize {
 /// `make_token` for a plain word (ASCII letters and digits) of at most 16 bytes, from two
 /// 8-byte words: the same token, without the general path's buffers.
 ///
-/// `raw0`, `raw1`: the word's bytes as two little-endian words, zero above its length.
-/// `LONG`: the word has 9 to 16 bytes (else at most 8, and `raw1` is 0).
+/// `raw0`, `raw1`: the word's bytes as two little-endian words (`raw0` may hold more bytes
+/// above a short word's length, `raw1` is zero above it). `LONG`: the word has 9 to 16 bytes
+/// (else at most 8, and `raw1` is 0).
 #[inline(always)]
 fn short_token<const LONG: bool>(
     text: &str,
@@ -803,6 +804,7 @@ fn short_token<const LONG: bool>(
     debug_assert!((1..=16).contains(&len) && LONG == (len > 8));
     let mask0 = if LONG { !0u64 } else { low_bytes(len) };
     let mask1 = if LONG { low_bytes(len - 8) } else { 0 };
+    let raw0 = raw0 & mask0;
     // `| 0x20` lowercases a letter and keeps a digit; a letter has bit 0x40, a digit not.
     let w0 = raw0 | (SET20 & mask0);
     let w1 = raw1 | (SET20 & mask1);
