@@ -150,23 +150,33 @@ impl Lower {
         } else {
             word
         };
-        for ch in word.chars() {
-            if ch == '\'' || ch == '’' || ch == '-' {
-                continue;
-            }
-            if ch.is_ascii() {
-                if len < BUF {
-                    buf[len] = ch.to_ascii_lowercase() as u8;
+        // By bytes: ASCII and the apostrophe ’ without decoding a char.
+        let wb = word.as_bytes();
+        let mut k = 0;
+        while k < wb.len() {
+            let b = wb[k];
+            if b < 128 {
+                if b != b'\'' && b != b'-' && len < BUF {
+                    buf[len] = b.to_ascii_lowercase();
                     len += 1;
                 }
-            } else {
-                for lc in ch.to_lowercase() {
-                    let mut tmp = [0u8; 4];
-                    let s = lc.encode_utf8(&mut tmp);
-                    if len + s.len() <= BUF {
-                        buf[len..len + s.len()].copy_from_slice(s.as_bytes());
-                        len += s.len();
-                    }
+                k += 1;
+                continue;
+            }
+            if wb[k..].starts_with("’".as_bytes()) {
+                k += 3;
+                continue;
+            }
+            let Some(ch) = word[k..].chars().next() else {
+                break;
+            };
+            k += ch.len_utf8();
+            for lc in ch.to_lowercase() {
+                let mut tmp = [0u8; 4];
+                let s = lc.encode_utf8(&mut tmp);
+                if len + s.len() <= BUF {
+                    buf[len..len + s.len()].copy_from_slice(s.as_bytes());
+                    len += s.len();
                 }
             }
         }
@@ -349,6 +359,57 @@ fn char_at(text: &str, i: usize) -> Option<char> {
     }
 }
 
+/// The high bit of every byte.
+const HI: u64 = 0x8080_8080_8080_8080;
+
+/// The 8 bytes at `i` as a little-endian word (`i + 8 <= bytes.len()`).
+#[inline(always)]
+fn load8(bytes: &[u8], i: usize) -> u64 {
+    u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap_or([0; 8]))
+}
+
+/// A mask of the low `len` bytes of a word (`len` in 1..=8).
+#[inline(always)]
+fn low_bytes(len: usize) -> u64 {
+    u64::MAX >> (64 - 8 * len)
+}
+
+/// The first byte at or after `i` that is not an ASCII gap (a non-letter, non-digit), or the
+/// text's length: eight bytes per step.
+#[inline]
+fn skip_gap(bytes: &[u8], mut i: usize) -> usize {
+    let n = bytes.len();
+    while i + 8 <= n {
+        let w = load8(bytes, i);
+        let word = (alnum_bits(w) | w) & HI;
+        if word != 0 {
+            return i + (word.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < n && BYTE_CLASS[bytes[i] as usize] == GAP {
+        i += 1;
+    }
+    i
+}
+
+/// Bytes after an ASCII run that `may_join` can accept: apostrophe, comma, hyphen, period and
+/// non-ASCII bytes (a cheap filter: most words end at a space).
+static JOIN: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = b >= 128 || matches!(b as u8, b'\'' | b',' | b'-' | b'.');
+        b += 1;
+    }
+    t
+};
+
+#[inline]
+fn in_skip(skip: &[(usize, usize)], start: usize) -> bool {
+    !skip.is_empty() && skip.iter().any(|&(a, b)| start >= a && start < b)
+}
+
 /// Tokenize `text`, skipping tokens that start inside any of the `skip` byte ranges.
 ///
 /// `classify_common`: also flag frequent words (`COMMON`); needed for claims, not for passages.
@@ -372,59 +433,91 @@ pub(crate) fn tokenize(
         plain: true,
         numeric: true,
     };
-    let mut i = 0;
-    loop {
-        while i < n && BYTE_CLASS[bytes[i] as usize] == GAP {
-            i += 1;
-        }
-        if i >= n {
-            break;
-        }
-        if BYTE_CLASS[bytes[i] as usize] == HIGH {
+    let mut i = skip_gap(bytes, 0);
+    while i < n {
+        if bytes[i] >= 128 {
             match text[i..].chars().next() {
                 Some(c) if is_word_char(c) => {}
                 Some(c) => {
-                    i += c.len_utf8();
+                    i = skip_gap(bytes, i + c.len_utf8());
                     continue;
                 }
                 None => break,
             }
             i = general_word(text, i, skip, classify_common, out, &mut scan, words);
+            i = skip_gap(bytes, i);
             continue;
         }
         // An ASCII letter or digit: scan the run; unless a joiner (apostrophe, decimal point,
         // thousands separator, hyphen) or a non-ASCII byte ends it, the word is plain.
         let start = i;
         if start + 8 <= n {
-            // Eight bytes at once: most words end within them.
-            let w = u64::from_le_bytes(bytes[start..start + 8].try_into().unwrap_or([0; 8]));
-            let stop = !alnum_bits(w) & 0x8080_8080_8080_8080;
+            // Eight bytes at once: most words end within them, and the next word often
+            // starts within them too.
+            let w = load8(bytes, start);
+            let alnum = alnum_bits(w);
+            let stop = !alnum & HI;
             if stop != 0 {
-                i = start + (stop.trailing_zeros() / 8) as usize;
-            } else {
-                i = start + 8;
-                while i < n && ALNUM[bytes[i] as usize] {
-                    i += 1;
+                let len = (stop.trailing_zeros() / 8) as usize;
+                let end = start + len;
+                if JOIN[bytes[end] as usize] && may_join(bytes, start, end) {
+                    i = general_word(text, start, skip, classify_common, out, &mut scan, words);
+                    i = skip_gap(bytes, i);
+                    continue;
                 }
+                // The byte at `end` is an ASCII gap: the next word (or non-ASCII character)
+                // starts at the first later byte of `w` that is not one, if any.
+                let next = (alnum | w) & HI & (u64::MAX << (8 * len));
+                i = if next != 0 {
+                    start + (next.trailing_zeros() / 8) as usize
+                } else {
+                    skip_gap(bytes, start + 8)
+                };
+                if in_skip(skip, start) {
+                    continue;
+                }
+                out.push(short_token::<false>(
+                    text,
+                    start,
+                    end,
+                    w,
+                    0,
+                    classify_common,
+                    words,
+                ));
+                continue;
             }
+            i = start + 8;
         } else {
+            i = start + 1;
+        }
+        while i < n && ALNUM[bytes[i] as usize] {
             i += 1;
-            while i < n && ALNUM[bytes[i] as usize] {
-                i += 1;
-            }
         }
         if i < n && may_join(bytes, start, i) {
             i = general_word(text, start, skip, classify_common, out, &mut scan, words);
+            i = skip_gap(bytes, i);
             continue;
         }
-        if !skip.is_empty() && skip.iter().any(|&(a, b)| start >= a && start < b) {
+        let end = i;
+        // The byte at `end` (if any) is an ASCII gap.
+        i = skip_gap(bytes, end);
+        if in_skip(skip, start) {
             continue;
         }
-        if i - start <= 8 {
-            // Most words: ASCII letters and digits, at most 8 bytes.
-            out.push(short_token::<false>(text, start, i, classify_common, words));
-        } else if i - start <= 16 {
-            out.push(long_token(text, start, i, classify_common, words));
+        if end - start <= 8 {
+            let raw = load_le(&bytes[start..end]);
+            out.push(short_token::<false>(
+                text,
+                start,
+                end,
+                raw,
+                0,
+                classify_common,
+                words,
+            ));
+        } else if end - start <= 16 {
+            out.push(long_token(text, start, end, classify_common, words));
         } else {
             general_word(text, start, skip, classify_common, out, &mut scan, words);
         }
@@ -517,10 +610,13 @@ fn general_word(
             return i;
         }
         if plain && end - start <= 8 {
+            let raw = load_le(&bytes[start..end]);
             out.push(short_token::<false>(
                 text,
                 start,
                 end,
+                raw,
+                0,
                 classify_common,
                 words,
             ));
@@ -589,15 +685,115 @@ fn general_word(
     }
 }
 
+/// `hash_bytes` of the first `n` (1..=16) bytes of a word given as two little-endian words
+/// (zero above the word's length).
+#[inline(always)]
+fn hash_prefix(w0: u64, w1: u64, n: usize) -> u64 {
+    if n < 8 {
+        hash_short(w0 & ((1u64 << (8 * n)) - 1), n)
+    } else if n == 8 {
+        hash_short(w0, 8)
+    } else {
+        // `hash_long` of the two words.
+        let mut h = (n as u64 + 1).wrapping_mul(K);
+        h = (h ^ w0).wrapping_mul(K).rotate_left(29);
+        h = (h ^ (w1 & low_bytes(n - 8)))
+            .wrapping_mul(K)
+            .rotate_left(29);
+        h ^= h >> 32;
+        h = h.wrapping_mul(K);
+        h ^= h >> 29;
+        h | 1
+    }
+}
+
+/// `stem_len_alpha` of a lowercase word of ASCII letters, given by `tail(n)`: its bytes
+/// `n - 4..n` as a little-endian `u32` (zero before the word's start), for `n` from 1 to its
+/// length `len`. The suffix tests become compares of one register.
+#[inline(always)]
+fn stem_len_tail(len: usize, tail: impl Fn(usize) -> u32) -> usize {
+    // `t` ends with the (at most 4-byte) suffix `s`.
+    const fn suffix(s: &[u8]) -> u32 {
+        let mut v = 0u32;
+        let mut k = 0;
+        while k < s.len() {
+            v |= (s[k] as u32) << (8 * k);
+            k += 1;
+        }
+        v
+    }
+    #[inline(always)]
+    fn ends(t: u32, s: &[u8]) -> bool {
+        t >> (8 * (4 - s.len())) == suffix(s)
+    }
+    let mut n = len;
+    let t = tail(n);
+    if !matches!((t >> 24) as u8, b's' | b'd' | b'g' | b'y' | b'e') {
+        return n;
+    }
+    let mut y_end = false;
+    if n > 4 && ends(t, b"ies") {
+        n -= 3;
+        y_end = true;
+    } else if ends(t, b"sses") {
+        n -= 2;
+    } else if n > 3 && ends(t, b"s") && !ends(t, b"ss") && !ends(t, b"us") && !ends(t, b"is") {
+        n -= 1;
+    }
+    if !y_end {
+        let before = n;
+        let t = tail(n);
+        if n > 5 && ends(t, b"ing") {
+            n -= 3;
+        } else if n > 4 && ends(t, b"ed") && !ends(t, b"eed") {
+            n -= 2;
+        }
+        if n != before {
+            let t = tail(n);
+            let last = (t >> 24) as u8;
+            if n >= 2 && last == (t >> 16) as u8 && !matches!(last, b'l' | b's' | b'z') {
+                n -= 1;
+            }
+        }
+        if n > 4 && ends(tail(n), b"ly") {
+            n -= 2;
+        }
+    }
+    if n > 3 && (tail(n) >> 24) as u8 == b'e' {
+        n -= 1;
+    }
+    if !y_end && n > 3 && (tail(n) >> 24) as u8 == b'y' {
+        n -= 1;
+    }
+    n
+}
+
+/// `stem_len_alpha` of a lowercase word of 1 to 8 ASCII letters, as a little-endian word.
+#[inline(always)]
+fn stem_len_word(w: u64, len: usize) -> usize {
+    stem_len_tail(len, |n| ((w << (64 - 8 * n)) >> 32) as u32)
+}
+
+/// `stem_len_alpha` of a lowercase word of 9 to 16 ASCII letters, as two little-endian words.
+#[inline(always)]
+fn stem_len_word2(w0: u64, w1: u64, len: usize) -> usize {
+    let w = (w0 as u128) | ((w1 as u128) << 64);
+    stem_len_tail(len, |n| ((w << (128 - 8 * n)) >> 96) as u32)
+}
+
 /// `make_token` for a plain word (ASCII letters and digits) of at most 16 bytes, from two
 /// 8-byte words: the same token, without the general path's buffers.
 ///
-/// `LONG`: the word has 9 to 16 bytes (else at most 8).
+/// `raw0`, `raw1`: the word's bytes as two little-endian words (`raw0` may hold more bytes
+/// above a short word's length, `raw1` is zero above it). `LONG`: the word has 9 to 16 bytes
+/// (else at most 8, and `raw1` is 0).
 #[inline(always)]
 fn short_token<const LONG: bool>(
     text: &str,
     start: usize,
     end: usize,
+    raw0: u64,
+    raw1: u64,
     classify_common: bool,
     words: &WordTable,
 ) -> Token {
@@ -605,47 +801,20 @@ fn short_token<const LONG: bool>(
     const SET40: u64 = 0x4040_4040_4040_4040;
     let bytes = text.as_bytes();
     let len = end - start;
-    debug_assert!(len <= 16);
-    let (l0, l1) = if LONG { (8, len - 8) } else { (len, 0) };
-    let mask0 = if l0 == 8 {
-        !0u64
-    } else {
-        (1u64 << (8 * l0)) - 1
-    };
-    let mask1 = if l1 == 8 {
-        !0u64
-    } else {
-        (1u64 << (8 * l1)) - 1
-    };
-    let raw0 = if start + 8 <= bytes.len() {
-        u64::from_le_bytes(bytes[start..start + 8].try_into().unwrap_or([0; 8])) & mask0
-    } else {
-        load_le(&bytes[start..start + l0])
-    };
-    let raw1 = if !LONG {
-        0
-    } else if start + 16 <= bytes.len() {
-        u64::from_le_bytes(bytes[start + 8..start + 16].try_into().unwrap_or([0; 8])) & mask1
-    } else {
-        load_le(&bytes[start + 8..end])
-    };
+    debug_assert!((1..=16).contains(&len) && LONG == (len > 8));
+    let mask0 = if LONG { !0u64 } else { low_bytes(len) };
+    let mask1 = if LONG { low_bytes(len - 8) } else { 0 };
+    let raw0 = raw0 & mask0;
     // `| 0x20` lowercases a letter and keeps a digit; a letter has bit 0x40, a digit not.
     let w0 = raw0 | (SET20 & mask0);
     let w1 = raw1 | (SET20 & mask1);
     let letter_bits = (w0 & SET40) | ((w1 & SET40) << 1);
     let all_letters = (SET40 & mask0) | ((SET40 & mask1) << 1);
     let has_digit = letter_bits != all_letters;
-    let full_key = if !LONG {
-        hash_short(w0, len)
+    let full_key = if LONG {
+        hash_prefix(w0, w1, len)
     } else {
-        // `hash_long` of the two words.
-        let mut h = (len as u64 + 1).wrapping_mul(K);
-        h = (h ^ w0).wrapping_mul(K).rotate_left(29);
-        h = (h ^ w1).wrapping_mul(K).rotate_left(29);
-        h ^= h >> 32;
-        h = h.wrapping_mul(K);
-        h ^= h >> 29;
-        h | 1
+        hash_short(w0, len)
     };
     let mut lower = [0u8; 16];
     lower[..8].copy_from_slice(&w0.to_le_bytes());
@@ -676,30 +845,32 @@ fn short_token<const LONG: bool>(
         return token(full_key, 0, 0, flags);
     }
     let c = words.get(full_key);
-    if c & W_NEG != 0 {
-        let after = &bytes[end..(end + 2).min(bytes.len())];
-        if !negation_lookalike(
-            std::str::from_utf8(lb).unwrap_or(""),
-            &text[start..end],
-            after,
-        ) {
-            flags |= NEG_CUE;
+    if c != 0 {
+        if c & W_NEG != 0 {
+            let after = &bytes[end..(end + 2).min(bytes.len())];
+            if !negation_lookalike(lb, &text[start..end], after) {
+                flags |= NEG_CUE;
+            }
+        }
+        if c & W_EXCL != 0 {
+            flags |= EXCL;
+        }
+        if c & W_QUANT != 0 || (flags & CAP != 0 && c & W_MONTH != 0) {
+            flags |= QUANT;
+        }
+        if c & W_TIME != 0 {
+            flags |= TIME;
+        }
+        if c & W_STOP != 0 {
+            // Function words are never matched as terms: no stem, no prefix.
+            return token(full_key, 0, 0, flags | STOP);
         }
     }
-    if c & W_EXCL != 0 {
-        flags |= EXCL;
-    }
-    if c & W_QUANT != 0 || (flags & CAP != 0 && c & W_MONTH != 0) {
-        flags |= QUANT;
-    }
-    if c & W_TIME != 0 {
-        flags |= TIME;
-    }
-    if c & W_STOP != 0 {
-        // Function words are never matched as terms: no stem, no prefix.
-        return token(full_key, 0, 0, flags | STOP);
-    }
-    let stem_n = stem_len_alpha(lb);
+    let stem_n = if LONG {
+        stem_len_word2(w0, w1, len)
+    } else {
+        stem_len_word(w0, len)
+    };
     let pre = if flags & CAP == 0 && len >= PREFIX_LEN {
         hash_short(w0 & 0xff_ffff_ffff, PREFIX_LEN)
     } else {
@@ -707,10 +878,8 @@ fn short_token<const LONG: bool>(
     };
     let key = if stem_n == len {
         full_key
-    } else if stem_n < 8 {
-        hash_short(w0 & ((1u64 << (8 * stem_n)) - 1), stem_n)
     } else {
-        hash_bytes(&lb[..stem_n])
+        hash_prefix(w0, w1, stem_n)
     };
     if classify_common && (c & W_COMMON != 0 || is_common_stem_bytes(lb, stem_n)) {
         flags |= COMMON;
@@ -742,13 +911,20 @@ fn long_token(
     classify_common: bool,
     words: &WordTable,
 ) -> Token {
-    short_token::<true>(text, start, end, classify_common, words)
+    let bytes = text.as_bytes();
+    let raw0 = load8(bytes, start);
+    let raw1 = if start + 16 <= bytes.len() {
+        load8(bytes, start + 8) & low_bytes(end - start - 8)
+    } else {
+        load_le(&bytes[start + 8..end])
+    };
+    short_token::<true>(text, start, end, raw0, raw1, classify_common, words)
 }
 
 /// "not-for-profit" (a compound), "No. 1" (a number sign) are not negations.
-fn negation_lookalike(lw: &str, word: &str, after: &[u8]) -> bool {
+fn negation_lookalike(lw: &[u8], word: &str, after: &[u8]) -> bool {
     (after.first() == Some(&b'-'))
-        || (lw == "no" && word.starts_with('N') && after.first() == Some(&b'.'))
+        || (lw == b"no" && word.starts_with('N') && after.first() == Some(&b'.'))
 }
 
 fn make_token(
@@ -795,7 +971,7 @@ fn make_token(
         let lb = lower.bytes();
         let full_key = if plain { scan.hash } else { hash_bytes(lb) };
         let c = class(full_key);
-        if c & W_NEG != 0 && !negation_lookalike(lower.as_str(), word, bytes_after) {
+        if c & W_NEG != 0 && !negation_lookalike(lower.bytes(), word, bytes_after) {
             flags |= NEG_CUE;
         }
         if c & W_EXCL != 0 {
@@ -1116,8 +1292,9 @@ const TABLE_SIZE: usize = 1 << TABLE_BITS;
 /// Open-addressing table from word hash to word class: cheaper than a general hash map for
 /// one lookup per token.
 struct WordTable {
-    keys: Vec<u64>,
-    classes: Vec<u8>,
+    // Fixed-size: a slot index needs no bounds check.
+    keys: Box<[u64; TABLE_SIZE]>,
+    classes: Box<[u8; TABLE_SIZE]>,
     /// One bit per low 12 bits of a key: most words are absent, and this answers in L1.
     present: [u64; 64],
 }
@@ -1163,8 +1340,8 @@ impl WordTable {
 /// The word classes, keyed by the hash of the lowercased word. Built once, read-only.
 static WORDS: std::sync::LazyLock<WordTable> = std::sync::LazyLock::new(|| {
     let mut t = WordTable {
-        keys: vec![0; TABLE_SIZE],
-        classes: vec![0; TABLE_SIZE],
+        keys: Box::new([0; TABLE_SIZE]),
+        classes: Box::new([0; TABLE_SIZE]),
         present: [0; 64],
     };
     let mut add = |words: &[&str], class: u8| {
@@ -1496,34 +1673,84 @@ const COMMON_WORDS: &[&str] = &[
     "whether",
 ];
 
+/// Whether `b` is whitespace by `char::is_whitespace` (ASCII only).
+#[inline(always)]
+fn is_ascii_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r')
+}
+
 /// Sentence (or table row, heading, list item) spans of a passage, trimmed.
 pub(crate) fn sentence_spans(text: &str, out: &mut Vec<(u32, u32)>) {
+    // Searchers built once per passage: the generic `memchr` functions pay a dispatch on
+    // every call, and most calls here search only a line or a sentence.
+    #[cfg(target_arch = "x86_64")]
+    {
+        use memchr::arch::x86_64::avx2::memchr::{One, Three};
+        if let (Some(three), Some(one)) = (Three::new(b'\n', b'.', b'?'), One::new(b'!')) {
+            return sentence_spans_with(text, out, |h| three.find(h), |h| one.find(h));
+        }
+    }
+    sentence_spans_with(
+        text,
+        out,
+        |h| memchr::memchr3(b'\n', b'.', b'?', h),
+        |h| memchr::memchr(b'!', h),
+    );
+}
+
+/// `sentence_spans`, given the searches for a newline, `.` or `?` (`find3`) and for `!`.
+#[inline(always)]
+fn sentence_spans_with(
+    text: &str,
+    out: &mut Vec<(u32, u32)>,
+    find3: impl Fn(&[u8]) -> Option<usize>,
+    find_bang: impl Fn(&[u8]) -> Option<usize>,
+) {
     let bytes = text.as_bytes();
     let n = bytes.len();
     let mut start = 0usize;
-    let mut i = 0usize;
+    // `text[a..b].trim()`, ASCII whitespace a byte at a time (`str::trim` past other bytes).
+    #[inline(always)]
+    fn trimmed(text: &str, a: usize, b: usize) -> Option<(u32, u32)> {
+        let bytes = text.as_bytes();
+        let (mut a, mut b) = (a, b);
+        while a < b && is_ascii_space(bytes[a]) {
+            a += 1;
+        }
+        if a < b && bytes[a] >= 128 {
+            let s = &text[a..b];
+            a += s.len() - s.trim_start().len();
+        }
+        while a < b && is_ascii_space(bytes[b - 1]) {
+            b -= 1;
+        }
+        if a < b && bytes[b - 1] >= 128 {
+            let s = &text[a..b];
+            b -= s.len() - s.trim_end().len();
+        }
+        (a < b).then_some((a as u32, b as u32))
+    }
     let push = |out: &mut Vec<(u32, u32)>, a: usize, b: usize| {
-        let s = &text[a..b];
-        let lead = s.len() - s.trim_start().len();
-        let trail = s.len() - s.trim_end().len();
-        if a + lead < b - trail {
-            out.push(((a + lead) as u32, (b - trail) as u32));
+        if let Some(span) = trimmed(text, a, b) {
+            out.push(span);
         }
     };
-    // Next '!' at or after `i` (n if none): searched apart, memchr takes three needles.
+    let mut from = 0usize;
+    // Next '!' at or after `from` (n if none): searched apart, memchr takes three needles.
     let mut bang = 0usize;
     let mut bang_searched = false;
-    while i < n {
+    while from < n {
         // Jump to the next byte that can end a sentence.
-        if !bang_searched || bang < i {
-            bang = memchr::memchr(b'!', &bytes[i..]).map_or(n, |k| i + k);
+        if !bang_searched || bang < from {
+            bang = find_bang(&bytes[from..]).map_or(n, |k| from + k);
             bang_searched = true;
         }
-        match memchr::memchr3(b'\n', b'.', b'?', &bytes[i..bang]) {
-            Some(k) => i += k,
-            None if bang < n => i = bang,
+        let i = match find3(&bytes[from..bang]) {
+            Some(k) => from + k,
+            None if bang < n => bang,
             None => break,
-        }
+        };
+        from = i + 1;
         let b = bytes[i];
         if b == b'\n' {
             // Look at the next non-space byte of the following line.
@@ -1548,32 +1775,25 @@ pub(crate) fn sentence_spans(text: &str, out: &mut Vec<(u32, u32)>) {
                 push(out, start, i);
                 start = i + 1;
             }
-            i += 1;
             continue;
         }
-        if matches!(b, b'.' | b'!' | b'?') {
-            let next = bytes.get(i + 1).copied();
-            let split = match next {
-                None => false,
-                Some(c) if c == b' ' || c == b'\t' || c == b'\r' => {
-                    !is_abbreviation(text, start, i)
-                }
-                Some(c) if c.is_ascii_uppercase() || c == b'"' => {
-                    // "century.First": glued sentences (common in scraped text).
-                    i >= 2
-                        && bytes[i - 1].is_ascii_lowercase()
-                        && bytes[i - 2].is_ascii_lowercase()
-                        && b == b'.'
-                }
-                Some(b'\n') => !is_abbreviation(text, start, i),
-                _ => false,
-            };
-            if split {
-                push(out, start, i + 1);
-                start = i + 1;
+        // `.`, `!` or `?`.
+        let split = match bytes.get(i + 1).copied() {
+            None => false,
+            Some(b' ' | b'\t' | b'\r' | b'\n') => !is_abbreviation(text, start, i),
+            Some(c) if c.is_ascii_uppercase() || c == b'"' => {
+                // "century.First": glued sentences (common in scraped text).
+                i >= 2
+                    && bytes[i - 1].is_ascii_lowercase()
+                    && bytes[i - 2].is_ascii_lowercase()
+                    && b == b'.'
             }
+            _ => false,
+        };
+        if split {
+            push(out, start, i + 1);
+            start = i + 1;
         }
-        i += 1;
     }
     push(out, start, n);
 }
@@ -1582,18 +1802,25 @@ pub(crate) fn sentence_spans(text: &str, out: &mut Vec<(u32, u32)>) {
 fn is_abbreviation(text: &str, from: usize, dot: usize) -> bool {
     let bytes = text.as_bytes();
     let mut k = dot;
-    while k > from && (bytes[k - 1].is_ascii_alphabetic() || bytes[k - 1] == b'.') {
+    let mut has_dot = false;
+    for &b in bytes[from..dot].iter().rev() {
+        if !b.is_ascii_alphabetic() {
+            if b != b'.' {
+                break;
+            }
+            has_dot = true;
+        }
         k -= 1;
     }
     let word = &text[k..dot];
     if word.len() == 1 && word.as_bytes()[0].is_ascii_uppercase() {
         return true;
     }
-    if word.contains('.') {
+    if has_dot {
         return true; // "e.g", "U.S"
     }
-    if word.len() > 6 {
-        return false; // longer than any below
+    if word.len() > 6 || word.len() < 2 {
+        return false; // longer or shorter than any below
     }
     matches!(
         word,
@@ -1714,6 +1941,171 @@ mod tests {
                 "Then it ended."
             ]
         );
+    }
+
+    #[test]
+    fn register_stems_match_slice_stems() {
+        let check = |w: &[u8]| {
+            let mut b = [0u8; 16];
+            b[..w.len()].copy_from_slice(w);
+            let w0 = u64::from_le_bytes(b[..8].try_into().unwrap());
+            let w1 = u64::from_le_bytes(b[8..].try_into().unwrap());
+            let got = if w.len() <= 8 {
+                stem_len_word(w0, w.len())
+            } else {
+                stem_len_word2(w0, w1, w.len())
+            };
+            assert_eq!(got, stem_len_alpha(w), "{}", String::from_utf8_lossy(w));
+        };
+        // Every word of up to 5 letters over the letters the rules look at, then random ones.
+        let alpha = b"abdegilnsuyz";
+        let mut w = Vec::new();
+        for len in 1..=5u32 {
+            for mut k in 0..alpha.len().pow(len) {
+                w.clear();
+                for _ in 0..len {
+                    w.push(alpha[k % alpha.len()]);
+                    k /= alpha.len();
+                }
+                check(&w);
+            }
+        }
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..200_000 {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let len = 6 + (seed >> 59) as usize % 11;
+            w.clear();
+            let mut r = seed;
+            for _ in 0..len {
+                w.push(alpha[(r % alpha.len() as u64) as usize]);
+                r /= alpha.len() as u64;
+                if r == 0 {
+                    r = seed.rotate_left(17) | 1;
+                }
+            }
+            check(&w);
+        }
+    }
+
+    /// Regression dump: every token (all fields) and sentence span of the handbook pages, the
+    /// dev cases, the HaluEval texts and synthetic edge cases, to the file named by
+    /// `GROUNDCITE_TOKEN_DUMP`. Record before a change to this file, diff after it:
+    ///
+    /// ```sh
+    /// GROUNDCITE_TOKEN_DUMP=/tmp/tok-before.txt cargo test --release -p groundcite-support \
+    ///     --lib token_dump -- --ignored
+    /// ```
+    #[test]
+    #[ignore]
+    fn token_dump() {
+        use std::fmt::Write as _;
+        let Ok(path) = std::env::var("GROUNDCITE_TOKEN_DUMP") else {
+            return;
+        };
+        let shared = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared");
+        let mut texts: Vec<String> = Vec::new();
+        let mut pages = Vec::new();
+        let mut dirs = vec![std::path::PathBuf::from(format!(
+            "{shared}/corpora/tts-handbook"
+        ))];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).expect("handbook dir") {
+                let p = e.expect("dir entry").path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else {
+                    pages.push(p);
+                }
+            }
+        }
+        pages.sort();
+        for p in &pages {
+            texts.push(std::fs::read_to_string(p).expect("page"));
+        }
+        let strings = |file: &str, texts: &mut Vec<String>| {
+            let body = std::fs::read_to_string(format!("{shared}/{file}")).expect("jsonl");
+            fn walk(v: &serde_json::Value, out: &mut Vec<String>) {
+                match v {
+                    serde_json::Value::String(s) => out.push(s.clone()),
+                    serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+                    serde_json::Value::Object(o) => o.values().for_each(|x| walk(x, out)),
+                    _ => {}
+                }
+            }
+            for line in body.lines().filter(|l| !l.trim().is_empty()) {
+                walk(&serde_json::from_str(line).expect("json"), texts);
+            }
+        };
+        strings("cases/dev.jsonl", &mut texts);
+        strings("cases/questions-dev.jsonl", &mut texts);
+        strings("datasets/halueval/qa-dev.jsonl", &mut texts);
+        // Synthetic edge cases: joiners, non-ASCII, long words, end-of-text words, all lengths.
+        let pieces: Vec<&str> =
+            ("don't~Doesn’t~non-billable~Non-profit~not-for-profit~No. 5~1,000~3.5~2nd~21st~\
+             naïve~Café~über~x~I~re-enter~unpaid~disallowed~inaccessible~rebooking~\
+             supercalifragilisticexpialidocious~internationalization~abcdefghijklmnop~\
+             abcdefghijklmnopq~12345678~123456789~e.g.~U.S.~Dr.~etc.~Mr. Smith.~end.First~?~!~\
+             \n~\n\n~\n- ~\n* ~\n1. ~\n| a |~|\n~#~ ~\t~’s~Smith's~policies~processed~weekly~—~\
+             –~…~\u{a0}~•~·~[1]~[2-4]~- ~Jan.~Sept. ~'~''~a'b~x-y~abc-def~9.~.9~1.2.3~1,2,3~\
+             Ωmega~日本語~ǅ~İstanbul~straße~ﬁle~\r\n~abcdefgh~ABCDEFGHIJ~Monday~May~NOT~Only~\
+             non-~non-Ωx~it's~can't~rock'n'roll~5-day~40-hour~x'~’~1st.~a.b~3,5~3,~,5~hopping~\
+             studies~\"Quote\"~Unbelievable~reenter~indivisible~dissatisfied~AbC1~a1b2c3d4e5")
+                .split('~')
+                .collect();
+        let mut seed = 0x1234_5678_9abc_def0u64;
+        for _ in 0..4000 {
+            let mut s = String::new();
+            let k = (seed >> 60) as usize + 1;
+            for _ in 0..k {
+                seed = seed
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                s.push_str(pieces[(seed >> 33) as usize % pieces.len()]);
+                if (seed >> 20) & 3 != 0 {
+                    s.push(' ');
+                }
+            }
+            texts.push(s);
+        }
+        let mut out = String::new();
+        let mut toks = Vec::new();
+        let mut spans = Vec::new();
+        let mut skip = Vec::new();
+        for (ti, t) in texts.iter().enumerate() {
+            writeln!(out, "# {ti} {}", t.len()).unwrap();
+            skip.clear();
+            marker_ranges(t, &mut skip);
+            for (mode, sk) in [(false, &[][..]), (true, &skip[..])] {
+                toks.clear();
+                tokenize(t, sk, mode, &mut toks);
+                for k in &toks {
+                    writeln!(
+                        out,
+                        "{} {} {:x} {:x} {:x} {}",
+                        k.start, k.end, k.key, k.alt, k.pre, k.flags
+                    )
+                    .unwrap();
+                }
+                writeln!(out, "-").unwrap();
+            }
+            spans.clear();
+            sentence_spans(t, &mut spans);
+            // The portable searches find the same spans.
+            let mut portable = Vec::new();
+            sentence_spans_with(
+                t,
+                &mut portable,
+                |h| memchr::memchr3(b'\n', b'.', b'?', h),
+                |h| memchr::memchr(b'!', h),
+            );
+            assert_eq!(spans, portable);
+            for (a, b) in &spans {
+                writeln!(out, "s {a} {b}").unwrap();
+            }
+        }
+        std::fs::write(path, out).expect("write dump");
     }
 
     #[test]
