@@ -34,6 +34,8 @@ struct Sentence {
     q_hi: u32,
     neg: bool,
     excl: bool,
+    /// A token with a negating prefix ("unpaid"): Rule "polarity" may flip.
+    neg_prefix: bool,
 }
 
 struct Passage<'a> {
@@ -153,6 +155,7 @@ fn analyse_passage<'a>(
             q_hi: quants.len() as u32,
             neg: any & NEG_CUE != 0,
             excl: any & EXCL != 0,
+            neg_prefix: any & NEG_PREFIX != 0,
         });
     }
     Passage {
@@ -724,10 +727,16 @@ impl LexicalVerifier {
             for s0 in 0..ns {
                 let mut mask = 0u64;
                 let mut qmask = 0u32;
+                // The weight of `mask`, recomputed only when a sentence adds terms.
+                let mut weight = 0.0;
                 for s1 in s0 + 1..=(s0 + cfg.max_window_sentences.max(1)).min(ns) {
-                    mask |= scratch.masks[p.sent_base + s1 - 1];
+                    let added = scratch.masks[p.sent_base + s1 - 1] & !mask;
+                    if added != 0 {
+                        mask |= added;
+                        weight = mask_weight(&info.terms, mask, false);
+                    }
                     qmask |= scratch.qmasks[p.sent_base + s1 - 1];
-                    let score = mask_weight(&info.terms, mask, false)
+                    let score = weight
                         + qmask.count_ones() as f32 * cfg.quantity_weight
                         - cfg.window_sentence_penalty * (s1 - s0 - 1) as f32;
                     if score > best_score + 1e-6 {
@@ -1159,6 +1168,10 @@ fn negation_in_scope(info: &ClaimInfo<'_>, p: &Passage<'_>, s: &Sentence, scope:
 
 /// Claim terms matched in the sentence only through a negating prefix ("unpaid" vs "paid").
 fn prefix_flips(info: &ClaimInfo<'_>, p: &Passage<'_>, s: &Sentence) -> usize {
+    // A flip needs a negating prefix on one side.
+    if !s.neg_prefix && !info.terms.iter().any(|t| t.flags & NEG_PREFIX != 0) {
+        return 0;
+    }
     let toks = &p.tokens[s.tok_lo as usize..s.tok_hi as usize];
     let mut flips = 0;
     for term in info.terms.iter().filter(|t| !t.question) {
