@@ -489,18 +489,27 @@ const CLASSES: [(u128, Word); 93] = {
     ]
 };
 
-const CLASS_BITS: u32 = 8;
+const CLASS_BITS: u32 = 9;
 
-/// `CLASSES` by `word_hash`, open addressing (key 0: empty).
+/// Slot of a folded word in `CLASS_TABLE`: the multiplier was searched for so that no two
+/// of the `CLASSES` share a slot (the table's construction checks it), so a lookup is one
+/// compare.
+#[inline(always)]
+const fn class_slot(x: u128) -> usize {
+    let h = (x as u64 ^ ((x >> 64) as u64).rotate_left(29)).wrapping_mul(0x180E_B420_C109_DACD);
+    (h >> (64 - CLASS_BITS)) as usize
+}
+
+/// `CLASSES` by `class_slot` (key 0: empty).
 static CLASS_TABLE: [(u128, Word); 1 << CLASS_BITS] = {
     let mut t = [(0u128, Word::Other); 1 << CLASS_BITS];
     let mut k = 0;
     while k < CLASSES.len() {
-        let mut s = word_hash(CLASSES[k].0, CLASS_BITS);
-        while t[s].0 != 0 {
-            assert!(t[s].0 != CLASSES[k].0);
-            s = (s + 1) & ((1 << CLASS_BITS) - 1);
-        }
+        let s = class_slot(CLASSES[k].0);
+        assert!(
+            t[s].0 == 0,
+            "two quantity words share a slot: search another multiplier"
+        );
         t[s] = CLASSES[k];
         k += 1;
     }
@@ -510,17 +519,8 @@ static CLASS_TABLE: [(u128, Word); 1 << CLASS_BITS] = {
 /// The quantity meaning of a lowercased word (see `lower_at`).
 #[inline(always)]
 fn classify(x: u128) -> Word {
-    let mut s = word_hash(x, CLASS_BITS);
-    loop {
-        let (k, c) = CLASS_TABLE[s];
-        if k == x {
-            return c;
-        }
-        if k == 0 {
-            return Word::Other;
-        }
-        s = (s + 1) & ((1 << CLASS_BITS) - 1);
-    }
+    let (k, c) = CLASS_TABLE[class_slot(x)];
+    if k == x { c } else { Word::Other }
 }
 
 #[inline]
@@ -725,7 +725,7 @@ const BOUND_FILTER: u64 = {
     f
 };
 
-#[inline]
+#[inline(always)]
 fn bound_before(toks: &[Token], i: usize, bytes: &[u8]) -> Bound {
     let Some(p) = i.checked_sub(1).and_then(|k| toks.get(k)) else {
         return Bound::Exact;
