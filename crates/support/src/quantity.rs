@@ -68,6 +68,7 @@ fn eq(a: f64, b: f64) -> bool {
 }
 
 /// Whether evidence quantity `e` states claim quantity `c` (same value, compatible unit).
+#[inline]
 pub(crate) fn states(c: &Quantity, e: &Quantity) -> bool {
     let (clo, chi, elo, ehi) = match (c.unit.days(), e.unit.days()) {
         (Some(a), Some(b)) => (c.lo * a, c.hi * a, e.lo * b, e.hi * b),
