@@ -68,6 +68,7 @@ fn eq(a: f64, b: f64) -> bool {
 }
 
 /// Whether evidence quantity `e` states claim quantity `c` (same value, compatible unit).
+#[inline]
 pub(crate) fn states(c: &Quantity, e: &Quantity) -> bool {
     let (clo, chi, elo, ehi) = match (c.unit.days(), e.unit.days()) {
         (Some(a), Some(b)) => (c.lo * a, c.hi * a, e.lo * b, e.hi * b),
@@ -196,65 +197,347 @@ pub(crate) const MONTHS: &[&str] = &[
     "december",
 ];
 
-pub(crate) fn word_number(w: &[u8]) -> Option<f64> {
-    Some(match w {
-        b"zero" => 0.0,
-        b"one" => 1.0,
-        b"two" => 2.0,
-        b"three" => 3.0,
-        b"four" => 4.0,
-        b"five" => 5.0,
-        b"six" => 6.0,
-        b"seven" => 7.0,
-        b"eight" => 8.0,
-        b"nine" => 9.0,
-        b"ten" => 10.0,
-        b"eleven" => 11.0,
-        b"twelve" => 12.0,
-        b"thirteen" => 13.0,
-        b"fourteen" => 14.0,
-        b"fifteen" => 15.0,
-        b"sixteen" => 16.0,
-        b"seventeen" => 17.0,
-        b"eighteen" => 18.0,
-        b"nineteen" => 19.0,
-        b"twenty" => 20.0,
-        b"thirty" => 30.0,
-        b"forty" => 40.0,
-        b"fifty" => 50.0,
-        b"sixty" => 60.0,
-        b"seventy" => 70.0,
-        b"eighty" => 80.0,
-        b"ninety" => 90.0,
-        b"hundred" => 100.0,
-        b"thousand" => 1000.0,
-        b"dozen" => 12.0,
-        b"million" => 1e6,
-        b"billion" => 1e9,
-        _ => return None,
-    })
+/// Words as little-endian integers of their lowercase ASCII letters (zero above the length):
+/// a word of at most 16 bytes is matched against these lists with integer compares, with no
+/// lowercasing into a buffer and no byte-slice compares.
+mod w {
+    /// The word `s` (ASCII letters, at most 16) as an integer; uppercase letters are lowered.
+    pub(super) const fn word(s: &str) -> u128 {
+        let b = s.as_bytes();
+        assert!(!b.is_empty() && b.len() <= 16);
+        let mut x = 0u128;
+        let mut k = 0;
+        while k < b.len() {
+            assert!(b[k].is_ascii_alphabetic());
+            x |= (b[k].to_ascii_lowercase() as u128) << (8 * k);
+            k += 1;
+        }
+        x
+    }
+
+    macro_rules! words {
+        ($($name:ident),* $(,)?) => { $(pub(super) const $name: u128 = word(stringify!($name));)* };
+    }
+
+    words!(
+        ZERO, ONE, TWO, THREE, FOUR, FIVE, SIX, SEVEN, EIGHT, NINE, TEN, ELEVEN, TWELVE, THIRTEEN,
+        FOURTEEN, FIFTEEN, SIXTEEN, SEVENTEEN, EIGHTEEN, NINETEEN, TWENTY, THIRTY, FORTY, FIFTY,
+        SIXTY, SEVENTY, EIGHTY, NINETY, HUNDRED, THOUSAND, DOZEN, MILLION, BILLION,
+    );
+    words!(
+        FIRST, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH,
+        TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, TWENTIETH,
+    );
+    words!(
+        MONDAY, TUESDAY, WEDNESDAY, THURSDAY, FRIDAY, SATURDAY, SUNDAY, MONDAYS, TUESDAYS,
+        WEDNESDAYS, THURSDAYS, FRIDAYS, SATURDAYS, SUNDAYS,
+    );
+    words!(
+        JANUARY, FEBRUARY, MARCH, APRIL, MAY, JUNE, JULY, AUGUST, SEPTEMBER, OCTOBER, NOVEMBER,
+        DECEMBER,
+    );
+    words!(
+        MINUTE, MINUTES, MIN, MINS, HOUR, HOURS, HR, HRS, DAY, DAYS, WEEK, WEEKS, MONTH, MONTHS,
+        YEAR, YEARS, YR, YRS,
+    );
+    words!(
+        A, AN, PER, ONCE, TWICE, TIMES, EVERY, EACH, TO, THROUGH, BETWEEN, AND, OR, BUSINESS,
+        WORKING, CALENDAR, PERCENT, PERCENTAGE, PCT, DOLLARS, DOLLAR, USD, MORE, LONGER, GREATER,
+        ABOVE, LESS, FEWER, SHORTER, BELOW, LEAST, AT, MINIMUM, OF, THAN, OVER, EXCEEDING, MOST,
+        UP, WITHIN, MAXIMUM, MAX, UNDER, EXCEED,
+    );
 }
 
-pub(crate) fn word_ordinal(w: &[u8]) -> Option<f64> {
-    Some(match w {
-        b"first" => 1.0,
-        b"second" => 2.0,
-        b"third" => 3.0,
-        b"fourth" => 4.0,
-        b"fifth" => 5.0,
-        b"sixth" => 6.0,
-        b"seventh" => 7.0,
-        b"eighth" => 8.0,
-        b"ninth" => 9.0,
-        b"tenth" => 10.0,
-        b"eleventh" => 11.0,
-        b"twelfth" => 12.0,
-        b"thirteenth" => 13.0,
-        b"fourteenth" => 14.0,
-        b"fifteenth" => 15.0,
-        b"twentieth" => 20.0,
-        _ => return None,
-    })
+/// The bytes (at most 8) as a little-endian word, zero above their length.
+#[inline]
+fn load_le(b: &[u8]) -> u64 {
+    let n = b.len();
+    debug_assert!(n <= 8);
+    if n >= 4 {
+        let lo = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64;
+        let hi = u32::from_le_bytes([b[n - 4], b[n - 3], b[n - 2], b[n - 1]]) as u64;
+        lo | (hi << (8 * (n - 4)))
+    } else if n > 0 {
+        (b[0] as u64) | ((b[n / 2] as u64) << (8 * (n / 2))) | ((b[n - 1] as u64) << (8 * (n - 1)))
+    } else {
+        0
+    }
+}
+
+const SET20: u64 = 0x2020_2020_2020_2020;
+
+/// Mask of the low `n` (at most 8) bytes of a word.
+#[inline(always)]
+fn mask64(n: usize) -> u64 {
+    u64::MAX.checked_shr(64 - 8 * n as u32).unwrap_or(0)
+}
+
+/// Bytes `s..e` (at most 8) with bit 5 set in each, as a little-endian word.
+#[inline(always)]
+fn fold64(bytes: &[u8], s: usize, e: usize) -> u64 {
+    let n = e - s;
+    debug_assert!(n <= 8);
+    let m = mask64(n);
+    let x = if s + 8 <= bytes.len() {
+        u64::from_le_bytes([
+            bytes[s],
+            bytes[s + 1],
+            bytes[s + 2],
+            bytes[s + 3],
+            bytes[s + 4],
+            bytes[s + 5],
+            bytes[s + 6],
+            bytes[s + 7],
+        ])
+    } else {
+        load_le(&bytes[s..e])
+    };
+    (x | SET20) & m
+}
+
+/// Whether the `n` low bytes of a folded word are all ASCII letters.
+#[inline(always)]
+fn letters64(x: u64, n: usize) -> bool {
+    const LANES: u64 = u64::MAX / 0xff;
+    let high = (LANES * 0x80) & mask64(n);
+    let y = x & (LANES * 0x7f);
+    // Per byte (no carries: each is below 0x80): high bit of `y + 0x1f` if at least b'a',
+    // of `y + 0x05` if above b'z'.
+    let ok = y.wrapping_add(LANES * 0x1f) & !y.wrapping_add(LANES * 0x05) & !x;
+    ok & high == high
+}
+
+/// Bytes `s..e` with bit 5 set in each, as an integer (0 if over 16 bytes). For a word `t`
+/// of lowercase ASCII letters, `fold_at(..) == w::word(t)` exactly when the bytes
+/// `eq_ignore_ascii_case(t)`: setting bit 5 maps only a letter's capital onto it.
+#[inline(always)]
+fn fold_at(bytes: &[u8], s: usize, e: usize) -> u128 {
+    if e - s <= 8 {
+        fold64(bytes, s, e) as u128
+    } else {
+        fold_long(&bytes[s..e])
+    }
+}
+
+/// `fold_at` of 9 bytes or more.
+#[inline(never)]
+fn fold_long(b: &[u8]) -> u128 {
+    let n = b.len();
+    if n > 16 {
+        return 0;
+    }
+    if n <= 8 {
+        return fold64(b, 0, n) as u128;
+    }
+    fold64(b, 0, 8) as u128 | (fold64(b, 8, n) as u128) << 64
+}
+
+/// The text `Lower::new` gives for bytes `s..e` of `text`, as a folded word (0 if over 16
+/// bytes), given `x = fold_at(text, s, e)`: `lower_from(..) == w::word(t)` exactly when
+/// `Lower::new(word).bytes() == t`.
+#[inline(always)]
+fn lower_from(x: u128, text: &str, s: usize, e: usize) -> u128 {
+    let n = e - s;
+    // Only ASCII letters (most words): `Lower::new` just lowercases them.
+    let letters = if n <= 8 {
+        letters64(x as u64, n)
+    } else {
+        n <= 16 && letters64(x as u64, 8) && letters64((x >> 64) as u64, n - 8)
+    };
+    if letters { x } else { lower_slow(&text[s..e]) }
+}
+
+/// `lower_from` of bytes `s..e`.
+#[inline(always)]
+fn lower_at(text: &str, s: usize, e: usize) -> u128 {
+    lower_from(fold_at(text.as_bytes(), s, e), text, s, e)
+}
+
+#[inline(never)]
+fn lower_slow(word: &str) -> u128 {
+    // `Lower::new` never yields an ASCII capital, so folding its bytes changes nothing that
+    // could match a word of the lists.
+    fold_long(Lower::new(word).bytes())
+}
+
+/// `fold_at` of a token's text.
+#[inline(always)]
+fn fold_tok(t: &Token, bytes: &[u8]) -> u128 {
+    fold_at(bytes, t.start as usize, t.end as usize)
+}
+
+/// `lower_at` of a token's text.
+#[inline(always)]
+fn lower_tok(t: &Token, text: &str) -> u128 {
+    lower_at(text, t.start as usize, t.end as usize)
+}
+
+/// What a quantity word stands for.
+#[derive(Clone, Copy)]
+enum Word {
+    Number(f64),
+    Ordinal(f64),
+    Weekday(f64),
+    Month(f64),
+    Time(Unit),
+    Other,
+}
+
+/// Hash of a folded word: its top `bits` bits.
+#[inline(always)]
+const fn word_hash(x: u128, bits: u32) -> usize {
+    let h = (x as u64 ^ ((x >> 64) as u64).rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (h >> (64 - bits)) as usize
+}
+
+/// The quantity words and what they stand for.
+const CLASSES: [(u128, Word); 93] = {
+    use Word::*;
+    [
+        (w::ZERO, Number(0.0)),
+        (w::ONE, Number(1.0)),
+        (w::TWO, Number(2.0)),
+        (w::THREE, Number(3.0)),
+        (w::FOUR, Number(4.0)),
+        (w::FIVE, Number(5.0)),
+        (w::SIX, Number(6.0)),
+        (w::SEVEN, Number(7.0)),
+        (w::EIGHT, Number(8.0)),
+        (w::NINE, Number(9.0)),
+        (w::TEN, Number(10.0)),
+        (w::ELEVEN, Number(11.0)),
+        (w::TWELVE, Number(12.0)),
+        (w::THIRTEEN, Number(13.0)),
+        (w::FOURTEEN, Number(14.0)),
+        (w::FIFTEEN, Number(15.0)),
+        (w::SIXTEEN, Number(16.0)),
+        (w::SEVENTEEN, Number(17.0)),
+        (w::EIGHTEEN, Number(18.0)),
+        (w::NINETEEN, Number(19.0)),
+        (w::TWENTY, Number(20.0)),
+        (w::THIRTY, Number(30.0)),
+        (w::FORTY, Number(40.0)),
+        (w::FIFTY, Number(50.0)),
+        (w::SIXTY, Number(60.0)),
+        (w::SEVENTY, Number(70.0)),
+        (w::EIGHTY, Number(80.0)),
+        (w::NINETY, Number(90.0)),
+        (w::HUNDRED, Number(100.0)),
+        (w::THOUSAND, Number(1000.0)),
+        (w::DOZEN, Number(12.0)),
+        (w::MILLION, Number(1e6)),
+        (w::BILLION, Number(1e9)),
+        (w::FIRST, Ordinal(1.0)),
+        (w::SECOND, Ordinal(2.0)),
+        (w::THIRD, Ordinal(3.0)),
+        (w::FOURTH, Ordinal(4.0)),
+        (w::FIFTH, Ordinal(5.0)),
+        (w::SIXTH, Ordinal(6.0)),
+        (w::SEVENTH, Ordinal(7.0)),
+        (w::EIGHTH, Ordinal(8.0)),
+        (w::NINTH, Ordinal(9.0)),
+        (w::TENTH, Ordinal(10.0)),
+        (w::ELEVENTH, Ordinal(11.0)),
+        (w::TWELFTH, Ordinal(12.0)),
+        (w::THIRTEENTH, Ordinal(13.0)),
+        (w::FOURTEENTH, Ordinal(14.0)),
+        (w::FIFTEENTH, Ordinal(15.0)),
+        (w::TWENTIETH, Ordinal(20.0)),
+        (w::MONDAY, Weekday(1.0)),
+        (w::TUESDAY, Weekday(2.0)),
+        (w::WEDNESDAY, Weekday(3.0)),
+        (w::THURSDAY, Weekday(4.0)),
+        (w::FRIDAY, Weekday(5.0)),
+        (w::SATURDAY, Weekday(6.0)),
+        (w::SUNDAY, Weekday(7.0)),
+        (w::MONDAYS, Weekday(1.0)),
+        (w::TUESDAYS, Weekday(2.0)),
+        (w::WEDNESDAYS, Weekday(3.0)),
+        (w::THURSDAYS, Weekday(4.0)),
+        (w::FRIDAYS, Weekday(5.0)),
+        (w::SATURDAYS, Weekday(6.0)),
+        (w::SUNDAYS, Weekday(7.0)),
+        (w::JANUARY, Month(1.0)),
+        (w::FEBRUARY, Month(2.0)),
+        (w::MARCH, Month(3.0)),
+        (w::APRIL, Month(4.0)),
+        (w::MAY, Month(5.0)),
+        (w::JUNE, Month(6.0)),
+        (w::JULY, Month(7.0)),
+        (w::AUGUST, Month(8.0)),
+        (w::SEPTEMBER, Month(9.0)),
+        (w::OCTOBER, Month(10.0)),
+        (w::NOVEMBER, Month(11.0)),
+        (w::DECEMBER, Month(12.0)),
+        (w::MINUTE, Time(Unit::Minute)),
+        (w::MINUTES, Time(Unit::Minute)),
+        (w::MIN, Time(Unit::Minute)),
+        (w::MINS, Time(Unit::Minute)),
+        (w::HOUR, Time(Unit::Hour)),
+        (w::HOURS, Time(Unit::Hour)),
+        (w::HR, Time(Unit::Hour)),
+        (w::HRS, Time(Unit::Hour)),
+        (w::DAY, Time(Unit::Day)),
+        (w::DAYS, Time(Unit::Day)),
+        (w::WEEK, Time(Unit::Week)),
+        (w::WEEKS, Time(Unit::Week)),
+        (w::MONTH, Time(Unit::MonthSpan)),
+        (w::MONTHS, Time(Unit::MonthSpan)),
+        (w::YEAR, Time(Unit::Year)),
+        (w::YEARS, Time(Unit::Year)),
+        (w::YR, Time(Unit::Year)),
+        (w::YRS, Time(Unit::Year)),
+    ]
+};
+
+const CLASS_BITS: u32 = 9;
+
+/// Slot of a folded word in `CLASS_TABLE`: the multiplier was searched for so that no two
+/// of the `CLASSES` share a slot (the table's construction checks it), so a lookup is one
+/// compare.
+#[inline(always)]
+const fn class_slot(x: u128) -> usize {
+    let h = (x as u64 ^ ((x >> 64) as u64).rotate_left(29)).wrapping_mul(0x180E_B420_C109_DACD);
+    (h >> (64 - CLASS_BITS)) as usize
+}
+
+/// `CLASSES` by `class_slot` (key 0: empty).
+static CLASS_TABLE: [(u128, Word); 1 << CLASS_BITS] = {
+    let mut t = [(0u128, Word::Other); 1 << CLASS_BITS];
+    let mut k = 0;
+    while k < CLASSES.len() {
+        let s = class_slot(CLASSES[k].0);
+        assert!(
+            t[s].0 == 0,
+            "two quantity words share a slot: search another multiplier"
+        );
+        t[s] = CLASSES[k];
+        k += 1;
+    }
+    t
+};
+
+/// The quantity meaning of a lowercased word (see `lower_at`).
+#[inline(always)]
+fn classify(x: u128) -> Word {
+    let (k, c) = CLASS_TABLE[class_slot(x)];
+    if k == x { c } else { Word::Other }
+}
+
+#[inline]
+fn time_unit(x: u128) -> Option<Unit> {
+    match classify(x) {
+        Word::Time(u) => Some(u),
+        _ => None,
+    }
+}
+
+#[inline]
+fn weekday(x: u128) -> Option<f64> {
+    match classify(x) {
+        Word::Weekday(d) => Some(d),
+        _ => None,
+    }
 }
 
 /// "19th", "32nd", "1st", "3rd".
@@ -269,88 +552,71 @@ pub(crate) fn ordinal_digits(w: &str) -> Option<f64> {
     }
 }
 
-pub(crate) fn weekday(w: &[u8]) -> Option<f64> {
-    let w = w.strip_suffix(b"s").unwrap_or(w);
-    Some(match w {
-        b"monday" => 1.0,
-        b"tuesday" => 2.0,
-        b"wednesday" => 3.0,
-        b"thursday" => 4.0,
-        b"friday" => 5.0,
-        b"saturday" => 6.0,
-        b"sunday" => 7.0,
-        _ => return None,
-    })
-}
-
-pub(crate) fn month(w: &[u8]) -> Option<f64> {
-    Some(match w {
-        b"january" => 1.0,
-        b"february" => 2.0,
-        b"march" => 3.0,
-        b"april" => 4.0,
-        b"may" => 5.0,
-        b"june" => 6.0,
-        b"july" => 7.0,
-        b"august" => 8.0,
-        b"september" => 9.0,
-        b"october" => 10.0,
-        b"november" => 11.0,
-        b"december" => 12.0,
-        _ => return None,
-    })
+/// `ordinal_digits` of the lowercased word ("19TH"), without lowercasing it.
+fn ordinal_digits_any_case(b: &[u8]) -> Option<f64> {
+    let digits = b.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 || b.len() != digits + 2 {
+        return None;
+    }
+    match [b[digits] | 0x20, b[digits + 1] | 0x20] {
+        [b's', b't'] | [b'n', b'd'] | [b'r', b'd'] | [b't', b'h'] => {
+            std::str::from_utf8(&b[..digits]).ok()?.parse().ok()
+        }
+        _ => None,
+    }
 }
 
 /// `time_unit` of a token's lowercased text. Only a `TIME` token can be one (the tokenizer
 /// flags exactly these words), so the others are not lowercased.
+#[inline]
 fn token_time_unit(t: &Token, text: &str) -> Option<Unit> {
     if t.flags & crate::text::TIME == 0 {
         return None;
     }
-    time_unit(Lower::new(t.text(text)).bytes())
+    time_unit(lower_tok(t, text))
 }
 
-fn time_unit(w: &[u8]) -> Option<Unit> {
-    Some(match w {
-        b"minute" | b"minutes" | b"min" | b"mins" => Unit::Minute,
-        b"hour" | b"hours" | b"hr" | b"hrs" => Unit::Hour,
-        b"day" | b"days" => Unit::Day,
-        b"week" | b"weeks" => Unit::Week,
-        b"month" | b"months" => Unit::MonthSpan,
-        b"year" | b"years" | b"yr" | b"yrs" => Unit::Year,
-        _ => return None,
+/// Exact powers of ten.
+const POW10: [f64; 16] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+];
+
+fn number_value(word: &[u8]) -> Option<f64> {
+    // Fast path: up to 15 digits (with thousands separators and at most one decimal point)
+    // are an exact integer over an exact power of ten, and one division rounds that
+    // correctly, as `parse` does.
+    let mut v = 0u64;
+    let mut digits = 0u32;
+    let mut frac = 0usize;
+    let mut point = false;
+    for &b in word {
+        let d = b.wrapping_sub(b'0');
+        if d < 10 {
+            // Wraps only past 19 digits, which take the slow path.
+            v = v.wrapping_mul(10).wrapping_add(d as u64);
+            digits += 1;
+            frac += point as usize;
+        } else if b == b'.' && !point {
+            point = true;
+        } else if b != b',' {
+            return number_value_slow(word);
+        }
+    }
+    if digits == 0 || digits > 15 {
+        return number_value_slow(word);
+    }
+    Some(if frac == 0 {
+        v as f64
+    } else {
+        v as f64 / POW10[frac]
     })
 }
 
-fn lower_eq(t: &Token, text: &str, w: &str) -> bool {
-    t.text(text).eq_ignore_ascii_case(w)
-}
-
-fn number_value(word: &str) -> Option<f64> {
-    // Fast path: up to 15 digits (with thousands separators) are an exact integer, which is
-    // what `parse` returns for them.
-    let mut v = 0u64;
-    let mut digits = 0;
-    let mut plain = true;
-    for &b in word.as_bytes() {
-        if b.is_ascii_digit() {
-            v = v * 10 + (b - b'0') as u64;
-            digits += 1;
-            if digits > 15 {
-                plain = false;
-                break;
-            }
-        } else if b != b',' {
-            plain = false;
-            break;
-        }
-    }
-    if plain && digits > 0 {
-        return Some(v as f64);
-    }
+#[inline(never)]
+fn number_value_slow(word: &[u8]) -> Option<f64> {
     let mut buf = [0u8; 40];
     let mut n = 0;
-    for &b in word.as_bytes() {
+    for &b in word {
         if b == b',' {
             continue;
         }
@@ -364,118 +630,187 @@ fn number_value(word: &str) -> Option<f64> {
 }
 
 /// The number a token stands for, if any, and whether it is an ordinal.
+#[inline]
 fn token_number(t: &Token, text: &str) -> Option<(f64, bool)> {
-    token_number_lower(t, text, None)
-}
-
-/// `token_number`, given the token's lowercased text if already at hand.
-fn token_number_lower(t: &Token, text: &str, lower: Option<&Lower>) -> Option<(f64, bool)> {
     if t.flags & QUANT == 0 {
         return None;
     }
-    let word = t.text(text);
-    if word.as_bytes()[0].is_ascii_digit() {
-        if let Some(v) = number_value(word) {
-            return Some((v, false));
-        }
-        return ordinal_digits(&word.to_ascii_lowercase_small()).map(|v| (v, true));
+    let word = &text.as_bytes()[t.start as usize..t.end as usize];
+    if word[0].is_ascii_digit() {
+        return digits_number(word);
     }
-    let owned;
-    let lower = match lower {
-        Some(l) => l,
-        None => {
-            owned = Lower::new(word);
-            &owned
-        }
-    };
-    let lw = lower.bytes();
-    if let Some(v) = word_number(lw) {
+    word_number(classify(lower_tok(t, text)))
+}
+
+/// `token_number` of a quantity token starting with a digit.
+#[inline]
+fn digits_number(word: &[u8]) -> Option<(f64, bool)> {
+    if let Some(v) = number_value(word) {
         return Some((v, false));
     }
-    word_ordinal(lw).map(|v| (v, true))
+    ordinal_digits_any_case(word).map(|v| (v, true))
 }
 
-trait SmallLower {
-    fn to_ascii_lowercase_small(&self) -> String;
+/// `token_number` of a word's class.
+#[inline]
+fn word_number(c: Word) -> Option<(f64, bool)> {
+    match c {
+        Word::Number(v) => Some((v, false)),
+        Word::Ordinal(v) => Some((v, true)),
+        _ => None,
+    }
 }
-impl SmallLower for str {
-    // Only used on short ordinal tokens such as "19TH" (rare).
-    fn to_ascii_lowercase_small(&self) -> String {
-        if self.bytes().any(|b| b.is_ascii_uppercase()) {
-            self.to_ascii_lowercase()
-        } else {
-            self.to_owned()
+
+/// Whether the gap between two tokens is a range dash: only spaces, '$' and dashes ('-',
+/// '–', '—'), with at least one dash.
+#[inline]
+fn dash_gap(bytes: &[u8], a: &Token, b: &Token) -> bool {
+    let gap = &bytes[a.end as usize..b.start as usize];
+    match gap {
+        b" " => false, // the usual gap
+        b"-" => true,
+        _ => dash_gap_slow(gap),
+    }
+}
+
+fn dash_gap_slow(gap: &[u8]) -> bool {
+    let mut dash = false;
+    let mut k = 0;
+    while k < gap.len() {
+        match gap[k] {
+            b'-' => dash = true,
+            b' ' | b'$' => {}
+            // '–' (E2 80 93) and '—' (E2 80 94).
+            0xE2 if gap.get(k + 1) == Some(&0x80)
+                && matches!(gap.get(k + 2), Some(0x93 | 0x94)) =>
+            {
+                dash = true;
+                k += 2;
+            }
+            _ => return false,
         }
+        k += 1;
+    }
+    dash
+}
+
+/// The words right before a number that can bound it ("at least", "within", ...).
+const BOUND_WORDS: [u128; 16] = [
+    w::LEAST,
+    w::MINIMUM,
+    w::MIN,
+    w::OF,
+    w::THAN,
+    w::OVER,
+    w::ABOVE,
+    w::EXCEEDING,
+    w::MOST,
+    w::TO,
+    w::WITHIN,
+    w::MAXIMUM,
+    w::MAX,
+    w::UNDER,
+    w::BELOW,
+    w::EXCEED,
+];
+
+/// A bit per `word_hash` (6 bits) of the `BOUND_WORDS`: most words before a number are none
+/// of them, and this says so without comparing.
+const BOUND_FILTER: u64 = {
+    let mut f = 0u64;
+    let mut k = 0;
+    while k < BOUND_WORDS.len() {
+        f |= 1 << word_hash(BOUND_WORDS[k], 6);
+        k += 1;
+    }
+    f
+};
+
+#[inline(always)]
+fn bound_before(toks: &[Token], i: usize, bytes: &[u8]) -> Bound {
+    let Some(p) = i.checked_sub(1).and_then(|k| toks.get(k)) else {
+        return Bound::Exact;
+    };
+    let p1 = fold_tok(p, bytes);
+    if BOUND_FILTER & (1 << word_hash(p1, 6)) == 0 {
+        return Bound::Exact;
+    }
+    bound_words(toks, i, bytes, p1)
+}
+
+/// `bound_before`, given the folded word before the number.
+#[inline(never)]
+fn bound_words(toks: &[Token], i: usize, bytes: &[u8], p1: u128) -> Bound {
+    let p2 = || {
+        if i >= 2 {
+            fold_tok(&toks[i - 2], bytes)
+        } else {
+            0
+        }
+    };
+    match p1 {
+        w::LEAST if p2() == w::AT => Bound::AtLeast,
+        w::MINIMUM | w::MIN | w::OVER | w::ABOVE | w::EXCEEDING => Bound::AtLeast,
+        w::OF => match p2() {
+            w::MINIMUM => Bound::AtLeast,
+            w::MAXIMUM => Bound::AtMost,
+            _ => Bound::Exact,
+        },
+        w::THAN => match p2() {
+            w::MORE | w::GREATER | w::LONGER => Bound::AtLeast,
+            w::LESS | w::FEWER | w::SHORTER => Bound::AtMost,
+            _ => Bound::Exact,
+        },
+        w::MOST if p2() == w::AT => Bound::AtMost,
+        w::TO if p2() == w::UP => Bound::AtMost,
+        w::EXCEED if p2() == w::TO => Bound::AtMost,
+        w::WITHIN | w::MAXIMUM | w::MAX | w::UNDER | w::BELOW => Bound::AtMost,
+        _ => Bound::Exact,
     }
 }
 
-/// Whether the gap between two tokens is a range dash.
-fn dash_gap(text: &str, a: &Token, b: &Token) -> bool {
-    let gap = &text[a.end as usize..b.start as usize];
-    if gap == " " {
-        return false; // the usual gap
-    }
-    !gap.trim().is_empty()
-        && gap
-            .chars()
-            .all(|c| matches!(c, '-' | '–' | '—' | ' ' | '$'))
-        && gap.chars().any(|c| matches!(c, '-' | '–' | '—'))
-}
-
-fn bound_before(toks: &[Token], i: usize, text: &str) -> Bound {
-    let p = |k: usize| -> &str { if i >= k { toks[i - k].text(text) } else { "" } };
-    let (p1, p2) = (p(1), p(2));
-    let is = |s: &str, w: &str| s.eq_ignore_ascii_case(w);
-    if is(p1, "least") && is(p2, "at")
-        || is(p1, "minimum")
-        || is(p1, "min")
-        || (is(p1, "of") && is(p2, "minimum"))
-        || (is(p1, "than") && (is(p2, "more") || is(p2, "greater") || is(p2, "longer")))
-        || is(p1, "over")
-        || is(p1, "above")
-        || is(p1, "exceeding")
+/// The first token from `i` on that can start a quantity: a quantity token, or one before
+/// a time unit ("a year"); `toks.len()` if none. The others need no look.
+#[inline]
+fn next_start(toks: &[Token], i: usize) -> usize {
+    let rest = &toks[i.min(toks.len())..];
+    match rest
+        .windows(2)
+        .position(|w| (w[0].flags & QUANT) | (w[1].flags & crate::text::TIME) != 0)
     {
-        return Bound::AtLeast;
+        Some(p) => i + p,
+        None if rest.last().is_some_and(|t| t.flags & QUANT != 0) => toks.len() - 1,
+        None => toks.len(),
     }
-    if is(p1, "most") && is(p2, "at")
-        || (is(p1, "to") && is(p2, "up"))
-        || is(p1, "within")
-        || is(p1, "maximum")
-        || is(p1, "max")
-        || (is(p1, "of") && is(p2, "maximum"))
-        || (is(p1, "than") && (is(p2, "less") || is(p2, "fewer") || is(p2, "shorter")))
-        || is(p1, "under")
-        || is(p1, "below")
-        || (is(p1, "exceed") && is(p2, "to"))
-    {
-        return Bound::AtMost;
-    }
-    Bound::Exact
 }
 
 /// Extract the quantities of a token sequence (tokens of `text`).
 pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
     let bytes = text.as_bytes();
     let mut i = 0;
-    while i < toks.len() {
-        let t = &toks[i];
+    loop {
+        i = next_start(toks, i);
+        let Some(t) = toks.get(i) else {
+            break;
+        };
         // "a year", "an hour".
-        if toks
-            .get(i + 1)
-            .is_some_and(|n| n.flags & crate::text::TIME != 0)
-            && (lower_eq(t, text, "a") || lower_eq(t, text, "an"))
-            && let Some(next) = toks.get(i + 1)
-            && let Some(unit) = time_unit(Lower::new(next.text(text)).bytes())
+        if let Some(next) = toks.get(i + 1)
+            && next.flags & crate::text::TIME != 0
+            && t.end - t.start <= 2
+            && bytes[t.start as usize] | 0x20 == b'a'
+            && matches!(fold_tok(t, bytes), w::A | w::AN)
+            && let Some(unit) = time_unit(lower_tok(next, text))
             && !(i > 0
-                && ["per", "once", "twice", "times", "every", "each"]
-                    .iter()
-                    .any(|w| lower_eq(&toks[i - 1], text, w)))
+                && matches!(
+                    fold_tok(&toks[i - 1], bytes),
+                    w::PER | w::ONCE | w::TWICE | w::TIMES | w::EVERY | w::EACH
+                ))
         {
             out.push(Quantity {
                 lo: 1.0,
                 hi: 1.0,
                 unit,
-                bound: bound_before(toks, i, text),
+                bound: bound_before(toks, i, bytes),
                 start: t.start,
                 end: next.end,
             });
@@ -486,74 +821,51 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
             i += 1;
             continue;
         }
-        let word = t.text(text);
-        // A word starting with a digit is no weekday or month name: no need to lowercase it.
-        let lower = (!word.as_bytes()[0].is_ascii_digit()).then(|| Lower::new(word));
-        let lw = lower.as_ref().map_or(&b""[..], |l| l.bytes());
-        if let Some(d) = weekday(lw) {
-            let mut q = Quantity {
-                lo: d,
-                hi: d,
-                unit: Unit::Weekday,
-                bound: Bound::Exact,
-                start: t.start,
-                end: t.end,
-            };
-            // "Monday - Friday", "Monday through Friday"
-            if let Some(n) = toks.get(i + 1) {
-                let (j, ok) = if dash_gap(text, t, n) {
-                    (i + 1, true)
-                } else if lower_eq(n, text, "to") || lower_eq(n, text, "through") {
-                    (i + 2, true)
-                } else {
-                    (i + 1, false)
-                };
-                if ok
-                    && let Some(m) = toks.get(j)
-                    && let Some(d2) = weekday(Lower::new(m.text(text)).bytes())
-                {
-                    q.hi = d2.max(d);
-                    q.lo = d2.min(d);
-                    q.end = m.end;
-                    i = j;
+        let word = &bytes[t.start as usize..t.end as usize];
+        let is_digits = word[0].is_ascii_digit();
+        let number = if is_digits {
+            // A word starting with a digit is no weekday or month name.
+            digits_number(word)
+        } else {
+            match classify(lower_tok(t, text)) {
+                Word::Weekday(d) => {
+                    i = weekday_range(text, toks, i, d, out);
+                    continue;
                 }
+                Word::Month(m) if t.flags & crate::text::CAP != 0 => {
+                    out.push(Quantity {
+                        lo: m,
+                        hi: m,
+                        unit: Unit::MonthName,
+                        bound: Bound::Exact,
+                        start: t.start,
+                        end: t.end,
+                    });
+                    i += 1;
+                    continue;
+                }
+                c => word_number(c),
             }
-            out.push(q);
-            i += 1;
-            continue;
-        }
-        if t.flags & crate::text::CAP != 0
-            && let Some(m) = month(lw)
-        {
-            out.push(Quantity {
-                lo: m,
-                hi: m,
-                unit: Unit::MonthName,
-                bound: Bound::Exact,
-                start: t.start,
-                end: t.end,
-            });
-            i += 1;
-            continue;
-        }
-        let Some((mut value, ordinal)) = token_number_lower(t, text, lower.as_ref()) else {
+        };
+        let Some((mut value, ordinal)) = number else {
             i += 1;
             continue;
         };
         let money = t.start > 0 && bytes[t.start as usize - 1] == b'$';
         let start = if money { t.start - 1 } else { t.start };
-        let bound0 = bound_before(toks, i, text);
-        let is_digits = word.as_bytes()[0].is_ascii_digit();
+        let bound0 = bound_before(toks, i, bytes);
         let mut j = i + 1;
-        // Compound word numbers: "twenty five", "three hundred", "1.5 million".
+        // Compound word numbers: "twenty five", "three hundred", "1.5 million". Only a word
+        // number (a quantity token without digits) continues one.
         while let Some(n) = toks.get(j) {
-            let Some((v, false)) = token_number(n, text) else {
-                break;
-            };
-            if n.start as usize - toks[j - 1].end as usize > 1 || n.flags & crate::text::DIGIT != 0
+            if n.start as usize - toks[j - 1].end as usize > 1
+                || n.flags & (crate::text::DIGIT | QUANT) != QUANT
             {
                 break;
             }
+            let Some((v, false)) = word_number(classify(lower_tok(n, text))) else {
+                break;
+            };
             if v >= 100.0 {
                 value *= v;
             } else if value >= 20.0 && value % 10.0 == 0.0 && v < 10.0 && !is_digits {
@@ -565,17 +877,24 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
         }
         let mut hi = value;
         let mut end = toks[j - 1].end;
+        // The folded word of `toks[j]` while `j` stays (see `fold_tok`).
+        let mut next_fold = None;
         // Ranges: "3-5", "3–5", "3 to 5", "between 3 and 15".
         if !ordinal && let Some(n) = toks.get(j) {
-            let between = i > 0 && lower_eq(&toks[i - 1], text, "between");
-            let (k, ok) = if dash_gap(text, &toks[j - 1], n) {
-                (j, true)
-            } else if lower_eq(n, text, "to") || (between && lower_eq(n, text, "and")) {
-                (j + 1, true)
+            let ok = dash_gap(bytes, &toks[j - 1], n);
+            let k = if ok || !(2..=3).contains(&(n.end - n.start)) {
+                // "to" and "and" have two and three letters.
+                j
             } else {
-                (j, false)
+                let f = fold_tok(n, bytes);
+                next_fold = Some(f);
+                match f {
+                    w::TO => j + 1,
+                    w::AND if i > 0 && fold_tok(&toks[i - 1], bytes) == w::BETWEEN => j + 1,
+                    _ => j,
+                }
             };
-            if ok
+            if (ok || k > j)
                 && let Some(m) = toks.get(k)
                 && let Some((v2, false)) = token_number(m, text)
                 && v2 > value
@@ -583,6 +902,7 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
                 hi = v2;
                 end = m.end;
                 j = k + 1;
+                next_fold = None;
             }
         }
         let mut bound = bound0;
@@ -605,28 +925,36 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
             end = n.end;
             j += 1;
         } else if let Some(n) = toks.get(j) {
-            let nl = Lower::new(n.text(text));
-            let nw = nl.bytes();
-            if let Some(u) = time_unit(nw) {
+            let (s, e) = (n.start as usize, n.end as usize);
+            let nw = lower_from(
+                next_fold.unwrap_or_else(|| fold_at(bytes, s, e)),
+                text,
+                s,
+                e,
+            );
+            // Only a `TIME` token can be a time unit (see `token_time_unit`).
+            if n.flags & crate::text::TIME != 0
+                && let Some(u) = time_unit(nw)
+            {
                 unit = u;
                 end = n.end;
                 j += 1;
-            } else if matches!(nw, b"business" | b"working" | b"calendar")
+            } else if matches!(nw, w::BUSINESS | w::WORKING | w::CALENDAR)
                 && let Some(m) = toks.get(j + 1)
                 && matches!(token_time_unit(m, text), Some(Unit::Day))
             {
-                unit = if nw == b"calendar" {
+                unit = if nw == w::CALENDAR {
                     Unit::Day
                 } else {
                     Unit::BusinessDay
                 };
                 end = m.end;
                 j += 2;
-            } else if matches!(nw, b"percent" | b"percentage" | b"pct") {
+            } else if matches!(nw, w::PERCENT | w::PERCENTAGE | w::PCT) {
                 unit = Unit::Percent;
                 end = n.end;
                 j += 1;
-            } else if matches!(nw, b"dollars" | b"dollar" | b"usd") {
+            } else if matches!(nw, w::DOLLARS | w::DOLLAR | w::USD) {
                 unit = Unit::Money;
                 end = n.end;
                 j += 1;
@@ -654,25 +982,19 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
             && (1000.0..=2100.0).contains(&value)
             && value.fract() == 0.0
             && hi == value
-            && !word.contains(',')
+            && !word.contains(&b',')
         {
             unit = Unit::CalendarYear;
         }
         // Trailing bound: "30 days or more", "10 or fewer".
         if let (Some(a), Some(b)) = (toks.get(j), toks.get(j + 1))
-            && lower_eq(a, text, "or")
+            && a.end - a.start == 2
+            && fold_tok(a, bytes) == w::OR
         {
-            let bw = b.text(text);
-            if ["more", "longer", "greater", "above"]
-                .iter()
-                .any(|w| bw.eq_ignore_ascii_case(w))
-            {
-                bound = Bound::AtLeast;
-            } else if ["less", "fewer", "shorter", "below"]
-                .iter()
-                .any(|w| bw.eq_ignore_ascii_case(w))
-            {
-                bound = Bound::AtMost;
+            match fold_tok(b, bytes) {
+                w::MORE | w::LONGER | w::GREATER | w::ABOVE => bound = Bound::AtLeast,
+                w::LESS | w::FEWER | w::SHORTER | w::BELOW => bound = Bound::AtMost,
+                _ => {}
             }
         }
         out.push(Quantity {
@@ -685,6 +1007,48 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
         });
         i = j.max(i + 1);
     }
+}
+
+/// The weekday at token `i` (`d`), or a range of them ("Monday - Friday", "Monday through
+/// Friday"); returns the token to go on from.
+#[inline(never)]
+fn weekday_range(
+    text: &str,
+    toks: &[Token],
+    mut i: usize,
+    d: f64,
+    out: &mut Vec<Quantity>,
+) -> usize {
+    let bytes = text.as_bytes();
+    let t = &toks[i];
+    let mut q = Quantity {
+        lo: d,
+        hi: d,
+        unit: Unit::Weekday,
+        bound: Bound::Exact,
+        start: t.start,
+        end: t.end,
+    };
+    if let Some(n) = toks.get(i + 1) {
+        let (j, ok) = if dash_gap(bytes, t, n) {
+            (i + 1, true)
+        } else if matches!(fold_tok(n, bytes), w::TO | w::THROUGH) {
+            (i + 2, true)
+        } else {
+            (i + 1, false)
+        };
+        if ok
+            && let Some(m) = toks.get(j)
+            && let Some(d2) = weekday(lower_tok(m, text))
+        {
+            q.hi = d2.max(d);
+            q.lo = d2.min(d);
+            q.end = m.end;
+            i = j;
+        }
+    }
+    out.push(q);
+    i + 1
 }
 
 #[cfg(test)]
