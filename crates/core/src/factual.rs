@@ -173,9 +173,27 @@ fn words_and_digits(text: &str) -> (usize, bool) {
     (words, digit)
 }
 
+/// The first bytes of [`PLEASANTRIES`] and [`CONNECTIVE_PREFIXES`]: most
+/// sentences start with none of them and skip both lists.
+const PREFIX_FIRST_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let lists = [PLEASANTRIES, CONNECTIVE_PREFIXES];
+    let mut l = 0;
+    while l < lists.len() {
+        let mut k = 0;
+        while k < lists[l].len() {
+            table[lists[l][k].as_bytes()[0] as usize] = true;
+            k += 1;
+        }
+        l += 1;
+    }
+    table
+};
+
 fn is_connective(text: &str, words: usize) -> bool {
     let t = text.trim_start_matches(|c: char| !c.is_alphanumeric());
     let first = t.as_bytes().first().map(u8::to_ascii_lowercase);
+    let candidate = first.is_some_and(|f| PREFIX_FIRST_BYTES[usize::from(f)]);
     let starts = |p: &str| {
         Some(p.as_bytes()[0]) == first
             && t.len() >= p.len()
@@ -185,15 +203,16 @@ fn is_connective(text: &str, words: usize) -> bool {
                 .next()
                 .is_none_or(|c| !c.is_alphanumeric())
     };
-    if PLEASANTRIES.iter().any(|p| starts(p)) {
+    if candidate && PLEASANTRIES.iter().any(|p| starts(p)) {
         return true;
     }
+    let lead_in = candidate && CONNECTIVE_PREFIXES.iter().any(|p| starts(p));
     let trimmed = text.trim_end();
     // "Here is what I found:" — a short lead-in to a list.
-    if trimmed.ends_with(':') && (words <= 8 || CONNECTIVE_PREFIXES.iter().any(|p| starts(p))) {
+    if trimmed.ends_with(':') && (words <= 8 || lead_in) {
         return true;
     }
-    if CONNECTIVE_PREFIXES.iter().any(|p| starts(p)) {
+    if lead_in {
         // "Sure, reimbursements take 30 days." still claims something:
         // only short pleasantries and lead-ins count as connectives.
         return words <= 6 || trimmed.ends_with(':') || trimmed.ends_with('!');
