@@ -232,6 +232,11 @@ impl Segmenter<'_, '_> {
         }
         let line = &b[cs..ce];
         let first = line[0];
+        // Rules, headings, tables, list items, bold headings and marker
+        // lines all start with punctuation, a digit or `•`.
+        if first.is_ascii_alphabetic() {
+            return LineKind::Prose;
+        }
         if ce - cs >= 3
             && line
                 .iter()
