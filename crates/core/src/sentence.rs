@@ -61,7 +61,7 @@ pub fn segment_into(text: &str, out: &mut Vec<Sentence>) {
         out,
         open: None,
         prev_ce: 0,
-        ascii: text.is_ascii(),
+        ascii: is_ascii(text.as_bytes()),
     }
     .run();
 }
@@ -595,6 +595,17 @@ fn find_ellipsis(b: &[u8], from: usize, to: usize) -> Option<usize> {
         i = at + 1;
     }
     None
+}
+
+/// `<[u8]>::is_ascii`, eight bytes at a time to the end (the standard one
+/// finishes texts of 64 bytes or more byte by byte, and answers are short).
+fn is_ascii(b: &[u8]) -> bool {
+    let mut words = b.chunks_exact(8);
+    let high = words
+        .by_ref()
+        .fold(0, |acc, w| acc | u64::from_le_bytes(w.try_into().unwrap()));
+    let tail = words.remainder().iter().fold(0, |acc, &c| acc | c);
+    high & 0x8080_8080_8080_8080 == 0 && tail < 0x80
 }
 
 fn memchr_nl(b: &[u8], from: usize) -> Option<usize> {
