@@ -208,7 +208,7 @@ impl Segmenter<'_, '_> {
         // ASCII white space is already trimmed; trim Unicode spaces too
         // (only when the span starts or ends outside ASCII).
         let (mut start, mut end) = (start, end);
-        if self.bytes[start] >= 0x80 || self.bytes[end - 1] >= 0x80 {
+        if !self.ascii && (self.bytes[start] >= 0x80 || self.bytes[end - 1] >= 0x80) {
             let span = &self.text[start..end];
             let trimmed = span.trim();
             if trimmed.is_empty() {
