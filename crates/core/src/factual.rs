@@ -147,30 +147,49 @@ fn has_content_outside(text: &str, markers: &[Marker], base: usize) -> bool {
     false
 }
 
+/// Word bytes: ASCII letters and anything outside ASCII count as letters.
+const LETTER: u8 = 1;
+const DIGIT: u8 = 2;
+const WORD_BYTES: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        table[c] = if b.is_ascii_digit() {
+            DIGIT
+        } else if b.is_ascii_alphabetic() || b >= 0x80 {
+            LETTER
+        } else {
+            0
+        };
+        c += 1;
+    }
+    table
+};
+
 /// Counts words with a letter (up to 9: only "none" and "short" matter)
 /// and whether a digit appears, in one pass without allocating. Called for
 /// sentences without markers only.
 fn words_and_digits(text: &str) -> (usize, bool) {
-    let (mut words, mut digit) = (0usize, false);
-    let (mut in_word, mut word_has_alpha) = (false, false);
+    let mut words = 0usize;
+    // What the current word holds, and what all words so far held.
+    let (mut word, mut seen) = (0u8, 0u8);
     for &c in text.as_bytes() {
-        if c.is_ascii_alphanumeric() || c >= 0x80 {
-            if c.is_ascii_digit() {
-                digit = true;
-            } else {
-                word_has_alpha = true;
-            }
-            in_word = true;
-        } else if in_word {
-            words += usize::from(word_has_alpha);
-            (in_word, word_has_alpha) = (false, false);
-            if words > 8 && digit {
+        let class = WORD_BYTES[usize::from(c)];
+        if class != 0 {
+            word |= class;
+        } else if word != 0 {
+            words += usize::from(word & LETTER != 0);
+            seen |= word;
+            word = 0;
+            if words > 8 && seen & DIGIT != 0 {
                 break;
             }
         }
     }
-    words += usize::from(in_word && word_has_alpha);
-    (words, digit)
+    words += usize::from(word & LETTER != 0);
+    seen |= word;
+    (words, seen & DIGIT != 0)
 }
 
 /// The first bytes of [`PLEASANTRIES`] and [`CONNECTIVE_PREFIXES`]: most
@@ -236,6 +255,17 @@ mod tests {
         assert_eq!(c("Refunds go to your wallet."), Statement);
         assert_eq!(c("Reimbursements settle in 14 days."), Quantity);
         assert_eq!(c("Refunds go to your wallet [2]."), Cited);
+    }
+
+    #[test]
+    fn counts_words_with_letters_and_digits() {
+        assert_eq!(words_and_digits(""), (0, false));
+        assert_eq!(words_and_digits("-- 42 --"), (0, true));
+        assert_eq!(words_and_digits("Refunds take 14 days."), (3, true));
+        assert_eq!(words_and_digits("über café x2"), (3, true));
+        assert_eq!(words_and_digits("a b c d e f g h i j k"), (11, false));
+        // Past eight words with a digit seen, counting stops.
+        assert_eq!(words_and_digits("1 a b c d e f g h i j k"), (9, true));
     }
 
     #[test]
