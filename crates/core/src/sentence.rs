@@ -55,13 +55,15 @@ pub fn segment(text: &str) -> Vec<Sentence> {
 /// Splits `text` into sentences, appending to `out` (cleared first).
 pub fn segment_into(text: &str, out: &mut Vec<Sentence>) {
     out.clear();
+    let (ascii, multiline) = survey(text.as_bytes());
     Segmenter {
         text,
         bytes: text.as_bytes(),
         out,
         open: None,
         prev_ce: 0,
-        ascii: is_ascii(text.as_bytes()),
+        ascii,
+        multiline,
     }
     .run();
 }
@@ -76,6 +78,8 @@ struct Segmenter<'a, 'o> {
     prev_ce: usize,
     /// The text is ASCII: no `…`, no Unicode spaces to trim.
     ascii: bool,
+    /// The text has a line break (else it is one line: no line search).
+    multiline: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -96,12 +100,17 @@ impl Segmenter<'_, '_> {
         let len = self.bytes.len();
         let mut line_start = 0;
         while line_start <= len {
-            let line_end_nl = memchr_nl(self.bytes, line_start).unwrap_or(len);
+            let line_end_nl = if self.multiline {
+                memchr_nl(self.bytes, line_start).unwrap_or(len)
+            } else {
+                len
+            };
             let next_line = line_end_nl + 1;
-            self.line(line_start, line_end_nl, next_line);
             let cs = skip_ws(self.bytes, line_start, line_end_nl);
-            if cs < line_end_nl {
-                self.prev_ce = trim_end(self.bytes, cs, line_end_nl);
+            let ce = trim_end(self.bytes, cs, line_end_nl);
+            self.line(cs, ce, next_line);
+            if cs < ce {
+                self.prev_ce = ce;
             }
             if line_end_nl >= len {
                 break;
@@ -114,9 +123,8 @@ impl Segmenter<'_, '_> {
         }
     }
 
-    fn line(&mut self, ls: usize, le: usize, next_line: usize) {
-        let cs = skip_ws(self.bytes, ls, le);
-        let ce = trim_end(self.bytes, cs, le);
+    /// One line, its content `[cs, ce)` trimmed of white space.
+    fn line(&mut self, cs: usize, ce: usize, next_line: usize) {
         match self.classify(cs, ce) {
             LineKind::Blank | LineKind::Rule | LineKind::TableSeparator => self.close_open(),
             LineKind::Heading { body } => {
@@ -597,15 +605,28 @@ fn find_ellipsis(b: &[u8], from: usize, to: usize) -> Option<usize> {
     None
 }
 
-/// `<[u8]>::is_ascii`, eight bytes at a time to the end (the standard one
-/// finishes texts of 64 bytes or more byte by byte, and answers are short).
-fn is_ascii(b: &[u8]) -> bool {
+/// One pass over the text, eight bytes at a time: is it ASCII, and does
+/// it have a line break? (`<[u8]>::is_ascii` finishes texts of 64 bytes or
+/// more byte by byte, and most answers are one short line.)
+fn survey(b: &[u8]) -> (bool, bool) {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    const NL: u64 = u64::from_ne_bytes([b'\n'; 8]);
     let mut words = b.chunks_exact(8);
-    let high = words
-        .by_ref()
-        .fold(0, |acc, w| acc | u64::from_le_bytes(w.try_into().unwrap()));
-    let tail = words.remainder().iter().fold(0, |acc, &c| acc | c);
-    high & 0x8080_8080_8080_8080 == 0 && tail < 0x80
+    let (mut high, mut nl) = (0u64, 0u64);
+    for w in words.by_ref() {
+        let w = u64::from_ne_bytes(w.try_into().unwrap());
+        high |= w;
+        // A zero byte in `w ^ NL` is a line break (exact as a yes/no).
+        let x = w ^ NL;
+        nl |= x.wrapping_sub(ONES) & !x;
+    }
+    let (mut tail, mut tail_nl) = (0u8, false);
+    for &c in words.remainder() {
+        tail |= c;
+        tail_nl |= c == b'\n';
+    }
+    (high & HIGH == 0 && tail < 0x80, nl & HIGH != 0 || tail_nl)
 }
 
 fn memchr_nl(b: &[u8], from: usize) -> Option<usize> {
