@@ -209,28 +209,42 @@ impl Segmenter<'_, '_> {
         self.emit_sentence(start, end, kind, false);
     }
 
+    // Inlined: called once per sentence from a few places, and the call
+    // costs as much as the work.
+    #[inline(always)]
     fn emit_sentence(&mut self, start: usize, end: usize, kind: SentenceKind, question: bool) {
         if end <= start {
             return;
         }
         // ASCII white space is already trimmed; trim Unicode spaces too
         // (only when the span starts or ends outside ASCII).
-        let (mut start, mut end) = (start, end);
-        if !self.ascii && (self.bytes[start] >= 0x80 || self.bytes[end - 1] >= 0x80) {
-            let span = &self.text[start..end];
-            let trimmed = span.trim();
-            if trimmed.is_empty() {
-                return;
-            }
-            start += span.len() - span.trim_start().len();
-            end = start + trimmed.len();
-        }
+        let (start, end) =
+            if !self.ascii && (self.bytes[start] >= 0x80 || self.bytes[end - 1] >= 0x80) {
+                match self.trim_unicode(start, end) {
+                    Some(span) => span,
+                    None => return,
+                }
+            } else {
+                (start, end)
+            };
         self.out.push(Sentence {
             start,
             end,
             kind,
             question,
         });
+    }
+
+    /// The span trimmed of Unicode white space; `None` if nothing is left.
+    #[cold]
+    fn trim_unicode(&self, start: usize, end: usize) -> Option<(usize, usize)> {
+        let span = &self.text[start..end];
+        let trimmed = span.trim();
+        if trimmed.is_empty() {
+            return None;
+        }
+        let start = start + span.len() - span.trim_start().len();
+        Some((start, start + trimmed.len()))
     }
 
     fn classify(&self, cs: usize, ce: usize) -> LineKind {
