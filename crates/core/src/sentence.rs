@@ -124,6 +124,7 @@ impl Segmenter<'_, '_> {
     }
 
     /// One line, its content `[cs, ce)` trimmed of white space.
+    #[inline(always)]
     fn line(&mut self, cs: usize, ce: usize, next_line: usize) {
         match self.classify(cs, ce) {
             LineKind::Blank | LineKind::Rule | LineKind::TableSeparator => self.close_open(),
@@ -179,6 +180,7 @@ impl Segmenter<'_, '_> {
 
     /// At the end of a line with an open sentence: keep it open only when
     /// the next line is prose that starts in lower case (a soft wrap).
+    #[inline(always)]
     fn end_of_line(&mut self, ce: usize, next_line: usize) {
         let Some((start, kind)) = self.open else {
             return;
