@@ -628,21 +628,30 @@ fn survey(b: &[u8]) -> (bool, bool) {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
     const NL: u64 = u64::from_ne_bytes([b'\n'; 8]);
-    let mut words = b.chunks_exact(8);
+    let word = |at: usize| u64::from_ne_bytes(b[at..at + 8].try_into().unwrap());
     let (mut high, mut nl) = (0u64, 0u64);
-    for w in words.by_ref() {
-        let w = u64::from_ne_bytes(w.try_into().unwrap());
+    let mut add = |w: u64| {
         high |= w;
         // A zero byte in `w ^ NL` is a line break (exact as a yes/no).
         let x = w ^ NL;
         nl |= x.wrapping_sub(ONES) & !x;
+    };
+    if b.len() < 8 {
+        // Zero padding is neither a line break nor outside ASCII.
+        let mut padded = [0u8; 8];
+        padded[..b.len()].copy_from_slice(b);
+        add(u64::from_ne_bytes(padded));
+    } else {
+        let mut at = 0;
+        while at + 8 < b.len() {
+            add(word(at));
+            at += 8;
+        }
+        // The last eight bytes, overlapping words already seen: the
+        // answers are yes/no, so reading a byte twice changes nothing.
+        add(word(b.len() - 8));
     }
-    let (mut tail, mut tail_nl) = (0u8, false);
-    for &c in words.remainder() {
-        tail |= c;
-        tail_nl |= c == b'\n';
-    }
-    (high & HIGH == 0 && tail < 0x80, nl & HIGH != 0 || tail_nl)
+    (high & HIGH == 0, nl & HIGH != 0)
 }
 
 fn memchr_nl(b: &[u8], from: usize) -> Option<usize> {
@@ -794,6 +803,21 @@ mod tests {
             split("Is it covered? Yes, up to 7 days [1]. Great!"),
             ["Is it covered?", "Yes, up to 7 days [1].", "Great!"]
         );
+    }
+
+    #[test]
+    fn survey_sees_every_byte() {
+        for len in 0..40 {
+            let plain = vec![b'a'; len];
+            assert_eq!(survey(&plain), (true, false));
+            for at in 0..len {
+                for (c, expected) in [(b'\n', (true, true)), (0xC3, (false, false))] {
+                    let mut t = plain.clone();
+                    t[at] = c;
+                    assert_eq!(survey(&t), expected, "len {len} at {at}");
+                }
+            }
+        }
     }
 
     #[test]
