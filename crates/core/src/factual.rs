@@ -216,20 +216,16 @@ const PREFIX_FIRST_BYTES: [bool; 256] = {
 fn is_connective(text: &str, words: usize) -> bool {
     let t = text.trim_start_matches(|c: char| !c.is_alphanumeric());
     let first = t.as_bytes().first().map(u8::to_ascii_lowercase);
-    let candidate = first.is_some_and(|f| PREFIX_FIRST_BYTES[usize::from(f)]);
-    let starts = |p: &str| {
-        Some(p.as_bytes()[0]) == first
-            && t.len() >= p.len()
-            && t.as_bytes()[..p.len()].eq_ignore_ascii_case(p.as_bytes())
-            && t[p.len()..]
-                .chars()
-                .next()
-                .is_none_or(|c| !c.is_alphanumeric())
+    let starts_with_any = |list: &[&str]| match first {
+        Some(f) if PREFIX_FIRST_BYTES[usize::from(f)] => list
+            .iter()
+            .any(|p| p.as_bytes()[0] == f && starts_with_phrase(t, p)),
+        _ => false,
     };
-    if candidate && PLEASANTRIES.iter().any(|p| starts(p)) {
+    if starts_with_any(PLEASANTRIES) {
         return true;
     }
-    let lead_in = candidate && CONNECTIVE_PREFIXES.iter().any(|p| starts(p));
+    let lead_in = starts_with_any(CONNECTIVE_PREFIXES);
     let trimmed = text.trim_end();
     // "Here is what I found:" — a short lead-in to a list.
     if trimmed.ends_with(':') && (words <= 8 || lead_in) {
@@ -241,6 +237,17 @@ fn is_connective(text: &str, words: usize) -> bool {
         return words <= 6 || trimmed.ends_with(':') || trimmed.ends_with('!');
     }
     false
+}
+
+/// `t` starts with the phrase `p` (lower-case ASCII; any case in `t`) as
+/// whole words: what follows is not a letter or digit.
+fn starts_with_phrase(t: &str, p: &str) -> bool {
+    t.len() >= p.len()
+        && t.as_bytes()[..p.len()].eq_ignore_ascii_case(p.as_bytes())
+        && t[p.len()..]
+            .chars()
+            .next()
+            .is_none_or(|c| !c.is_alphanumeric())
 }
 
 #[cfg(test)]
