@@ -87,6 +87,10 @@ const PLEASANTRIES: &[&str] = &[
 /// Classifies one sentence. `text`: the sentence as written; `markers`:
 /// its citation markers, in order, with spans relative to the text the
 /// sentence starts in at byte `base`.
+///
+/// Inlined into the report's per-sentence loop: most sentences are decided
+/// in a few tests, fewer than a call costs.
+#[inline]
 pub fn classify(
     text: &str,
     kind: SentenceKind,
@@ -147,58 +151,103 @@ fn has_content_outside(text: &str, markers: &[Marker], base: usize) -> bool {
     false
 }
 
+/// Word bytes: ASCII letters and anything outside ASCII count as letters.
+const LETTER: u8 = 1;
+const DIGIT: u8 = 2;
+const WORD_BYTES: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        table[c] = if b.is_ascii_digit() {
+            DIGIT
+        } else if b.is_ascii_alphabetic() || b >= 0x80 {
+            LETTER
+        } else {
+            0
+        };
+        c += 1;
+    }
+    table
+};
+
 /// Counts words with a letter (up to 9: only "none" and "short" matter)
 /// and whether a digit appears, in one pass without allocating. Called for
 /// sentences without markers only.
 fn words_and_digits(text: &str) -> (usize, bool) {
-    let (mut words, mut digit) = (0usize, false);
-    let (mut in_word, mut word_has_alpha) = (false, false);
+    let mut words = 0usize;
+    // What the current word holds, and what all words so far held.
+    let (mut word, mut seen) = (0u8, 0u8);
     for &c in text.as_bytes() {
-        if c.is_ascii_alphanumeric() || c >= 0x80 {
-            if c.is_ascii_digit() {
-                digit = true;
-            } else {
-                word_has_alpha = true;
-            }
-            in_word = true;
-        } else if in_word {
-            words += usize::from(word_has_alpha);
-            (in_word, word_has_alpha) = (false, false);
-            if words > 8 && digit {
+        let class = WORD_BYTES[usize::from(c)];
+        if class != 0 {
+            word |= class;
+        } else if word != 0 {
+            words += usize::from(word & LETTER != 0);
+            seen |= word;
+            word = 0;
+            if words > 8 && seen & DIGIT != 0 {
                 break;
             }
         }
     }
-    words += usize::from(in_word && word_has_alpha);
-    (words, digit)
+    words += usize::from(word & LETTER != 0);
+    seen |= word;
+    (words, seen & DIGIT != 0)
 }
+
+/// The first bytes of [`PLEASANTRIES`] and [`CONNECTIVE_PREFIXES`]: most
+/// sentences start with none of them and skip both lists.
+const PREFIX_FIRST_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let lists = [PLEASANTRIES, CONNECTIVE_PREFIXES];
+    let mut l = 0;
+    while l < lists.len() {
+        let mut k = 0;
+        while k < lists[l].len() {
+            table[lists[l][k].as_bytes()[0] as usize] = true;
+            k += 1;
+        }
+        l += 1;
+    }
+    table
+};
 
 fn is_connective(text: &str, words: usize) -> bool {
     let t = text.trim_start_matches(|c: char| !c.is_alphanumeric());
     let first = t.as_bytes().first().map(u8::to_ascii_lowercase);
-    let starts = |p: &str| {
-        Some(p.as_bytes()[0]) == first
-            && t.len() >= p.len()
-            && t.as_bytes()[..p.len()].eq_ignore_ascii_case(p.as_bytes())
-            && t[p.len()..]
-                .chars()
-                .next()
-                .is_none_or(|c| !c.is_alphanumeric())
+    let starts_with_any = |list: &[&str]| match first {
+        Some(f) if PREFIX_FIRST_BYTES[usize::from(f)] => list
+            .iter()
+            .any(|p| p.as_bytes()[0] == f && starts_with_phrase(t, p)),
+        _ => false,
     };
-    if PLEASANTRIES.iter().any(|p| starts(p)) {
+    if starts_with_any(PLEASANTRIES) {
         return true;
     }
+    let lead_in = starts_with_any(CONNECTIVE_PREFIXES);
     let trimmed = text.trim_end();
     // "Here is what I found:" — a short lead-in to a list.
-    if trimmed.ends_with(':') && (words <= 8 || CONNECTIVE_PREFIXES.iter().any(|p| starts(p))) {
+    if trimmed.ends_with(':') && (words <= 8 || lead_in) {
         return true;
     }
-    if CONNECTIVE_PREFIXES.iter().any(|p| starts(p)) {
+    if lead_in {
         // "Sure, reimbursements take 30 days." still claims something:
         // only short pleasantries and lead-ins count as connectives.
         return words <= 6 || trimmed.ends_with(':') || trimmed.ends_with('!');
     }
     false
+}
+
+/// `t` starts with the phrase `p` (lower-case ASCII; any case in `t`) as
+/// whole words: what follows is not a letter or digit.
+fn starts_with_phrase(t: &str, p: &str) -> bool {
+    t.len() >= p.len()
+        && t.as_bytes()[..p.len()].eq_ignore_ascii_case(p.as_bytes())
+        && t[p.len()..]
+            .chars()
+            .next()
+            .is_none_or(|c| !c.is_alphanumeric())
 }
 
 #[cfg(test)]
@@ -217,6 +266,17 @@ mod tests {
         assert_eq!(c("Refunds go to your wallet."), Statement);
         assert_eq!(c("Reimbursements settle in 14 days."), Quantity);
         assert_eq!(c("Refunds go to your wallet [2]."), Cited);
+    }
+
+    #[test]
+    fn counts_words_with_letters_and_digits() {
+        assert_eq!(words_and_digits(""), (0, false));
+        assert_eq!(words_and_digits("-- 42 --"), (0, true));
+        assert_eq!(words_and_digits("Refunds take 14 days."), (3, true));
+        assert_eq!(words_and_digits("über café x2"), (3, true));
+        assert_eq!(words_and_digits("a b c d e f g h i j k"), (11, false));
+        // Past eight words with a digit seen, counting stops.
+        assert_eq!(words_and_digits("1 a b c d e f g h i j k"), (9, true));
     }
 
     #[test]

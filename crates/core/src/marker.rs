@@ -71,7 +71,7 @@ impl Markers {
         self.ranges.clear();
         let bytes = text.as_bytes();
         let mut pos = 0;
-        while let Some(offset) = memchr::memchr(b'[', &bytes[pos..]) {
+        while let Some(offset) = find_byte(b'[', &bytes[pos..]) {
             let open = pos + offset;
             match parse_group(bytes, open, &mut self.ranges) {
                 Some((end, first_range, malformed)) => {
@@ -180,6 +180,20 @@ fn scan_group(bytes: &[u8], open: usize, sink: &mut dyn FnMut(IdRange)) -> Optio
         }
     }
 }
+
+/// `memchr`, but a plain loop on short haystacks (the tail of an answer
+/// after its last marker is a few bytes), where setting up the SIMD
+/// search costs more than it saves.
+pub(crate) fn find_byte(needle: u8, haystack: &[u8]) -> Option<usize> {
+    if haystack.len() < SHORT {
+        haystack.iter().position(|&c| c == needle)
+    } else {
+        memchr::memchr(needle, haystack)
+    }
+}
+
+/// Below this length a byte loop beats `memchr`.
+const SHORT: usize = 16;
 
 fn skip_spaces(bytes: &[u8], mut i: usize) -> usize {
     while matches!(bytes.get(i), Some(b' ' | b'\t')) {

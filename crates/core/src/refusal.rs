@@ -38,12 +38,20 @@ impl Refusal {
 }
 
 /// Recognises a whole answer that is a refusal.
+///
+/// Inlined up to the fast exit, which decides most answers.
+#[inline]
 pub fn detect(answer: &str) -> Option<Refusal> {
     // Fast exit: both forms start with `N`, perhaps after a quote.
     let first = answer.bytes().find(|b| !b.is_ascii_whitespace())?;
     if !matches!(first, b'N' | b'"' | 0xE2) {
         return None;
     }
+    detect_form(answer)
+}
+
+/// [`detect`] past the fast exit.
+fn detect_form(answer: &str) -> Option<Refusal> {
     let trimmed = answer.trim();
     let unquoted = trimmed
         .strip_prefix(['"', '“'])

@@ -55,13 +55,15 @@ pub fn segment(text: &str) -> Vec<Sentence> {
 /// Splits `text` into sentences, appending to `out` (cleared first).
 pub fn segment_into(text: &str, out: &mut Vec<Sentence>) {
     out.clear();
+    let (ascii, multiline) = survey(text.as_bytes());
     Segmenter {
         text,
         bytes: text.as_bytes(),
         out,
         open: None,
         prev_ce: 0,
-        ascii: text.is_ascii(),
+        ascii,
+        multiline,
     }
     .run();
 }
@@ -76,6 +78,8 @@ struct Segmenter<'a, 'o> {
     prev_ce: usize,
     /// The text is ASCII: no `…`, no Unicode spaces to trim.
     ascii: bool,
+    /// The text has a line break (else it is one line: no line search).
+    multiline: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -96,12 +100,17 @@ impl Segmenter<'_, '_> {
         let len = self.bytes.len();
         let mut line_start = 0;
         while line_start <= len {
-            let line_end_nl = memchr_nl(self.bytes, line_start).unwrap_or(len);
+            let line_end_nl = if self.multiline {
+                memchr_nl(self.bytes, line_start).unwrap_or(len)
+            } else {
+                len
+            };
             let next_line = line_end_nl + 1;
-            self.line(line_start, line_end_nl, next_line);
             let cs = skip_ws(self.bytes, line_start, line_end_nl);
-            if cs < line_end_nl {
-                self.prev_ce = trim_end(self.bytes, cs, line_end_nl);
+            let ce = trim_end(self.bytes, cs, line_end_nl);
+            self.line(cs, ce, next_line);
+            if cs < ce {
+                self.prev_ce = ce;
             }
             if line_end_nl >= len {
                 break;
@@ -114,9 +123,9 @@ impl Segmenter<'_, '_> {
         }
     }
 
-    fn line(&mut self, ls: usize, le: usize, next_line: usize) {
-        let cs = skip_ws(self.bytes, ls, le);
-        let ce = trim_end(self.bytes, cs, le);
+    /// One line, its content `[cs, ce)` trimmed of white space.
+    #[inline(always)]
+    fn line(&mut self, cs: usize, ce: usize, next_line: usize) {
         match self.classify(cs, ce) {
             LineKind::Blank | LineKind::Rule | LineKind::TableSeparator => self.close_open(),
             LineKind::Heading { body } => {
@@ -171,6 +180,7 @@ impl Segmenter<'_, '_> {
 
     /// At the end of a line with an open sentence: keep it open only when
     /// the next line is prose that starts in lower case (a soft wrap).
+    #[inline(always)]
     fn end_of_line(&mut self, ce: usize, next_line: usize) {
         let Some((start, kind)) = self.open else {
             return;
@@ -201,22 +211,24 @@ impl Segmenter<'_, '_> {
         self.emit_sentence(start, end, kind, false);
     }
 
+    // Inlined: called once per sentence from a few places, and the call
+    // costs as much as the work.
+    #[inline(always)]
     fn emit_sentence(&mut self, start: usize, end: usize, kind: SentenceKind, question: bool) {
         if end <= start {
             return;
         }
         // ASCII white space is already trimmed; trim Unicode spaces too
         // (only when the span starts or ends outside ASCII).
-        let (mut start, mut end) = (start, end);
-        if self.bytes[start] >= 0x80 || self.bytes[end - 1] >= 0x80 {
-            let span = &self.text[start..end];
-            let trimmed = span.trim();
-            if trimmed.is_empty() {
-                return;
-            }
-            start += span.len() - span.trim_start().len();
-            end = start + trimmed.len();
-        }
+        let (start, end) =
+            if !self.ascii && (self.bytes[start] >= 0x80 || self.bytes[end - 1] >= 0x80) {
+                match self.trim_unicode(start, end) {
+                    Some(span) => span,
+                    None => return,
+                }
+            } else {
+                (start, end)
+            };
         self.out.push(Sentence {
             start,
             end,
@@ -225,11 +237,37 @@ impl Segmenter<'_, '_> {
         });
     }
 
+    /// The span trimmed of Unicode white space; `None` if nothing is left.
+    #[cold]
+    fn trim_unicode(&self, start: usize, end: usize) -> Option<(usize, usize)> {
+        let span = &self.text[start..end];
+        let trimmed = span.trim();
+        if trimmed.is_empty() {
+            return None;
+        }
+        let start = start + span.len() - span.trim_start().len();
+        Some((start, start + trimmed.len()))
+    }
+
+    /// What kind of line `[cs, ce)` is. Inlined: most lines are prose
+    /// that starts with a letter, decided in two tests.
+    #[inline(always)]
     fn classify(&self, cs: usize, ce: usize) -> LineKind {
-        let b = self.bytes;
         if cs >= ce {
             return LineKind::Blank;
         }
+        // Rules, headings, tables, list items, bold headings and marker
+        // lines all start with punctuation, a digit or `•`.
+        if self.bytes[cs].is_ascii_alphabetic() {
+            return LineKind::Prose;
+        }
+        self.classify_markup(cs, ce)
+    }
+
+    /// [`Self::classify`] for a non-blank line that starts with something
+    /// other than a letter.
+    fn classify_markup(&self, cs: usize, ce: usize) -> LineKind {
+        let b = self.bytes;
         let line = &b[cs..ce];
         let first = line[0];
         if ce - cs >= 3
@@ -592,6 +630,39 @@ fn find_ellipsis(b: &[u8], from: usize, to: usize) -> Option<usize> {
     None
 }
 
+/// One pass over the text, eight bytes at a time: is it ASCII, and does
+/// it have a line break? (`<[u8]>::is_ascii` finishes texts of 64 bytes or
+/// more byte by byte, and most answers are one short line.)
+fn survey(b: &[u8]) -> (bool, bool) {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    const NL: u64 = u64::from_ne_bytes([b'\n'; 8]);
+    let word = |at: usize| u64::from_ne_bytes(b[at..at + 8].try_into().unwrap());
+    let (mut high, mut nl) = (0u64, 0u64);
+    let mut add = |w: u64| {
+        high |= w;
+        // A zero byte in `w ^ NL` is a line break (exact as a yes/no).
+        let x = w ^ NL;
+        nl |= x.wrapping_sub(ONES) & !x;
+    };
+    if b.len() < 8 {
+        // Zero padding is neither a line break nor outside ASCII.
+        let mut padded = [0u8; 8];
+        padded[..b.len()].copy_from_slice(b);
+        add(u64::from_ne_bytes(padded));
+    } else {
+        let mut at = 0;
+        while at + 8 < b.len() {
+            add(word(at));
+            at += 8;
+        }
+        // The last eight bytes, overlapping words already seen: the
+        // answers are yes/no, so reading a byte twice changes nothing.
+        add(word(b.len() - 8));
+    }
+    (high & HIGH == 0, nl & HIGH != 0)
+}
+
 fn memchr_nl(b: &[u8], from: usize) -> Option<usize> {
     memchr::memchr(b'\n', b.get(from..)?).map(|k| from + k)
 }
@@ -741,6 +812,21 @@ mod tests {
             split("Is it covered? Yes, up to 7 days [1]. Great!"),
             ["Is it covered?", "Yes, up to 7 days [1].", "Great!"]
         );
+    }
+
+    #[test]
+    fn survey_sees_every_byte() {
+        for len in 0..40 {
+            let plain = vec![b'a'; len];
+            assert_eq!(survey(&plain), (true, false));
+            for at in 0..len {
+                for (c, expected) in [(b'\n', (true, true)), (0xC3, (false, false))] {
+                    let mut t = plain.clone();
+                    t[at] = c;
+                    assert_eq!(survey(&t), expected, "len {len} at {at}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -123,6 +123,7 @@ impl Report {
             }
         }
 
+        let any_bad = !self.bad_ids.is_empty() || self.malformed > 0;
         let (mut factual, mut covered) = (0usize, 0usize);
         let mut mi = 0usize;
         let all = &self.markers.markers;
@@ -136,15 +137,17 @@ impl Report {
             }
             let own = &all[first..mi];
             // A range is bad when it reaches outside 1..=n (its ids are
-            // contiguous, so the endpoints decide).
-            let has_bad_id = own.iter().any(|m| {
-                m.malformed
-                    || self
-                        .markers
-                        .ranges_of(m)
-                        .iter()
-                        .any(|r| r.lo == 0 || r.lo > n || r.hi == 0 || r.hi > n)
-            });
+            // contiguous, so the endpoints decide). Without bad ids or
+            // malformed markers in the answer, no sentence has one.
+            let has_bad_id = any_bad
+                && own.iter().any(|m| {
+                    m.malformed
+                        || self
+                            .markers
+                            .ranges_of(m)
+                            .iter()
+                            .any(|r| r.lo == 0 || r.lo > n || r.hi == 0 || r.hi > n)
+                });
             let text = &answer[s.start..s.end];
             let reason = factual::classify(text, s.kind, s.question, own, s.start);
             if reason.is_factual() {
@@ -169,7 +172,7 @@ impl Report {
         };
         self.status = if self.refusal.is_some() {
             Status::NoEvidence
-        } else if !self.bad_ids.is_empty() || self.malformed > 0 {
+        } else if any_bad {
             Status::Unverified
         } else {
             Status::Ok
@@ -216,10 +219,18 @@ impl Report {
 }
 
 /// Keeps a short list sorted and unique as ids arrive (answers cite a
-/// handful of ids: cheaper than sorting afterwards).
+/// handful of ids: cheaper than sorting afterwards). Ids mostly arrive in
+/// order or repeat the last one, so the end of the list is tried first.
 fn insert_sorted(list: &mut Vec<u64>, id: u64) {
-    if let Err(pos) = list.binary_search(&id) {
-        list.insert(pos, id);
+    match list.last() {
+        None => list.push(id),
+        Some(&last) if last < id => list.push(id),
+        Some(&last) if last == id => {}
+        Some(_) => {
+            if let Err(pos) = list.binary_search(&id) {
+                list.insert(pos, id);
+            }
+        }
     }
 }
 
