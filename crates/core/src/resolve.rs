@@ -226,6 +226,15 @@ fn clip(quote: &str, max_chars: usize) -> String {
             i += 1;
             continue;
         }
+        // The common case first: one space inside a run, a plain byte after it.
+        if bytes[i] == b' '
+            && word_start < i
+            && i + 1 < bytes.len()
+            && !MAY_START_SPACE[bytes[i + 1] as usize]
+        {
+            i += 1;
+            continue;
+        }
         match space_len(bytes, i) {
             0 => i += 1,
             // One space between two words is kept: the run goes on.
