@@ -193,6 +193,8 @@ struct Term {
 
 struct ClaimInfo<'c> {
     text: &'c str,
+    /// Byte ranges of the claim's markers (not words).
+    skip: Vec<(usize, usize)>,
     tokens: Vec<Token>,
     terms: Vec<Term>,
     quants: Vec<Quantity>,
@@ -210,6 +212,31 @@ struct ClaimInfo<'c> {
     new_weight: f32,
 }
 
+/// The buffers of a claim's analysis, reused from one claim to the next.
+#[derive(Default)]
+struct ClaimBufs {
+    skip: Vec<(usize, usize)>,
+    tokens: Vec<Token>,
+    quants: Vec<Quantity>,
+    terms: Vec<Term>,
+    slots: Vec<(u64, u64)>,
+    pre_slots: Vec<(u64, u64)>,
+}
+
+impl ClaimInfo<'_> {
+    /// Gives the buffers back for the next claim.
+    fn into_bufs(self) -> ClaimBufs {
+        ClaimBufs {
+            skip: self.skip,
+            tokens: self.tokens,
+            quants: self.quants,
+            terms: self.terms,
+            slots: self.index.slots,
+            pre_slots: self.pre_index.slots,
+        }
+    }
+}
+
 /// Exact map from a key to the mask of claim terms having it (open addressing, at most half
 /// full: at most 64 terms with two keys each): one probe per passage token instead of a loop
 /// over the terms. Sized to the claim, so that a short claim clears a small table.
@@ -223,11 +250,13 @@ struct TermIndex {
 }
 
 impl TermIndex {
-    /// A table for up to `entries` keys.
-    fn with_entries(entries: usize) -> TermIndex {
+    /// A table for up to `entries` keys, in `slots` (a buffer to reuse).
+    fn with_entries(entries: usize, mut slots: Vec<(u64, u64)>) -> TermIndex {
         let size = (entries * 2).next_power_of_two().max(8);
+        slots.clear();
+        slots.resize(size, (0, 0));
         TermIndex {
-            slots: vec![(0, 0); size],
+            slots,
             bits: size.trailing_zeros(),
             filter: [0; 4],
         }
@@ -277,10 +306,22 @@ fn analyse_claim<'c>(
     text: &'c str,
     question_tokens: &[Token],
     cfg: &SupportConfig,
+    bufs: ClaimBufs,
 ) -> ClaimInfo<'c> {
-    let mut skip = Vec::new();
+    let ClaimBufs {
+        mut skip,
+        mut tokens,
+        mut quants,
+        mut terms,
+        slots,
+        pre_slots,
+    } = bufs;
+    skip.clear();
+    tokens.clear();
+    quants.clear();
+    terms.clear();
     marker_ranges(text, &mut skip);
-    let mut tokens = Vec::with_capacity(text.len() / 5 + 1);
+    tokens.reserve(text.len() / 5 + 1);
     text::tokenize(text, &skip, true, &mut tokens);
     clear_bound_negations(&mut tokens, text);
     // A leading "Yes," / "No," answers the question; it is not a negation of the claim.
@@ -291,10 +332,8 @@ fn analyse_claim<'c>(
             first = 1;
         }
     }
-    let mut quants = Vec::new();
     quantity::extract(text, &tokens[first.min(tokens.len())..], &mut quants);
     quants.truncate(MAX_QUANTS);
-    let mut terms: Vec<Term> = Vec::with_capacity(16);
     let mut neg = false;
     let mut excl = false;
     for (i, t) in tokens.iter().enumerate().skip(first) {
@@ -359,8 +398,8 @@ fn analyse_claim<'c>(
             });
         }
     }
-    let mut index = TermIndex::with_entries(2 * terms.len());
-    let mut pre_index = TermIndex::with_entries(terms.len());
+    let mut index = TermIndex::with_entries(2 * terms.len(), slots);
+    let mut pre_index = TermIndex::with_entries(terms.len(), pre_slots);
     for (i, t) in terms.iter().enumerate() {
         index.insert(t.key, 1 << i);
         index.insert(t.alt, 1 << i);
@@ -371,6 +410,7 @@ fn analyse_claim<'c>(
     let total_weight = terms.iter().map(|t| t.weight).sum();
     ClaimInfo {
         text,
+        skip,
         tokens,
         terms,
         quants,
@@ -424,6 +464,8 @@ struct Scratch {
     anywhere_t: Vec<u64>,
     /// Sentence spans of the passage being analysed.
     spans: Vec<(u32, u32)>,
+    /// The claim buffers, between claims.
+    claim: ClaimBufs,
 }
 
 /// The indices of the set bits of `mask`, lowest first.
@@ -480,6 +522,7 @@ impl Verifier for LexicalVerifier {
             anywhere_q: vec![0; analysed.len()],
             anywhere_t: vec![0; analysed.len()],
             spans: Vec::with_capacity(sentences_hint),
+            claim: ClaimBufs::default(),
         };
         // Analyse what the citations need now; the rest only if a claim needs it.
         let valid = |k: &usize| *k >= 1 && *k <= passages.len();
@@ -513,9 +556,22 @@ impl LexicalVerifier {
         claim: &Claim<'_>,
         scratch: &mut Scratch,
     ) -> Judgement {
+        let bufs = std::mem::take(&mut scratch.claim);
+        let mut info = analyse_claim(claim.text, question_tokens, &self.config, bufs);
+        let judgement = self.judge_claim(all_passages, &mut info, claim, scratch);
+        scratch.claim = info.into_bufs();
+        judgement
+    }
+
+    fn judge_claim(
+        &self,
+        all_passages: &mut [Passage<'_>],
+        info: &mut ClaimInfo<'_>,
+        claim: &Claim<'_>,
+        scratch: &mut Scratch,
+    ) -> Judgement {
         let passages: &[Passage<'_>] = all_passages;
         let cfg = &self.config;
-        let mut info = analyse_claim(claim.text, question_tokens, cfg);
         let cited: Vec<usize> = claim
             .cited
             .iter()
@@ -536,19 +592,19 @@ impl LexicalVerifier {
         } else {
             cited.clone()
         };
-        self.match_all(passages, &mut info, scratch, &judged, true, |p| {
+        self.match_all(passages, info, scratch, &judged, true, |p| {
             judged.contains(&p)
         });
 
         let only_polar = info.claim_weight == 0.0 && info.quants.is_empty();
         let mut judgement = if cited.is_empty() {
             let all: Vec<usize> = (0..passages.len()).collect();
-            let mut a = self.assess(passages, &info, scratch, &all, true);
+            let mut a = self.assess(passages, info, scratch, &all, true);
             let mut suggested = Vec::new();
             if a.verdict == Verdict::Supported {
                 // Prefer one passage that supports it alone.
                 let single = (0..passages.len())
-                    .map(|p| (p, self.assess(passages, &info, scratch, &[p], false)))
+                    .map(|p| (p, self.assess(passages, info, scratch, &[p], false)))
                     .filter(|(_, s)| s.verdict == Verdict::Supported)
                     .max_by(|x, y| {
                         scratch.windows[x.0]
@@ -571,7 +627,7 @@ impl LexicalVerifier {
                 idle_citations: Vec::new(),
             }
         } else {
-            let a = self.assess(passages, &info, scratch, &cited, true);
+            let a = self.assess(passages, info, scratch, &cited, true);
             let mut reasons = a.reasons;
             let mut suggested = Vec::new();
             let mut passages = passages;
@@ -581,12 +637,12 @@ impl LexicalVerifier {
                     passages = all_passages;
                 }
                 // The uncited passages were not matched yet (same weights: no damping now).
-                self.match_all(passages, &mut info, scratch, &judged, false, |p| {
+                self.match_all(passages, info, scratch, &judged, false, |p| {
                     !cited.contains(&p)
                 });
                 // Rule 4: is it stated by a passage it did not cite?
                 for p in (0..passages.len()).filter(|p| !cited.contains(p)) {
-                    if self.assess(passages, &info, scratch, &[p], false).verdict
+                    if self.assess(passages, info, scratch, &[p], false).verdict
                         == Verdict::Supported
                     {
                         suggested.push(p + 1);
@@ -594,7 +650,7 @@ impl LexicalVerifier {
                 }
                 if suggested.is_empty() {
                     let all: Vec<usize> = (0..passages.len()).collect();
-                    let b = self.assess(passages, &info, scratch, &all, false);
+                    let b = self.assess(passages, info, scratch, &all, false);
                     if b.verdict == Verdict::Supported {
                         suggested.extend(
                             b.contributing
@@ -736,8 +792,7 @@ impl LexicalVerifier {
                         weight = mask_weight(&info.terms, mask, false);
                     }
                     qmask |= scratch.qmasks[p.sent_base + s1 - 1];
-                    let score = weight
-                        + qmask.count_ones() as f32 * cfg.quantity_weight
+                    let score = weight + qmask.count_ones() as f32 * cfg.quantity_weight
                         - cfg.window_sentence_penalty * (s1 - s0 - 1) as f32;
                     if score > best_score + 1e-6 {
                         best_score = score;
