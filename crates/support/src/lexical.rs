@@ -97,7 +97,6 @@ fn ensure_analysed(
         let a = analyse_passage(passages[k].text, base, &mut scratch.spans);
         let n = a.sentences.len();
         scratch.masks.resize(base + n, 0);
-        scratch.pmasks.resize(base + n, 0);
         scratch.qmasks.resize(base + n, 0);
         passages[k] = a;
     }
@@ -432,6 +431,17 @@ fn new_weight(terms: &[Term]) -> f32 {
         .sum()
 }
 
+/// The claim terms a passage token matches (by its key or its prefix-stripped key).
+#[inline]
+fn token_mask(info: &ClaimInfo<'_>, tok: &Token) -> u64 {
+    info.index.get(tok.key)
+        | if tok.alt != 0 {
+            info.index.get(tok.alt)
+        } else {
+            0
+        }
+}
+
 #[inline]
 fn term_matches(term: &Term, tok: &Token) -> bool {
     tok.key == term.key
@@ -454,8 +464,6 @@ struct Window {
 
 struct Scratch {
     masks: Vec<u64>,
-    /// Per sentence: claim terms matched only by their first letters (derivational).
-    pmasks: Vec<u64>,
     qmasks: Vec<u32>,
     windows: Vec<Window>,
     /// Per passage: claim quantities stated anywhere in the passage.
@@ -516,7 +524,6 @@ impl Verifier for LexicalVerifier {
         let sentences_hint = passages.iter().map(|p| p.len() / 40 + 2).sum::<usize>();
         let mut scratch = Scratch {
             masks: Vec::with_capacity(sentences_hint),
-            pmasks: Vec::with_capacity(sentences_hint),
             qmasks: Vec::with_capacity(sentences_hint),
             windows: vec![Window::default(); analysed.len()],
             anywhere_q: vec![0; analysed.len()],
@@ -713,18 +720,8 @@ impl LexicalVerifier {
             let mut anywhere = 0u32;
             for (si, s) in p.sentences.iter().enumerate() {
                 let mut mask = 0u64;
-                let mut pmask = 0u64;
                 for tok in &p.tokens[s.tok_lo as usize..s.tok_hi as usize] {
-                    let m = info.index.get(tok.key)
-                        | if tok.alt != 0 {
-                            info.index.get(tok.alt)
-                        } else {
-                            0
-                        };
-                    mask |= m;
-                    if tok.pre != 0 {
-                        pmask |= info.pre_index.get(tok.pre) & !m;
-                    }
+                    mask |= token_mask(info, tok);
                 }
                 let mut qmask = 0u32;
                 for (ci, cq) in info.quants.iter().enumerate() {
@@ -738,7 +735,6 @@ impl LexicalVerifier {
                 seen |= mask;
                 anywhere |= qmask;
                 scratch.masks[p.sent_base + si] = mask;
-                scratch.pmasks[p.sent_base + si] = pmask;
                 scratch.qmasks[p.sent_base + si] = qmask;
             }
             scratch.anywhere_q[pi] = anywhere;
@@ -809,7 +805,15 @@ impl LexicalVerifier {
                 }
             }
             let base = p.sent_base;
-            best.pmask = (best.s0..best.s1).fold(0, |m, k| m | scratch.pmasks[base + k]);
+            // Weak (derivational) matches: needed for the best window only.
+            best.pmask = 0;
+            for s in &p.sentences[best.s0..best.s1] {
+                for tok in &p.tokens[s.tok_lo as usize..s.tok_hi as usize] {
+                    if tok.pre != 0 {
+                        best.pmask |= info.pre_index.get(tok.pre) & !token_mask(info, tok);
+                    }
+                }
+            }
             best.core = (best.s0..best.s1)
                 .map(|k| scratch.masks[base + k])
                 .max_by(|a, b| {
