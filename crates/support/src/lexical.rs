@@ -124,21 +124,31 @@ fn analyse_passage<'a>(
         }
         let lo = t;
         let mut any = 0u16;
-        while t < tokens.len() && tokens[t].end <= end {
-            let mut f = tokens[t].flags;
-            if f & NEG_CUE != 0 {
-                if is_bound_negation(&tokens, text, t) {
-                    f &= !NEG_CUE;
-                }
-                // A capitalised "Never"/"No" inside a sentence is part of a name ("Never
-                // Shout Never").
-                if t > lo && f & (NEG_CUE | CAP) == (NEG_CUE | CAP) {
-                    f &= !NEG_CUE;
-                }
-                tokens[t].flags = f;
+        for tok in &tokens[lo..] {
+            if tok.end > end {
+                break;
             }
-            any |= f;
+            any |= tok.flags;
             t += 1;
+        }
+        if any & NEG_CUE != 0 {
+            // The sentence has negation cues: some are not negations.
+            any = 0;
+            for k in lo..t {
+                let mut f = tokens[k].flags;
+                if f & NEG_CUE != 0 {
+                    if is_bound_negation(&tokens, text, k) {
+                        f &= !NEG_CUE;
+                    }
+                    // A capitalised "Never"/"No" inside a sentence is part of a name ("Never
+                    // Shout Never").
+                    if k > lo && f & (NEG_CUE | CAP) == (NEG_CUE | CAP) {
+                        f &= !NEG_CUE;
+                    }
+                    tokens[k].flags = f;
+                }
+                any |= f;
+            }
         }
         let toks = &tokens[lo..t];
         let q_lo = quants.len();
