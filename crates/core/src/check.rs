@@ -174,15 +174,21 @@ pub fn check_report(
         .map(|s| report.citations_of(s))
         .collect();
     let n = passages.len() as u64;
-    let citations: Vec<Vec<usize>> = cites
+    // The valid ids of sentence `i` are `valid[ranges[i].0..ranges[i].1]`.
+    let mut valid: Vec<usize> = Vec::with_capacity(cites.iter().map(Vec::len).sum());
+    let ranges: Vec<(usize, usize)> = cites
         .iter()
         .map(|ids| {
-            ids.iter()
-                .filter(|&&id| id >= 1 && id <= n)
-                .map(|&id| id as usize)
-                .collect()
+            let from = valid.len();
+            valid.extend(
+                ids.iter()
+                    .filter(|&&id| id >= 1 && id <= n)
+                    .map(|&id| id as usize),
+            );
+            (from, valid.len())
         })
         .collect();
+    let citations = |i: usize| &valid[ranges[i].0..ranges[i].1];
     let factual_idx: Vec<usize> = (0..report.sentences.len())
         .filter(|&i| report.sentences[i].factual())
         .collect();
@@ -194,7 +200,7 @@ pub fn check_report(
                     let s = &report.sentences[i];
                     Claim {
                         text: &answer[s.start..s.end],
-                        cited: &citations[i],
+                        cited: citations(i),
                     }
                 })
                 .collect();
@@ -238,7 +244,7 @@ pub fn check_report(
                     }));
                     let verdict = if !s.has_marker() {
                         SentenceVerdict::Uncited
-                    } else if citations[i].is_empty() {
+                    } else if citations(i).is_empty() {
                         SentenceVerdict::Unsupported
                     } else {
                         match j.verdict {
@@ -261,7 +267,7 @@ pub fn check_report(
                         })
                     });
                     if let Some(e) = &evidence
-                        && citations[i].contains(&e.passage)
+                        && citations(i).contains(&e.passage)
                         && verdict == SentenceVerdict::Supported
                     {
                         hints.push(QuoteHint {
@@ -278,7 +284,7 @@ pub fn check_report(
                     )
                 }
                 None if !s.has_marker() => (SentenceVerdict::Uncited, None, Vec::new(), Vec::new()),
-                None if citations[i].is_empty() => {
+                None if citations(i).is_empty() => {
                     (SentenceVerdict::Unsupported, None, Vec::new(), Vec::new())
                 }
                 // Support checking is off: a resolvable marker is taken at its word.
