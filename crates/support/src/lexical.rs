@@ -554,7 +554,7 @@ impl Verifier for LexicalVerifier {
                 );
             }
         }
-        let mut question_tokens = Vec::new();
+        let mut question_tokens = Vec::with_capacity(question.map_or(0, |q| q.len() / 4 + 1));
         if let Some(q) = question {
             text::tokenize(q, &[], true, &mut question_tokens);
         }
