@@ -318,26 +318,6 @@ fn alnum_bits(w: u64) -> u64 {
     (letter | digit) & !w & 0x8080_8080_8080_8080
 }
 
-/// `BYTE_CLASS`: an ASCII byte that is not a letter or digit.
-const GAP: u8 = 0;
-/// `BYTE_CLASS`: a non-ASCII byte.
-const HIGH: u8 = 2;
-
-/// Per byte: `GAP`, 1 (ASCII letter or digit) or `HIGH`.
-static BYTE_CLASS: [u8; 256] = {
-    let mut t = [GAP; 256];
-    let mut b = 0;
-    while b < 256 {
-        if b >= 128 {
-            t[b] = HIGH;
-        } else if (b as u8).is_ascii_alphanumeric() {
-            t[b] = 1;
-        }
-        b += 1;
-    }
-    t
-};
-
 /// ASCII letters and digits.
 static ALNUM: [bool; 256] = {
     let mut t = [false; 256];
@@ -360,6 +340,7 @@ fn char_at(text: &str, i: usize) -> Option<char> {
 }
 
 /// The high bit of every byte.
+#[cfg(any(test, not(target_arch = "x86_64")))]
 const HI: u64 = 0x8080_8080_8080_8080;
 
 /// The 8 bytes at `i` as a little-endian word (`i + 8 <= bytes.len()`).
@@ -373,37 +354,6 @@ fn load8(bytes: &[u8], i: usize) -> u64 {
 fn low_bytes(len: usize) -> u64 {
     u64::MAX >> (64 - 8 * len)
 }
-
-/// The first byte at or after `i` that is not an ASCII gap (a non-letter, non-digit), or the
-/// text's length: eight bytes per step.
-#[inline]
-fn skip_gap(bytes: &[u8], mut i: usize) -> usize {
-    let n = bytes.len();
-    while i + 8 <= n {
-        let w = load8(bytes, i);
-        let word = (alnum_bits(w) | w) & HI;
-        if word != 0 {
-            return i + (word.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    while i < n && BYTE_CLASS[bytes[i] as usize] == GAP {
-        i += 1;
-    }
-    i
-}
-
-/// Bytes after an ASCII run that `may_join` can accept: apostrophe, comma, hyphen, period and
-/// non-ASCII bytes (a cheap filter: most words end at a space).
-static JOIN: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        t[b] = b >= 128 || matches!(b as u8, b'\'' | b',' | b'-' | b'.');
-        b += 1;
-    }
-    t
-};
 
 #[inline]
 fn in_skip(skip: &[(usize, usize)], start: usize) -> bool {
@@ -433,80 +383,75 @@ pub(crate) fn tokenize(
         plain: true,
         numeric: true,
     };
-    let mut i = skip_gap(bytes, 0);
+    // The byte classes of `base..base + 64`, classified once: word starts and ends are found
+    // from bits, not byte by byte.
+    let mut base = 0usize;
+    let mut block = block_at(bytes, 0);
+    let mut i = 0usize;
     while i < n {
-        if bytes[i] >= 128 {
-            match text[i..].chars().next() {
+        let off = i - base;
+        // Word starts (an ASCII letter or digit, or a non-ASCII byte) at or after `i`.
+        let starts = if off < 64 {
+            (block.alnum | block.high) >> off
+        } else {
+            0
+        };
+        if starts == 0 {
+            // Only gaps up to the end of the block (or `i` is past it).
+            base = if off < 64 { base + 64 } else { i };
+            i = base;
+            if i < n {
+                block = block_at(bytes, base);
+            }
+            continue;
+        }
+        let start = i + starts.trailing_zeros() as usize;
+        let s = start - base;
+        if block.high >> s & 1 != 0 {
+            match text[start..].chars().next() {
                 Some(c) if is_word_char(c) => {}
                 Some(c) => {
-                    i = skip_gap(bytes, i + c.len_utf8());
+                    i = start + c.len_utf8();
                     continue;
                 }
                 None => break,
             }
-            i = general_word(text, i, skip, classify_common, out, &mut scan, words);
-            i = skip_gap(bytes, i);
-            continue;
-        }
-        // An ASCII letter or digit: scan the run; unless a joiner (apostrophe, decimal point,
-        // thousands separator, hyphen) or a non-ASCII byte ends it, the word is plain.
-        let start = i;
-        if start + 8 <= n {
-            // Eight bytes at once: most words end within them, and the next word often
-            // starts within them too.
-            let w = load8(bytes, start);
-            let alnum = alnum_bits(w);
-            let stop = !alnum & HI;
-            if stop != 0 {
-                let len = (stop.trailing_zeros() / 8) as usize;
-                let end = start + len;
-                if JOIN[bytes[end] as usize] && may_join(bytes, start, end) {
-                    i = general_word(text, start, skip, classify_common, out, &mut scan, words);
-                    i = skip_gap(bytes, i);
-                    continue;
-                }
-                // The byte at `end` is an ASCII gap: the next word (or non-ASCII character)
-                // starts at the first later byte of `w` that is not one, if any.
-                let next = (alnum | w) & HI & (u64::MAX << (8 * len));
-                i = if next != 0 {
-                    start + (next.trailing_zeros() / 8) as usize
-                } else {
-                    skip_gap(bytes, start + 8)
-                };
-                if in_skip(skip, start) {
-                    continue;
-                }
-                out.push(short_token::<false>(
-                    text,
-                    start,
-                    end,
-                    w,
-                    0,
-                    classify_common,
-                    words,
-                ));
-                continue;
-            }
-            i = start + 8;
-        } else {
-            i = start + 1;
-        }
-        while i < n && ALNUM[bytes[i] as usize] {
-            i += 1;
-        }
-        if i < n && may_join(bytes, start, i) {
             i = general_word(text, start, skip, classify_common, out, &mut scan, words);
-            i = skip_gap(bytes, i);
             continue;
         }
-        let end = i;
+        // An ASCII letter or digit: the run ends at the next other byte; unless that is a
+        // joiner (apostrophe, decimal point, thousands separator, hyphen) or a non-ASCII byte
+        // continuing the word, the word is plain.
+        let ends = !block.alnum >> s;
+        if ends == 0 {
+            if s == 0 {
+                // 64 letters or more.
+                i = general_word(text, start, skip, classify_common, out, &mut scan, words);
+            } else {
+                // The run continues past the block: classify from its start.
+                base = start;
+                block = block_at(bytes, base);
+                i = start;
+            }
+            continue;
+        }
+        let len = ends.trailing_zeros() as usize;
+        let end = start + len;
+        if block.special >> (s + len) & 1 != 0 && may_join(bytes, start, end) {
+            i = general_word(text, start, skip, classify_common, out, &mut scan, words);
+            continue;
+        }
         // The byte at `end` (if any) is an ASCII gap.
-        i = skip_gap(bytes, end);
+        i = end;
         if in_skip(skip, start) {
             continue;
         }
-        if end - start <= 8 {
-            let raw = load_le(&bytes[start..end]);
+        if len <= 8 {
+            let raw = if start + 8 <= n {
+                load8(bytes, start)
+            } else {
+                load_le(&bytes[start..end])
+            };
             out.push(short_token::<false>(
                 text,
                 start,
@@ -516,11 +461,121 @@ pub(crate) fn tokenize(
                 classify_common,
                 words,
             ));
-        } else if end - start <= 16 {
+        } else if len <= 16 {
             out.push(long_token(text, start, end, classify_common, words));
         } else {
             general_word(text, start, skip, classify_common, out, &mut scan, words);
         }
+    }
+}
+
+/// Byte classes of 64 bytes of text, one bit per byte (bit `k` is byte `base + k`).
+#[derive(Clone, Copy)]
+struct Block {
+    /// ASCII letters and digits.
+    alnum: u64,
+    /// Non-ASCII bytes.
+    high: u64,
+    /// Bytes that may continue a word after an ASCII run (see `may_join`): non-ASCII bytes and
+    /// `'`, `,`, `-`, `.`.
+    special: u64,
+}
+
+/// The classes of the 64 bytes at `base`; bytes past the end of the text count as gaps.
+#[inline]
+fn block_at(bytes: &[u8], base: usize) -> Block {
+    match bytes.get(base..base + 64).map(<&[u8; 64]>::try_from) {
+        Some(Ok(b)) => classify_block(b),
+        _ => {
+            let rest = bytes.get(base..).unwrap_or_default();
+            let mut buf = [0u8; 64];
+            buf[..rest.len()].copy_from_slice(rest);
+            classify_block(&buf)
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn classify_block(b: &[u8; 64]) -> Block {
+    // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 target enables it.
+    unsafe { classify_block_sse2(b) }
+}
+
+/// `classify_block` with SSE2 compares, 16 bytes per step.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+fn classify_block_sse2(b: &[u8; 64]) -> Block {
+    use std::arch::x86_64::{
+        _mm_add_epi8, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set_epi64x, _mm_set1_epi8,
+    };
+    let (chunks, _) = b.as_chunks::<16>();
+    let (mut alnum, mut high, mut join) = (0u64, 0u64, 0u64);
+    for (k, c) in chunks.iter().enumerate() {
+        let x = u128::from_le_bytes(*c);
+        let v = _mm_set_epi64x((x >> 64) as i64, x as i64);
+        // Signed byte compares; `x + (0x80 - lo) < 0x80 + count` tests `x` in `lo..lo + count`
+        // (non-ASCII bytes never land in the range).
+        let lower = _mm_or_si128(v, _mm_set1_epi8(0x20));
+        let letter = _mm_cmpgt_epi8(
+            _mm_set1_epi8((0x80u8 + 26) as i8),
+            _mm_add_epi8(lower, _mm_set1_epi8((0x80u8 - 0x61) as i8)),
+        );
+        let digit = _mm_cmpgt_epi8(
+            _mm_set1_epi8((0x80u8 + 10) as i8),
+            _mm_add_epi8(v, _mm_set1_epi8((0x80u8 - 0x30) as i8)),
+        );
+        // `,`, `-`, `.` are 0x2c..=0x2e; `'` is 0x27.
+        let joiner = _mm_or_si128(
+            _mm_cmpgt_epi8(
+                _mm_set1_epi8((0x80u8 + 3) as i8),
+                _mm_add_epi8(v, _mm_set1_epi8((0x80u8 - 0x2c) as i8)),
+            ),
+            _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\'' as i8)),
+        );
+        let shift = 16 * k;
+        alnum |= (_mm_movemask_epi8(_mm_or_si128(letter, digit)) as u32 as u64) << shift;
+        high |= (_mm_movemask_epi8(v) as u32 as u64) << shift;
+        join |= (_mm_movemask_epi8(joiner) as u32 as u64) << shift;
+    }
+    Block {
+        alnum,
+        high,
+        special: high | join,
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn classify_block(b: &[u8; 64]) -> Block {
+    classify_block_swar(b)
+}
+
+/// `classify_block` without SIMD instructions, 8 bytes per step.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+fn classify_block_swar(b: &[u8; 64]) -> Block {
+    // The high bit of each byte, gathered into the low 8 bits.
+    fn pack(x: u64) -> u64 {
+        ((x & HI).wrapping_mul(0x0002_0408_1020_4081)) >> 56
+    }
+    let (chunks, _) = b.as_chunks::<8>();
+    let (mut alnum, mut high, mut join) = (0u64, 0u64, 0u64);
+    for (k, c) in chunks.iter().enumerate() {
+        let w = u64::from_le_bytes(*c);
+        let x = w & 0x7f7f_7f7f_7f7f_7f7f;
+        // Per byte: x in 0x2c..=0x2e, x == 0x27 (no sum carries into the next byte).
+        let punct = (x + 0x5454_5454_5454_5454) & !(x + 0x5151_5151_5151_5151);
+        let q = x ^ 0x2727_2727_2727_2727;
+        let quote = !((q + 0x7f7f_7f7f_7f7f_7f7f) | q);
+        alnum |= pack(alnum_bits(w)) << (8 * k);
+        high |= pack(w) << (8 * k);
+        join |= pack((punct | quote) & !w) << (8 * k);
+    }
+    Block {
+        alnum,
+        high,
+        special: high | join,
     }
 }
 
@@ -2106,6 +2161,37 @@ mod tests {
             }
         }
         std::fs::write(path, out).expect("write dump");
+    }
+
+    #[test]
+    fn block_classes_match_the_byte_rules() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for round in 0..2000 {
+            let mut b = [0u8; 64];
+            for (k, x) in b.iter_mut().enumerate() {
+                seed = seed
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                // Every byte value, then mostly ASCII.
+                *x = if round < 4 {
+                    (64 * round + k) as u8
+                } else {
+                    (seed >> 56) as u8 & if seed & 1 == 0 { 0x7f } else { 0xff }
+                };
+            }
+            let (mut alnum, mut high, mut special) = (0u64, 0u64, 0u64);
+            for (k, &x) in b.iter().enumerate() {
+                alnum |= (x.is_ascii_alphanumeric() as u64) << k;
+                high |= ((x >= 128) as u64) << k;
+                special |= ((x >= 128 || matches!(x, b'\'' | b',' | b'-' | b'.')) as u64) << k;
+            }
+            for block in [classify_block(&b), classify_block_swar(&b)] {
+                assert_eq!(
+                    (block.alnum, block.high, block.special),
+                    (alnum, high, special)
+                );
+            }
+        }
     }
 
     #[test]
