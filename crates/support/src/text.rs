@@ -901,24 +901,21 @@ fn short_token<const LONG: bool>(
     }
     let c = words.get(full_key);
     if c != 0 {
-        if c & W_NEG != 0 {
-            let after = &bytes[end..(end + 2).min(bytes.len())];
-            if !negation_lookalike(lb, &text[start..end], after) {
-                flags |= NEG_CUE;
+        flags |= CLASS_FLAGS[c as usize];
+        if c & (W_NEG | W_MONTH) != 0 {
+            if c & W_NEG != 0 {
+                let after = &bytes[end..(end + 2).min(bytes.len())];
+                if !negation_lookalike(lb, &text[start..end], after) {
+                    flags |= NEG_CUE;
+                }
             }
-        }
-        if c & W_EXCL != 0 {
-            flags |= EXCL;
-        }
-        if c & W_QUANT != 0 || (flags & CAP != 0 && c & W_MONTH != 0) {
-            flags |= QUANT;
-        }
-        if c & W_TIME != 0 {
-            flags |= TIME;
+            if flags & CAP != 0 && c & W_MONTH != 0 {
+                flags |= QUANT;
+            }
         }
         if c & W_STOP != 0 {
             // Function words are never matched as terms: no stem, no prefix.
-            return token(full_key, 0, 0, flags | STOP);
+            return token(full_key, 0, 0, flags);
         }
     }
     let stem_n = if LONG {
@@ -1340,6 +1337,32 @@ const W_EXCL: u8 = 8;
 const W_QUANT: u8 = 16;
 const W_MONTH: u8 = 32;
 const W_TIME: u8 = 64;
+
+/// The token flags a word class gives on its own, one load instead of a test per class bit
+/// (`NEG_CUE` and a month's `QUANT` also depend on the text).
+static CLASS_FLAGS: [u16; 128] = {
+    let mut t = [0u16; 128];
+    let mut c = 0;
+    while c < 128 {
+        let class = c as u8;
+        let mut f = 0;
+        if class & W_STOP != 0 {
+            f |= STOP;
+        }
+        if class & W_EXCL != 0 {
+            f |= EXCL;
+        }
+        if class & W_QUANT != 0 {
+            f |= QUANT;
+        }
+        if class & W_TIME != 0 {
+            f |= TIME;
+        }
+        t[c] = f;
+        c += 1;
+    }
+    t
+};
 
 const TABLE_BITS: u32 = 12;
 const TABLE_SIZE: usize = 1 << TABLE_BITS;
