@@ -1368,13 +1368,12 @@ const TABLE_BITS: u32 = 12;
 const TABLE_SIZE: usize = 1 << TABLE_BITS;
 
 /// Open-addressing table from word hash to word class: cheaper than a general hash map for
-/// one lookup per token.
+/// one lookup per token. Most words of a text are in it (function words), so a lookup goes
+/// straight to the slot, without an "absent" filter first.
 struct WordTable {
     // Fixed-size: a slot index needs no bounds check.
     keys: Box<[u64; TABLE_SIZE]>,
     classes: Box<[u8; TABLE_SIZE]>,
-    /// One bit per low 12 bits of a key: most words are absent, and this answers in L1.
-    present: [u64; 64],
 }
 
 impl WordTable {
@@ -1383,8 +1382,6 @@ impl WordTable {
         (hash >> (64 - TABLE_BITS)) as usize
     }
     fn insert(&mut self, hash: u64, class: u8) {
-        let bit = (hash >> 1) as usize & 4095;
-        self.present[bit >> 6] |= 1 << (bit & 63);
         let mut i = Self::slot(hash);
         loop {
             if self.keys[i] == hash || self.keys[i] == 0 {
@@ -1397,10 +1394,6 @@ impl WordTable {
     }
     #[inline]
     fn get(&self, hash: u64) -> u8 {
-        let bit = (hash >> 1) as usize & 4095;
-        if self.present[bit >> 6] & (1 << (bit & 63)) == 0 {
-            return 0;
-        }
         let mut i = Self::slot(hash);
         loop {
             let k = self.keys[i];
@@ -1420,7 +1413,6 @@ static WORDS: std::sync::LazyLock<WordTable> = std::sync::LazyLock::new(|| {
     let mut t = WordTable {
         keys: Box::new([0; TABLE_SIZE]),
         classes: Box::new([0; TABLE_SIZE]),
-        present: [0; 64],
     };
     let mut add = |words: &[&str], class: u8| {
         for w in words {
