@@ -1751,30 +1751,104 @@ fn is_ascii_space(b: u8) -> bool {
 
 /// Sentence (or table row, heading, list item) spans of a passage, trimmed.
 pub(crate) fn sentence_spans(text: &str, out: &mut Vec<(u32, u32)>) {
-    // Searchers built once per passage: the generic `memchr` functions pay a dispatch on
-    // every call, and most calls here search only a line or a sentence.
     #[cfg(target_arch = "x86_64")]
     {
-        use memchr::arch::x86_64::avx2::memchr::{One, Three};
-        if let (Some(three), Some(one)) = (Three::new(b'\n', b'.', b'?'), One::new(b'!')) {
-            return sentence_spans_with(text, out, |h| three.find(h), |h| one.find(h));
-        }
+        let bytes = text.as_bytes();
+        // The bytes that can end a sentence, found 64 at a time: most blocks hold one or two.
+        let mut base = 0usize;
+        let mut bits = if bytes.is_empty() {
+            0
+        } else {
+            stop_bits(bytes, 0)
+        };
+        sentence_spans_with(text, out, |mut from| {
+            loop {
+                let off = from - base;
+                if off < 64 {
+                    let m = bits >> off;
+                    if m != 0 {
+                        return Some(from + m.trailing_zeros() as usize);
+                    }
+                    from = base + 64;
+                }
+                if from >= bytes.len() {
+                    return None;
+                }
+                base = from;
+                bits = stop_bits(bytes, base);
+            }
+        });
     }
-    sentence_spans_with(
-        text,
-        out,
-        |h| memchr::memchr3(b'\n', b'.', b'?', h),
-        |h| memchr::memchr(b'!', h),
-    );
+    #[cfg(not(target_arch = "x86_64"))]
+    sentence_spans_with(text, out, memchr_stops(text.as_bytes()));
 }
 
-/// `sentence_spans`, given the searches for a newline, `.` or `?` (`find3`) and for `!`.
+/// The next byte at or after `from` that can end a sentence (a newline, `.`, `?` or `!`), by
+/// `memchr`.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+fn memchr_stops(bytes: &[u8]) -> impl FnMut(usize) -> Option<usize> + '_ {
+    // Next '!' at or after `from` (n if none): searched apart, memchr takes three needles.
+    let n = bytes.len();
+    let mut bang = 0usize;
+    let mut bang_searched = false;
+    move |from| {
+        if !bang_searched || bang < from {
+            bang = memchr::memchr(b'!', &bytes[from..]).map_or(n, |k| from + k);
+            bang_searched = true;
+        }
+        match memchr::memchr3(b'\n', b'.', b'?', &bytes[from..bang]) {
+            Some(k) => Some(from + k),
+            None if bang < n => Some(bang),
+            None => None,
+        }
+    }
+}
+
+/// One bit per byte of the 64 at `base` (past the text's end: none) that can end a sentence.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn stop_bits(bytes: &[u8], base: usize) -> u64 {
+    match bytes.get(base..base + 64).map(<&[u8; 64]>::try_from) {
+        // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 target enables it.
+        Some(Ok(b)) => unsafe { stop_bits_sse2(b) },
+        _ => {
+            let rest = bytes.get(base..).unwrap_or_default();
+            let mut buf = [0u8; 64];
+            buf[..rest.len()].copy_from_slice(rest);
+            // SAFETY: as above.
+            unsafe { stop_bits_sse2(&buf) }
+        }
+    }
+}
+
+/// `stop_bits` of 64 bytes with SSE2 compares, 16 bytes per step.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+fn stop_bits_sse2(b: &[u8; 64]) -> u64 {
+    use std::arch::x86_64::_mm_set_epi64x;
+    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8};
+    let (chunks, _) = b.as_chunks::<16>();
+    let mut bits = 0u64;
+    for (k, c) in chunks.iter().enumerate() {
+        let x = u128::from_le_bytes(*c);
+        let v = _mm_set_epi64x((x >> 64) as i64, x as i64);
+        let eq = |c: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8));
+        let stop = _mm_or_si128(
+            _mm_or_si128(eq(b'\n'), eq(b'.')),
+            _mm_or_si128(eq(b'?'), eq(b'!')),
+        );
+        bits |= (_mm_movemask_epi8(stop) as u32 as u64) << (16 * k);
+    }
+    bits
+}
+
+/// `sentence_spans`, given `next_stop(from)`: the next newline, `.`, `?` or `!` at or after
+/// `from` (which only grows).
 #[inline(always)]
 fn sentence_spans_with(
     text: &str,
     out: &mut Vec<(u32, u32)>,
-    find3: impl Fn(&[u8]) -> Option<usize>,
-    find_bang: impl Fn(&[u8]) -> Option<usize>,
+    mut next_stop: impl FnMut(usize) -> Option<usize>,
 ) {
     let bytes = text.as_bytes();
     let n = bytes.len();
@@ -1806,19 +1880,10 @@ fn sentence_spans_with(
         }
     };
     let mut from = 0usize;
-    // Next '!' at or after `from` (n if none): searched apart, memchr takes three needles.
-    let mut bang = 0usize;
-    let mut bang_searched = false;
     while from < n {
         // Jump to the next byte that can end a sentence.
-        if !bang_searched || bang < from {
-            bang = find_bang(&bytes[from..]).map_or(n, |k| from + k);
-            bang_searched = true;
-        }
-        let i = match find3(&bytes[from..bang]) {
-            Some(k) => from + k,
-            None if bang < n => bang,
-            None => break,
+        let Some(i) = next_stop(from) else {
+            break;
         };
         from = i + 1;
         let b = bytes[i];
@@ -2164,12 +2229,7 @@ mod tests {
             sentence_spans(t, &mut spans);
             // The portable searches find the same spans.
             let mut portable = Vec::new();
-            sentence_spans_with(
-                t,
-                &mut portable,
-                |h| memchr::memchr3(b'\n', b'.', b'?', h),
-                |h| memchr::memchr(b'!', h),
-            );
+            sentence_spans_with(t, &mut portable, memchr_stops(t.as_bytes()));
             assert_eq!(spans, portable);
             for (a, b) in &spans {
                 writeln!(out, "s {a} {b}").unwrap();
