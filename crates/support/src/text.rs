@@ -391,11 +391,7 @@ pub(crate) fn tokenize(
     while i < n {
         let off = i - base;
         // Word starts (an ASCII letter or digit, or a non-ASCII byte) at or after `i`.
-        let starts = if off < 64 {
-            (block.alnum | block.high) >> off
-        } else {
-            0
-        };
+        let starts = if off < 64 { block.word >> off } else { 0 };
         if starts == 0 {
             // Only gaps up to the end of the block (or `i` is past it).
             base = if off < 64 { base + 64 } else { i };
@@ -407,7 +403,11 @@ pub(crate) fn tokenize(
         }
         let start = i + starts.trailing_zeros() as usize;
         let s = start - base;
-        if block.high >> s & 1 != 0 {
+        // The run of ASCII letters and digits from `start` ends at the next other byte (`len`
+        // is 0 for a non-ASCII start, 64 if the run continues past the block).
+        let ends = !block.alnum >> s;
+        let len = ends.trailing_zeros() as usize;
+        if len == 0 {
             match text[start..].chars().next() {
                 Some(c) if is_word_char(c) => {}
                 Some(c) => {
@@ -419,10 +419,6 @@ pub(crate) fn tokenize(
             i = general_word(text, start, skip, classify_common, out, &mut scan, words);
             continue;
         }
-        // An ASCII letter or digit: the run ends at the next other byte; unless that is a
-        // joiner (apostrophe, decimal point, thousands separator, hyphen) or a non-ASCII byte
-        // continuing the word, the word is plain.
-        let ends = !block.alnum >> s;
         if ends == 0 {
             if s == 0 {
                 // 64 letters or more.
@@ -435,7 +431,8 @@ pub(crate) fn tokenize(
             }
             continue;
         }
-        let len = ends.trailing_zeros() as usize;
+        // Unless the byte at `end` is a joiner (apostrophe, decimal point, thousands
+        // separator, hyphen) or a non-ASCII byte continuing the word, the word is plain.
         let end = start + len;
         if block.special >> (s + len) & 1 != 0 && may_join(bytes, start, end) {
             i = general_word(text, start, skip, classify_common, out, &mut scan, words);
@@ -474,8 +471,8 @@ pub(crate) fn tokenize(
 struct Block {
     /// ASCII letters and digits.
     alnum: u64,
-    /// Non-ASCII bytes.
-    high: u64,
+    /// ASCII letters and digits, and non-ASCII bytes: where a word may start.
+    word: u64,
     /// Bytes that may continue a word after an ASCII run (see `may_join`): non-ASCII bytes and
     /// `'`, `,`, `-`, `.`.
     special: u64,
@@ -541,7 +538,7 @@ fn classify_block_sse2(b: &[u8; 64]) -> Block {
     }
     Block {
         alnum,
-        high,
+        word: alnum | high,
         special: high | join,
     }
 }
@@ -574,7 +571,7 @@ fn classify_block_swar(b: &[u8; 64]) -> Block {
     }
     Block {
         alnum,
-        high,
+        word: alnum | high,
         special: high | join,
     }
 }
@@ -2262,8 +2259,8 @@ mod tests {
             }
             for block in [classify_block(&b), classify_block_swar(&b)] {
                 assert_eq!(
-                    (block.alnum, block.high, block.special),
-                    (alnum, high, special)
+                    (block.alnum, block.word, block.special),
+                    (alnum, alnum | high, special)
                 );
             }
         }
