@@ -495,8 +495,56 @@ fn block_at(bytes: &[u8], base: usize) -> Block {
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn classify_block(b: &[u8; 64]) -> Block {
-    // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 target enables it.
-    unsafe { classify_block_sse2(b) }
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        unsafe { classify_block_avx2(b) }
+    } else {
+        // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 target enables it.
+        unsafe { classify_block_sse2(b) }
+    }
+}
+
+/// `classify_block` with AVX2 compares, 32 bytes per step (`classify_block_sse2`'s rules).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn classify_block_avx2(b: &[u8; 64]) -> Block {
+    use std::arch::x86_64::{
+        _mm256_add_epi8, _mm256_cmpeq_epi8, _mm256_cmpgt_epi8, _mm256_movemask_epi8,
+        _mm256_or_si256, _mm256_set_epi64x, _mm256_set1_epi8,
+    };
+    let (chunks, _) = b.as_chunks::<32>();
+    let (mut alnum, mut high, mut join) = (0u64, 0u64, 0u64);
+    for (k, c) in chunks.iter().enumerate() {
+        let (lo, hi) = c.split_at(16);
+        let lo = u128::from_le_bytes(lo.try_into().unwrap_or_default());
+        let hi = u128::from_le_bytes(hi.try_into().unwrap_or_default());
+        let v = _mm256_set_epi64x((hi >> 64) as i64, hi as i64, (lo >> 64) as i64, lo as i64);
+        let lower = _mm256_or_si256(v, _mm256_set1_epi8(0x20));
+        let letter = _mm256_cmpgt_epi8(
+            _mm256_set1_epi8((0x80u8 + 26) as i8),
+            _mm256_add_epi8(lower, _mm256_set1_epi8((0x80u8 - 0x61) as i8)),
+        );
+        let digit = _mm256_cmpgt_epi8(
+            _mm256_set1_epi8((0x80u8 + 10) as i8),
+            _mm256_add_epi8(v, _mm256_set1_epi8((0x80u8 - 0x30) as i8)),
+        );
+        let joiner = _mm256_or_si256(
+            _mm256_cmpgt_epi8(
+                _mm256_set1_epi8((0x80u8 + 3) as i8),
+                _mm256_add_epi8(v, _mm256_set1_epi8((0x80u8 - 0x2c) as i8)),
+            ),
+            _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\'' as i8)),
+        );
+        let shift = 32 * k;
+        alnum |= (_mm256_movemask_epi8(_mm256_or_si256(letter, digit)) as u32 as u64) << shift;
+        high |= (_mm256_movemask_epi8(v) as u32 as u64) << shift;
+        join |= (_mm256_movemask_epi8(joiner) as u32 as u64) << shift;
+    }
+    Block {
+        alnum,
+        word: alnum | high,
+        special: high | join,
+    }
 }
 
 /// `classify_block` with SSE2 compares, 16 bytes per step.
@@ -2257,7 +2305,17 @@ mod tests {
                 high |= ((x >= 128) as u64) << k;
                 special |= ((x >= 128 || matches!(x, b'\'' | b',' | b'-' | b'.')) as u64) << k;
             }
-            for block in [classify_block(&b), classify_block_swar(&b)] {
+            let mut blocks = vec![classify_block(&b), classify_block_swar(&b)];
+            #[cfg(target_arch = "x86_64")]
+            {
+                // SAFETY: SSE2 is part of the x86_64 baseline.
+                blocks.push(unsafe { classify_block_sse2(&b) });
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU has AVX2 (checked just above).
+                    blocks.push(unsafe { classify_block_avx2(&b) });
+                }
+            }
+            for block in blocks {
                 assert_eq!(
                     (block.alnum, block.word, block.special),
                     (alnum, alnum | high, special)
