@@ -1384,11 +1384,12 @@ const W_MONTH: u8 = 32;
 const W_TIME: u8 = 64;
 
 /// The token flags a word class gives on its own, one load instead of a test per class bit
-/// (`NEG_CUE` and a month's `QUANT` also depend on the text).
-static CLASS_FLAGS: [u16; 128] = {
-    let mut t = [0u16; 128];
+/// (`NEG_CUE` and a month's `QUANT` also depend on the text). One entry per `u8`: indexing
+/// needs no bounds check.
+static CLASS_FLAGS: [u16; 256] = {
+    let mut t = [0u16; 256];
     let mut c = 0;
-    while c < 128 {
+    while c < 256 {
         let class = c as u8;
         let mut f = 0;
         if class & W_STOP != 0 {
