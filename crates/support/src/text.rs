@@ -2341,6 +2341,7 @@ mod tests {
                 high |= ((x >= 128) as u64) << k;
                 special |= ((x >= 128 || matches!(x, b'\'' | b',' | b'-' | b'.')) as u64) << k;
             }
+            #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
             let mut blocks = vec![classify_block(&b), classify_block_swar(&b)];
             #[cfg(target_arch = "x86_64")]
             {
