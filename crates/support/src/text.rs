@@ -318,26 +318,6 @@ fn alnum_bits(w: u64) -> u64 {
     (letter | digit) & !w & 0x8080_8080_8080_8080
 }
 
-/// `BYTE_CLASS`: an ASCII byte that is not a letter or digit.
-const GAP: u8 = 0;
-/// `BYTE_CLASS`: a non-ASCII byte.
-const HIGH: u8 = 2;
-
-/// Per byte: `GAP`, 1 (ASCII letter or digit) or `HIGH`.
-static BYTE_CLASS: [u8; 256] = {
-    let mut t = [GAP; 256];
-    let mut b = 0;
-    while b < 256 {
-        if b >= 128 {
-            t[b] = HIGH;
-        } else if (b as u8).is_ascii_alphanumeric() {
-            t[b] = 1;
-        }
-        b += 1;
-    }
-    t
-};
-
 /// ASCII letters and digits.
 static ALNUM: [bool; 256] = {
     let mut t = [false; 256];
@@ -360,6 +340,7 @@ fn char_at(text: &str, i: usize) -> Option<char> {
 }
 
 /// The high bit of every byte.
+#[cfg(any(test, not(target_arch = "x86_64")))]
 const HI: u64 = 0x8080_8080_8080_8080;
 
 /// The 8 bytes at `i` as a little-endian word (`i + 8 <= bytes.len()`).
@@ -373,37 +354,6 @@ fn load8(bytes: &[u8], i: usize) -> u64 {
 fn low_bytes(len: usize) -> u64 {
     u64::MAX >> (64 - 8 * len)
 }
-
-/// The first byte at or after `i` that is not an ASCII gap (a non-letter, non-digit), or the
-/// text's length: eight bytes per step.
-#[inline]
-fn skip_gap(bytes: &[u8], mut i: usize) -> usize {
-    let n = bytes.len();
-    while i + 8 <= n {
-        let w = load8(bytes, i);
-        let word = (alnum_bits(w) | w) & HI;
-        if word != 0 {
-            return i + (word.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    while i < n && BYTE_CLASS[bytes[i] as usize] == GAP {
-        i += 1;
-    }
-    i
-}
-
-/// Bytes after an ASCII run that `may_join` can accept: apostrophe, comma, hyphen, period and
-/// non-ASCII bytes (a cheap filter: most words end at a space).
-static JOIN: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        t[b] = b >= 128 || matches!(b as u8, b'\'' | b',' | b'-' | b'.');
-        b += 1;
-    }
-    t
-};
 
 #[inline]
 fn in_skip(skip: &[(usize, usize)], start: usize) -> bool {
@@ -433,80 +383,72 @@ pub(crate) fn tokenize(
         plain: true,
         numeric: true,
     };
-    let mut i = skip_gap(bytes, 0);
+    // The byte classes of `base..base + 64`, classified once: word starts and ends are found
+    // from bits, not byte by byte.
+    let mut base = 0usize;
+    let mut block = block_at(bytes, 0);
+    let mut i = 0usize;
     while i < n {
-        if bytes[i] >= 128 {
-            match text[i..].chars().next() {
+        let off = i - base;
+        // Word starts (an ASCII letter or digit, or a non-ASCII byte) at or after `i`.
+        let starts = if off < 64 { block.word >> off } else { 0 };
+        if starts == 0 {
+            // Only gaps up to the end of the block (or `i` is past it).
+            base = if off < 64 { base + 64 } else { i };
+            i = base;
+            if i < n {
+                block = block_at(bytes, base);
+            }
+            continue;
+        }
+        let start = i + starts.trailing_zeros() as usize;
+        let s = start - base;
+        // The run of ASCII letters and digits from `start` ends at the next other byte (`len`
+        // is 0 for a non-ASCII start, 64 if the run continues past the block).
+        let ends = !block.alnum >> s;
+        let len = ends.trailing_zeros() as usize;
+        if len == 0 {
+            match text[start..].chars().next() {
                 Some(c) if is_word_char(c) => {}
                 Some(c) => {
-                    i = skip_gap(bytes, i + c.len_utf8());
+                    i = start + c.len_utf8();
                     continue;
                 }
                 None => break,
             }
-            i = general_word(text, i, skip, classify_common, out, &mut scan, words);
-            i = skip_gap(bytes, i);
-            continue;
-        }
-        // An ASCII letter or digit: scan the run; unless a joiner (apostrophe, decimal point,
-        // thousands separator, hyphen) or a non-ASCII byte ends it, the word is plain.
-        let start = i;
-        if start + 8 <= n {
-            // Eight bytes at once: most words end within them, and the next word often
-            // starts within them too.
-            let w = load8(bytes, start);
-            let alnum = alnum_bits(w);
-            let stop = !alnum & HI;
-            if stop != 0 {
-                let len = (stop.trailing_zeros() / 8) as usize;
-                let end = start + len;
-                if JOIN[bytes[end] as usize] && may_join(bytes, start, end) {
-                    i = general_word(text, start, skip, classify_common, out, &mut scan, words);
-                    i = skip_gap(bytes, i);
-                    continue;
-                }
-                // The byte at `end` is an ASCII gap: the next word (or non-ASCII character)
-                // starts at the first later byte of `w` that is not one, if any.
-                let next = (alnum | w) & HI & (u64::MAX << (8 * len));
-                i = if next != 0 {
-                    start + (next.trailing_zeros() / 8) as usize
-                } else {
-                    skip_gap(bytes, start + 8)
-                };
-                if in_skip(skip, start) {
-                    continue;
-                }
-                out.push(short_token::<false>(
-                    text,
-                    start,
-                    end,
-                    w,
-                    0,
-                    classify_common,
-                    words,
-                ));
-                continue;
-            }
-            i = start + 8;
-        } else {
-            i = start + 1;
-        }
-        while i < n && ALNUM[bytes[i] as usize] {
-            i += 1;
-        }
-        if i < n && may_join(bytes, start, i) {
             i = general_word(text, start, skip, classify_common, out, &mut scan, words);
-            i = skip_gap(bytes, i);
             continue;
         }
-        let end = i;
+        if ends == 0 {
+            if s == 0 {
+                // 64 letters or more.
+                i = general_word(text, start, skip, classify_common, out, &mut scan, words);
+            } else {
+                // The run continues past the block: classify from its start.
+                base = start;
+                block = block_at(bytes, base);
+                i = start;
+            }
+            continue;
+        }
+        // Unless the byte at `end` is a joiner (apostrophe, decimal point, thousands
+        // separator, hyphen) or a non-ASCII byte continuing the word, the word is plain.
+        let end = start + len;
+        if block.special >> (s + len) & 1 != 0 && may_join(bytes, start, end) {
+            i = general_word(text, start, skip, classify_common, out, &mut scan, words);
+            continue;
+        }
         // The byte at `end` (if any) is an ASCII gap.
-        i = skip_gap(bytes, end);
+        i = end;
         if in_skip(skip, start) {
             continue;
         }
-        if end - start <= 8 {
-            let raw = load_le(&bytes[start..end]);
+        if len <= 8 {
+            let raw = if start + 8 <= n {
+                load8(bytes, start)
+            } else {
+                load_le(&bytes[start..end])
+            };
             out.push(short_token::<false>(
                 text,
                 start,
@@ -516,11 +458,169 @@ pub(crate) fn tokenize(
                 classify_common,
                 words,
             ));
-        } else if end - start <= 16 {
+        } else if len <= 16 {
             out.push(long_token(text, start, end, classify_common, words));
         } else {
             general_word(text, start, skip, classify_common, out, &mut scan, words);
         }
+    }
+}
+
+/// Byte classes of 64 bytes of text, one bit per byte (bit `k` is byte `base + k`).
+#[derive(Clone, Copy)]
+struct Block {
+    /// ASCII letters and digits.
+    alnum: u64,
+    /// ASCII letters and digits, and non-ASCII bytes: where a word may start.
+    word: u64,
+    /// Bytes that may continue a word after an ASCII run (see `may_join`): non-ASCII bytes and
+    /// `'`, `,`, `-`, `.`.
+    special: u64,
+}
+
+/// The classes of the 64 bytes at `base`; bytes past the end of the text count as gaps.
+#[inline]
+fn block_at(bytes: &[u8], base: usize) -> Block {
+    match bytes.get(base..base + 64).map(<&[u8; 64]>::try_from) {
+        Some(Ok(b)) => classify_block(b),
+        _ => {
+            let rest = bytes.get(base..).unwrap_or_default();
+            let mut buf = [0u8; 64];
+            buf[..rest.len()].copy_from_slice(rest);
+            classify_block(&buf)
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn classify_block(b: &[u8; 64]) -> Block {
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        unsafe { classify_block_avx2(b) }
+    } else {
+        // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 target enables it.
+        unsafe { classify_block_sse2(b) }
+    }
+}
+
+/// `classify_block` with AVX2 compares, 32 bytes per step (`classify_block_sse2`'s rules).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn classify_block_avx2(b: &[u8; 64]) -> Block {
+    use std::arch::x86_64::{
+        _mm256_add_epi8, _mm256_cmpeq_epi8, _mm256_cmpgt_epi8, _mm256_movemask_epi8,
+        _mm256_or_si256, _mm256_set_epi64x, _mm256_set1_epi8,
+    };
+    let (chunks, _) = b.as_chunks::<32>();
+    let (mut alnum, mut high, mut join) = (0u64, 0u64, 0u64);
+    for (k, c) in chunks.iter().enumerate() {
+        let (lo, hi) = c.split_at(16);
+        let lo = u128::from_le_bytes(lo.try_into().unwrap_or_default());
+        let hi = u128::from_le_bytes(hi.try_into().unwrap_or_default());
+        let v = _mm256_set_epi64x((hi >> 64) as i64, hi as i64, (lo >> 64) as i64, lo as i64);
+        let lower = _mm256_or_si256(v, _mm256_set1_epi8(0x20));
+        let letter = _mm256_cmpgt_epi8(
+            _mm256_set1_epi8((0x80u8 + 26) as i8),
+            _mm256_add_epi8(lower, _mm256_set1_epi8((0x80u8 - 0x61) as i8)),
+        );
+        let digit = _mm256_cmpgt_epi8(
+            _mm256_set1_epi8((0x80u8 + 10) as i8),
+            _mm256_add_epi8(v, _mm256_set1_epi8((0x80u8 - 0x30) as i8)),
+        );
+        let joiner = _mm256_or_si256(
+            _mm256_cmpgt_epi8(
+                _mm256_set1_epi8((0x80u8 + 3) as i8),
+                _mm256_add_epi8(v, _mm256_set1_epi8((0x80u8 - 0x2c) as i8)),
+            ),
+            _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\'' as i8)),
+        );
+        let shift = 32 * k;
+        alnum |= (_mm256_movemask_epi8(_mm256_or_si256(letter, digit)) as u32 as u64) << shift;
+        high |= (_mm256_movemask_epi8(v) as u32 as u64) << shift;
+        join |= (_mm256_movemask_epi8(joiner) as u32 as u64) << shift;
+    }
+    Block {
+        alnum,
+        word: alnum | high,
+        special: high | join,
+    }
+}
+
+/// `classify_block` with SSE2 compares, 16 bytes per step.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+fn classify_block_sse2(b: &[u8; 64]) -> Block {
+    use std::arch::x86_64::{
+        _mm_add_epi8, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set_epi64x, _mm_set1_epi8,
+    };
+    let (chunks, _) = b.as_chunks::<16>();
+    let (mut alnum, mut high, mut join) = (0u64, 0u64, 0u64);
+    for (k, c) in chunks.iter().enumerate() {
+        let x = u128::from_le_bytes(*c);
+        let v = _mm_set_epi64x((x >> 64) as i64, x as i64);
+        // Signed byte compares; `x + (0x80 - lo) < 0x80 + count` tests `x` in `lo..lo + count`
+        // (non-ASCII bytes never land in the range).
+        let lower = _mm_or_si128(v, _mm_set1_epi8(0x20));
+        let letter = _mm_cmpgt_epi8(
+            _mm_set1_epi8((0x80u8 + 26) as i8),
+            _mm_add_epi8(lower, _mm_set1_epi8((0x80u8 - 0x61) as i8)),
+        );
+        let digit = _mm_cmpgt_epi8(
+            _mm_set1_epi8((0x80u8 + 10) as i8),
+            _mm_add_epi8(v, _mm_set1_epi8((0x80u8 - 0x30) as i8)),
+        );
+        // `,`, `-`, `.` are 0x2c..=0x2e; `'` is 0x27.
+        let joiner = _mm_or_si128(
+            _mm_cmpgt_epi8(
+                _mm_set1_epi8((0x80u8 + 3) as i8),
+                _mm_add_epi8(v, _mm_set1_epi8((0x80u8 - 0x2c) as i8)),
+            ),
+            _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\'' as i8)),
+        );
+        let shift = 16 * k;
+        alnum |= (_mm_movemask_epi8(_mm_or_si128(letter, digit)) as u32 as u64) << shift;
+        high |= (_mm_movemask_epi8(v) as u32 as u64) << shift;
+        join |= (_mm_movemask_epi8(joiner) as u32 as u64) << shift;
+    }
+    Block {
+        alnum,
+        word: alnum | high,
+        special: high | join,
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn classify_block(b: &[u8; 64]) -> Block {
+    classify_block_swar(b)
+}
+
+/// `classify_block` without SIMD instructions, 8 bytes per step.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+fn classify_block_swar(b: &[u8; 64]) -> Block {
+    // The high bit of each byte, gathered into the low 8 bits.
+    fn pack(x: u64) -> u64 {
+        ((x & HI).wrapping_mul(0x0002_0408_1020_4081)) >> 56
+    }
+    let (chunks, _) = b.as_chunks::<8>();
+    let (mut alnum, mut high, mut join) = (0u64, 0u64, 0u64);
+    for (k, c) in chunks.iter().enumerate() {
+        let w = u64::from_le_bytes(*c);
+        let x = w & 0x7f7f_7f7f_7f7f_7f7f;
+        // Per byte: x in 0x2c..=0x2e, x == 0x27 (no sum carries into the next byte).
+        let punct = (x + 0x5454_5454_5454_5454) & !(x + 0x5151_5151_5151_5151);
+        let q = x ^ 0x2727_2727_2727_2727;
+        let quote = !((q + 0x7f7f_7f7f_7f7f_7f7f) | q);
+        alnum |= pack(alnum_bits(w)) << (8 * k);
+        high |= pack(w) << (8 * k);
+        join |= pack((punct | quote) & !w) << (8 * k);
+    }
+    Block {
+        alnum,
+        word: alnum | high,
+        special: high | join,
     }
 }
 
@@ -846,24 +946,21 @@ fn short_token<const LONG: bool>(
     }
     let c = words.get(full_key);
     if c != 0 {
-        if c & W_NEG != 0 {
-            let after = &bytes[end..(end + 2).min(bytes.len())];
-            if !negation_lookalike(lb, &text[start..end], after) {
-                flags |= NEG_CUE;
+        flags |= CLASS_FLAGS[c as usize];
+        if c & (W_NEG | W_MONTH) != 0 {
+            if c & W_NEG != 0 {
+                let after = &bytes[end..(end + 2).min(bytes.len())];
+                if !negation_lookalike(lb, &text[start..end], after) {
+                    flags |= NEG_CUE;
+                }
             }
-        }
-        if c & W_EXCL != 0 {
-            flags |= EXCL;
-        }
-        if c & W_QUANT != 0 || (flags & CAP != 0 && c & W_MONTH != 0) {
-            flags |= QUANT;
-        }
-        if c & W_TIME != 0 {
-            flags |= TIME;
+            if flags & CAP != 0 && c & W_MONTH != 0 {
+                flags |= QUANT;
+            }
         }
         if c & W_STOP != 0 {
             // Function words are never matched as terms: no stem, no prefix.
-            return token(full_key, 0, 0, flags | STOP);
+            return token(full_key, 0, 0, flags);
         }
     }
     let stem_n = if LONG {
@@ -1286,17 +1383,43 @@ const W_QUANT: u8 = 16;
 const W_MONTH: u8 = 32;
 const W_TIME: u8 = 64;
 
+/// The token flags a word class gives on its own, one load instead of a test per class bit
+/// (`NEG_CUE` and a month's `QUANT` also depend on the text). One entry per `u8`: indexing
+/// needs no bounds check.
+static CLASS_FLAGS: [u16; 256] = {
+    let mut t = [0u16; 256];
+    let mut c = 0;
+    while c < 256 {
+        let class = c as u8;
+        let mut f = 0;
+        if class & W_STOP != 0 {
+            f |= STOP;
+        }
+        if class & W_EXCL != 0 {
+            f |= EXCL;
+        }
+        if class & W_QUANT != 0 {
+            f |= QUANT;
+        }
+        if class & W_TIME != 0 {
+            f |= TIME;
+        }
+        t[c] = f;
+        c += 1;
+    }
+    t
+};
+
 const TABLE_BITS: u32 = 12;
 const TABLE_SIZE: usize = 1 << TABLE_BITS;
 
 /// Open-addressing table from word hash to word class: cheaper than a general hash map for
-/// one lookup per token.
+/// one lookup per token. Most words of a text are in it (function words), so a lookup goes
+/// straight to the slot, without an "absent" filter first.
 struct WordTable {
     // Fixed-size: a slot index needs no bounds check.
     keys: Box<[u64; TABLE_SIZE]>,
     classes: Box<[u8; TABLE_SIZE]>,
-    /// One bit per low 12 bits of a key: most words are absent, and this answers in L1.
-    present: [u64; 64],
 }
 
 impl WordTable {
@@ -1305,8 +1428,6 @@ impl WordTable {
         (hash >> (64 - TABLE_BITS)) as usize
     }
     fn insert(&mut self, hash: u64, class: u8) {
-        let bit = (hash >> 1) as usize & 4095;
-        self.present[bit >> 6] |= 1 << (bit & 63);
         let mut i = Self::slot(hash);
         loop {
             if self.keys[i] == hash || self.keys[i] == 0 {
@@ -1319,10 +1440,6 @@ impl WordTable {
     }
     #[inline]
     fn get(&self, hash: u64) -> u8 {
-        let bit = (hash >> 1) as usize & 4095;
-        if self.present[bit >> 6] & (1 << (bit & 63)) == 0 {
-            return 0;
-        }
         let mut i = Self::slot(hash);
         loop {
             let k = self.keys[i];
@@ -1342,7 +1459,6 @@ static WORDS: std::sync::LazyLock<WordTable> = std::sync::LazyLock::new(|| {
     let mut t = WordTable {
         keys: Box::new([0; TABLE_SIZE]),
         classes: Box::new([0; TABLE_SIZE]),
-        present: [0; 64],
     };
     let mut add = |words: &[&str], class: u8| {
         for w in words {
@@ -1681,30 +1797,139 @@ fn is_ascii_space(b: u8) -> bool {
 
 /// Sentence (or table row, heading, list item) spans of a passage, trimmed.
 pub(crate) fn sentence_spans(text: &str, out: &mut Vec<(u32, u32)>) {
-    // Searchers built once per passage: the generic `memchr` functions pay a dispatch on
-    // every call, and most calls here search only a line or a sentence.
     #[cfg(target_arch = "x86_64")]
     {
-        use memchr::arch::x86_64::avx2::memchr::{One, Three};
-        if let (Some(three), Some(one)) = (Three::new(b'\n', b'.', b'?'), One::new(b'!')) {
-            return sentence_spans_with(text, out, |h| three.find(h), |h| one.find(h));
-        }
+        let bytes = text.as_bytes();
+        // The bytes that can end a sentence, found 64 at a time: most blocks hold one or two.
+        let mut base = 0usize;
+        let mut bits = if bytes.is_empty() {
+            0
+        } else {
+            stop_bits(bytes, 0)
+        };
+        sentence_spans_with(text, out, |mut from| {
+            loop {
+                let off = from - base;
+                if off < 64 {
+                    let m = bits >> off;
+                    if m != 0 {
+                        return Some(from + m.trailing_zeros() as usize);
+                    }
+                    from = base + 64;
+                }
+                if from >= bytes.len() {
+                    return None;
+                }
+                base = from;
+                bits = stop_bits(bytes, base);
+            }
+        });
     }
-    sentence_spans_with(
-        text,
-        out,
-        |h| memchr::memchr3(b'\n', b'.', b'?', h),
-        |h| memchr::memchr(b'!', h),
-    );
+    #[cfg(not(target_arch = "x86_64"))]
+    sentence_spans_with(text, out, memchr_stops(text.as_bytes()));
 }
 
-/// `sentence_spans`, given the searches for a newline, `.` or `?` (`find3`) and for `!`.
+/// The next byte at or after `from` that can end a sentence (a newline, `.`, `?` or `!`), by
+/// `memchr`.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+fn memchr_stops(bytes: &[u8]) -> impl FnMut(usize) -> Option<usize> + '_ {
+    // Next '!' at or after `from` (n if none): searched apart, memchr takes three needles.
+    let n = bytes.len();
+    let mut bang = 0usize;
+    let mut bang_searched = false;
+    move |from| {
+        if !bang_searched || bang < from {
+            bang = memchr::memchr(b'!', &bytes[from..]).map_or(n, |k| from + k);
+            bang_searched = true;
+        }
+        match memchr::memchr3(b'\n', b'.', b'?', &bytes[from..bang]) {
+            Some(k) => Some(from + k),
+            None if bang < n => Some(bang),
+            None => None,
+        }
+    }
+}
+
+/// One bit per byte of the 64 at `base` (past the text's end: none) that can end a sentence.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn stop_bits(bytes: &[u8], base: usize) -> u64 {
+    match bytes.get(base..base + 64).map(<&[u8; 64]>::try_from) {
+        Some(Ok(b)) => stop_bits_of(b),
+        _ => {
+            let rest = bytes.get(base..).unwrap_or_default();
+            let mut buf = [0u8; 64];
+            buf[..rest.len()].copy_from_slice(rest);
+            stop_bits_of(&buf)
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn stop_bits_of(b: &[u8; 64]) -> u64 {
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        unsafe { stop_bits_avx2(b) }
+    } else {
+        // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 target enables it.
+        unsafe { stop_bits_sse2(b) }
+    }
+}
+
+/// `stop_bits` of 64 bytes with AVX2 compares, 32 bytes per step.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn stop_bits_avx2(b: &[u8; 64]) -> u64 {
+    use std::arch::x86_64::{
+        _mm256_cmpeq_epi8, _mm256_movemask_epi8, _mm256_or_si256, _mm256_set_epi64x,
+        _mm256_set1_epi8,
+    };
+    let (chunks, _) = b.as_chunks::<32>();
+    let mut bits = 0u64;
+    for (k, c) in chunks.iter().enumerate() {
+        let (lo, hi) = c.split_at(16);
+        let lo = u128::from_le_bytes(lo.try_into().unwrap_or_default());
+        let hi = u128::from_le_bytes(hi.try_into().unwrap_or_default());
+        let v = _mm256_set_epi64x((hi >> 64) as i64, hi as i64, (lo >> 64) as i64, lo as i64);
+        let eq = |c: u8| _mm256_cmpeq_epi8(v, _mm256_set1_epi8(c as i8));
+        let stop = _mm256_or_si256(
+            _mm256_or_si256(eq(b'\n'), eq(b'.')),
+            _mm256_or_si256(eq(b'?'), eq(b'!')),
+        );
+        bits |= (_mm256_movemask_epi8(stop) as u32 as u64) << (32 * k);
+    }
+    bits
+}
+
+/// `stop_bits` of 64 bytes with SSE2 compares, 16 bytes per step.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+fn stop_bits_sse2(b: &[u8; 64]) -> u64 {
+    use std::arch::x86_64::_mm_set_epi64x;
+    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8};
+    let (chunks, _) = b.as_chunks::<16>();
+    let mut bits = 0u64;
+    for (k, c) in chunks.iter().enumerate() {
+        let x = u128::from_le_bytes(*c);
+        let v = _mm_set_epi64x((x >> 64) as i64, x as i64);
+        let eq = |c: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8));
+        let stop = _mm_or_si128(
+            _mm_or_si128(eq(b'\n'), eq(b'.')),
+            _mm_or_si128(eq(b'?'), eq(b'!')),
+        );
+        bits |= (_mm_movemask_epi8(stop) as u32 as u64) << (16 * k);
+    }
+    bits
+}
+
+/// `sentence_spans`, given `next_stop(from)`: the next newline, `.`, `?` or `!` at or after
+/// `from` (which only grows).
 #[inline(always)]
 fn sentence_spans_with(
     text: &str,
     out: &mut Vec<(u32, u32)>,
-    find3: impl Fn(&[u8]) -> Option<usize>,
-    find_bang: impl Fn(&[u8]) -> Option<usize>,
+    mut next_stop: impl FnMut(usize) -> Option<usize>,
 ) {
     let bytes = text.as_bytes();
     let n = bytes.len();
@@ -1736,19 +1961,10 @@ fn sentence_spans_with(
         }
     };
     let mut from = 0usize;
-    // Next '!' at or after `from` (n if none): searched apart, memchr takes three needles.
-    let mut bang = 0usize;
-    let mut bang_searched = false;
     while from < n {
         // Jump to the next byte that can end a sentence.
-        if !bang_searched || bang < from {
-            bang = find_bang(&bytes[from..]).map_or(n, |k| from + k);
-            bang_searched = true;
-        }
-        let i = match find3(&bytes[from..bang]) {
-            Some(k) => from + k,
-            None if bang < n => bang,
-            None => break,
+        let Some(i) = next_stop(from) else {
+            break;
         };
         from = i + 1;
         let b = bytes[i];
@@ -2094,18 +2310,64 @@ mod tests {
             sentence_spans(t, &mut spans);
             // The portable searches find the same spans.
             let mut portable = Vec::new();
-            sentence_spans_with(
-                t,
-                &mut portable,
-                |h| memchr::memchr3(b'\n', b'.', b'?', h),
-                |h| memchr::memchr(b'!', h),
-            );
+            sentence_spans_with(t, &mut portable, memchr_stops(t.as_bytes()));
             assert_eq!(spans, portable);
             for (a, b) in &spans {
                 writeln!(out, "s {a} {b}").unwrap();
             }
         }
         std::fs::write(path, out).expect("write dump");
+    }
+
+    #[test]
+    fn block_classes_and_stops_match_the_byte_rules() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for round in 0..2000 {
+            let mut b = [0u8; 64];
+            for (k, x) in b.iter_mut().enumerate() {
+                seed = seed
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                // Every byte value, then mostly ASCII.
+                *x = if round < 4 {
+                    (64 * round + k) as u8
+                } else {
+                    (seed >> 56) as u8 & if seed & 1 == 0 { 0x7f } else { 0xff }
+                };
+            }
+            let (mut alnum, mut high, mut special) = (0u64, 0u64, 0u64);
+            for (k, &x) in b.iter().enumerate() {
+                alnum |= (x.is_ascii_alphanumeric() as u64) << k;
+                high |= ((x >= 128) as u64) << k;
+                special |= ((x >= 128 || matches!(x, b'\'' | b',' | b'-' | b'.')) as u64) << k;
+            }
+            #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+            let mut blocks = vec![classify_block(&b), classify_block_swar(&b)];
+            #[cfg(target_arch = "x86_64")]
+            {
+                // SAFETY: SSE2 is part of the x86_64 baseline.
+                blocks.push(unsafe { classify_block_sse2(&b) });
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU has AVX2 (checked just above).
+                    blocks.push(unsafe { classify_block_avx2(&b) });
+                }
+            }
+            #[cfg(target_arch = "x86_64")]
+            {
+                let stops = b.iter().enumerate().fold(0u64, |m, (k, &x)| {
+                    m | (matches!(x, b'\n' | b'.' | b'?' | b'!') as u64) << k
+                });
+                assert_eq!(stop_bits_of(&b), stops);
+                // SAFETY: SSE2 is part of the x86_64 baseline.
+                assert_eq!(unsafe { stop_bits_sse2(&b) }, stops);
+            }
+            for block in blocks {
+                assert_eq!(
+                    (block.alnum, block.word, block.special),
+                    (alnum, alnum | high, special)
+                );
+            }
+        }
     }
 
     #[test]
