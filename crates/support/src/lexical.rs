@@ -621,6 +621,7 @@ impl LexicalVerifier {
             if a.verdict == Verdict::Supported {
                 // Prefer one passage that supports it alone.
                 let single = (0..passages.len())
+                    .filter(|&p| self.quantities_stated(info, scratch, &[p]))
                     .map(|p| (p, self.assess(passages, info, scratch, &[p], false)))
                     .filter(|(_, s)| s.verdict == Verdict::Supported)
                     .max_by(|x, y| {
@@ -659,14 +660,15 @@ impl LexicalVerifier {
                 });
                 // Rule 4: is it stated by a passage it did not cite?
                 for p in (0..passages.len()).filter(|p| !cited.contains(p)) {
-                    if self.assess(passages, info, scratch, &[p], false).verdict
-                        == Verdict::Supported
+                    if self.quantities_stated(info, scratch, &[p])
+                        && self.assess(passages, info, scratch, &[p], false).verdict
+                            == Verdict::Supported
                     {
                         suggested.push(p + 1);
                     }
                 }
-                if suggested.is_empty() {
-                    let all: Vec<usize> = (0..passages.len()).collect();
+                let all: Vec<usize> = (0..passages.len()).collect();
+                if suggested.is_empty() && self.quantities_stated(info, scratch, &all) {
                     let b = self.assess(passages, info, scratch, &all, false);
                     if b.verdict == Verdict::Supported {
                         suggested.extend(
@@ -840,6 +842,20 @@ impl LexicalVerifier {
                 .unwrap_or(0);
             scratch.windows[pi] = best;
         }
+    }
+
+    /// Whether the passages `set` state every claim quantity somewhere. Without that, `assess`
+    /// of `set` cannot come out supported (a quantity is then missing or contradicted), so a
+    /// search for supporting passages skips the assessment.
+    fn quantities_stated(&self, info: &ClaimInfo<'_>, scratch: &Scratch, set: &[usize]) -> bool {
+        if !self.config.check_quantities || info.quants.is_empty() {
+            return true;
+        }
+        let all = u32::MAX >> (32 - info.quants.len());
+        let stated = set.iter().fold(0u32, |m, &p| {
+            m | scratch.windows[p].qmask | scratch.anywhere_q[p]
+        });
+        stated & all == all
     }
 
     /// Judge the claim against the passages `set` (0-based indices) taken together.
