@@ -278,19 +278,9 @@ fn fold64(bytes: &[u8], s: usize, e: usize) -> u64 {
     let n = e - s;
     debug_assert!(n <= 8);
     let m = mask64(n);
-    let x = if s + 8 <= bytes.len() {
-        u64::from_le_bytes([
-            bytes[s],
-            bytes[s + 1],
-            bytes[s + 2],
-            bytes[s + 3],
-            bytes[s + 4],
-            bytes[s + 5],
-            bytes[s + 6],
-            bytes[s + 7],
-        ])
-    } else {
-        load_le(&bytes[s..e])
+    let x = match bytes.get(s..s + 8) {
+        Some(b) => u64::from_le_bytes(b.try_into().unwrap_or([0; 8])),
+        None => load_le(&bytes[s..e]),
     };
     (x | SET20) & m
 }
@@ -771,17 +761,23 @@ fn bound_words(toks: &[Token], i: usize, bytes: &[u8], p1: u128) -> Bound {
 
 /// The first token from `i` on that can start a quantity: a quantity token, or one before
 /// a time unit ("a year"); `toks.len()` if none. The others need no look.
-#[inline]
+#[inline(always)]
 fn next_start(toks: &[Token], i: usize) -> usize {
-    let rest = &toks[i.min(toks.len())..];
-    match rest
-        .windows(2)
-        .position(|w| (w[0].flags & QUANT) | (w[1].flags & crate::text::TIME) != 0)
-    {
-        Some(p) => i + p,
-        None if rest.last().is_some_and(|t| t.flags & QUANT != 0) => toks.len() - 1,
-        None => toks.len(),
+    let mut k = i;
+    while let Some(t) = toks.get(k) {
+        let f = t.flags;
+        if f & (QUANT | crate::text::TIME) != 0 {
+            // The pair ending here, then the one starting here.
+            if f & crate::text::TIME != 0 && k > i {
+                return k - 1;
+            }
+            if f & QUANT != 0 {
+                return k;
+            }
+        }
+        k += 1;
     }
+    toks.len()
 }
 
 /// Extract the quantities of a token sequence (tokens of `text`).
