@@ -373,13 +373,6 @@ enum Word {
     Other,
 }
 
-/// Hash of a folded word: its top `bits` bits.
-#[inline(always)]
-const fn word_hash(x: u128, bits: u32) -> usize {
-    let h = (x as u64 ^ ((x >> 64) as u64).rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    (h >> (64 - bits)) as usize
-}
-
 /// The quantity words and what they stand for.
 const CLASSES: [(u128, Word); 93] = {
     use Word::*;
@@ -480,20 +473,20 @@ const CLASSES: [(u128, Word); 93] = {
     ]
 };
 
-const CLASS_BITS: u32 = 9;
+const CLASS_BITS: u32 = 10;
 
 /// Slot of a folded word in `CLASS_TABLE`: the multiplier was searched for so that no two
-/// of the `CLASSES` share a slot (the table's construction checks it), so a lookup is one
-/// compare.
+/// of the `CLASSES` and `BOUND_WORDS` share a slot (the table's construction checks it), so
+/// a lookup is one compare.
 #[inline(always)]
 const fn class_slot(x: u128) -> usize {
-    let h = (x as u64 ^ ((x >> 64) as u64).rotate_left(29)).wrapping_mul(0x180E_B420_C109_DACD);
+    let h = (x as u64 ^ ((x >> 64) as u64).rotate_left(29)).wrapping_mul(0x5C90_A958_7403_E431);
     (h >> (64 - CLASS_BITS)) as usize
 }
 
-/// `CLASSES` by `class_slot` (key 0: empty).
-static CLASS_TABLE: [(u128, Word); 1 << CLASS_BITS] = {
-    let mut t = [(0u128, Word::Other); 1 << CLASS_BITS];
+/// `CLASSES` and `BOUND_WORDS` by `class_slot` (key 0: empty).
+static CLASS_TABLE: [(u128, Word, Before); 1 << CLASS_BITS] = {
+    let mut t = [(0u128, Word::Other, Before::None); 1 << CLASS_BITS];
     let mut k = 0;
     while k < CLASSES.len() {
         let s = class_slot(CLASSES[k].0);
@@ -501,7 +494,20 @@ static CLASS_TABLE: [(u128, Word); 1 << CLASS_BITS] = {
             t[s].0 == 0,
             "two quantity words share a slot: search another multiplier"
         );
-        t[s] = CLASSES[k];
+        t[s].0 = CLASSES[k].0;
+        t[s].1 = CLASSES[k].1;
+        k += 1;
+    }
+    let mut k = 0;
+    while k < BOUND_WORDS.len() {
+        let (x, b) = BOUND_WORDS[k];
+        let s = class_slot(x);
+        assert!(
+            t[s].0 == 0 || t[s].0 == x,
+            "two quantity words share a slot: search another multiplier"
+        );
+        t[s].0 = x;
+        t[s].2 = b;
         k += 1;
     }
     t
@@ -510,7 +516,7 @@ static CLASS_TABLE: [(u128, Word); 1 << CLASS_BITS] = {
 /// The quantity meaning of a lowercased word (see `lower_at`).
 #[inline(always)]
 fn classify(x: u128) -> Word {
-    let (k, c) = CLASS_TABLE[class_slot(x)];
+    let (k, c, _) = CLASS_TABLE[class_slot(x)];
     if k == x { c } else { Word::Other }
 }
 
@@ -684,77 +690,80 @@ fn dash_gap_slow(gap: &[u8]) -> bool {
     dash
 }
 
-/// The words right before a number that can bound it ("at least", "within", ...).
-const BOUND_WORDS: [u128; 16] = [
-    w::LEAST,
-    w::MINIMUM,
-    w::MIN,
-    w::OF,
-    w::THAN,
-    w::OVER,
-    w::ABOVE,
-    w::EXCEEDING,
-    w::MOST,
-    w::TO,
-    w::WITHIN,
-    w::MAXIMUM,
-    w::MAX,
-    w::UNDER,
-    w::BELOW,
-    w::EXCEED,
-];
+/// What a word right before a number says of its bound ("at least", "within", ...).
+#[derive(Clone, Copy, PartialEq)]
+enum Before {
+    None,
+    AtLeast,
+    AtMost,
+    /// "least": "at least".
+    Least,
+    /// "of": "minimum of", "maximum of".
+    Of,
+    /// "than": "more than", "less than".
+    Than,
+    /// "most": "at most".
+    Most,
+    /// "to": "up to".
+    To,
+    /// "exceed": "to exceed".
+    Exceed,
+}
 
-/// A bit per `word_hash` (6 bits) of the `BOUND_WORDS`: most words before a number are none
-/// of them, and this says so without comparing.
-const BOUND_FILTER: u64 = {
-    let mut f = 0u64;
-    let mut k = 0;
-    while k < BOUND_WORDS.len() {
-        f |= 1 << word_hash(BOUND_WORDS[k], 6);
-        k += 1;
-    }
-    f
-};
+/// The words right before a number that can bound it.
+const BOUND_WORDS: [(u128, Before); 16] = [
+    (w::LEAST, Before::Least),
+    (w::MINIMUM, Before::AtLeast),
+    (w::MIN, Before::AtLeast),
+    (w::OF, Before::Of),
+    (w::THAN, Before::Than),
+    (w::OVER, Before::AtLeast),
+    (w::ABOVE, Before::AtLeast),
+    (w::EXCEEDING, Before::AtLeast),
+    (w::MOST, Before::Most),
+    (w::TO, Before::To),
+    (w::WITHIN, Before::AtMost),
+    (w::MAXIMUM, Before::AtMost),
+    (w::MAX, Before::AtMost),
+    (w::UNDER, Before::AtMost),
+    (w::BELOW, Before::AtMost),
+    (w::EXCEED, Before::Exceed),
+];
 
 #[inline(always)]
 fn bound_before(toks: &[Token], i: usize, bytes: &[u8]) -> Bound {
     let Some(p) = i.checked_sub(1).and_then(|k| toks.get(k)) else {
         return Bound::Exact;
     };
+    // Folded, not lowercased: the words match ASCII case-insensitively.
     let p1 = fold_tok(p, bytes);
-    if BOUND_FILTER & (1 << word_hash(p1, 6)) == 0 {
-        return Bound::Exact;
+    let (k, _, b) = CLASS_TABLE[class_slot(p1)];
+    match b {
+        _ if k != p1 => Bound::Exact,
+        Before::None => Bound::Exact,
+        Before::AtLeast => Bound::AtLeast,
+        Before::AtMost => Bound::AtMost,
+        _ => bound_two(toks, i, bytes, b),
     }
-    bound_words(toks, i, bytes, p1)
 }
 
-/// `bound_before`, given the folded word before the number.
+/// `bound_before` of a word that bounds only after another (`toks[i - 2]`).
 #[inline(never)]
-fn bound_words(toks: &[Token], i: usize, bytes: &[u8], p1: u128) -> Bound {
-    let p2 = || {
-        if i >= 2 {
-            fold_tok(&toks[i - 2], bytes)
-        } else {
-            0
-        }
+fn bound_two(toks: &[Token], i: usize, bytes: &[u8], b: Before) -> Bound {
+    let p2 = if i >= 2 {
+        fold_tok(&toks[i - 2], bytes)
+    } else {
+        0
     };
-    match p1 {
-        w::LEAST if p2() == w::AT => Bound::AtLeast,
-        w::MINIMUM | w::MIN | w::OVER | w::ABOVE | w::EXCEEDING => Bound::AtLeast,
-        w::OF => match p2() {
-            w::MINIMUM => Bound::AtLeast,
-            w::MAXIMUM => Bound::AtMost,
-            _ => Bound::Exact,
-        },
-        w::THAN => match p2() {
-            w::MORE | w::GREATER | w::LONGER => Bound::AtLeast,
-            w::LESS | w::FEWER | w::SHORTER => Bound::AtMost,
-            _ => Bound::Exact,
-        },
-        w::MOST if p2() == w::AT => Bound::AtMost,
-        w::TO if p2() == w::UP => Bound::AtMost,
-        w::EXCEED if p2() == w::TO => Bound::AtMost,
-        w::WITHIN | w::MAXIMUM | w::MAX | w::UNDER | w::BELOW => Bound::AtMost,
+    match (b, p2) {
+        (Before::Least, w::AT) => Bound::AtLeast,
+        (Before::Of, w::MINIMUM) => Bound::AtLeast,
+        (Before::Of, w::MAXIMUM) => Bound::AtMost,
+        (Before::Than, w::MORE | w::GREATER | w::LONGER) => Bound::AtLeast,
+        (Before::Than, w::LESS | w::FEWER | w::SHORTER) => Bound::AtMost,
+        (Before::Most, w::AT) => Bound::AtMost,
+        (Before::To, w::UP) => Bound::AtMost,
+        (Before::Exceed, w::TO) => Bound::AtMost,
         _ => Bound::Exact,
     }
 }
