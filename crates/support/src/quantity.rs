@@ -601,11 +601,9 @@ fn number_value(word: &[u8]) -> Option<f64> {
     if digits == 0 || digits > 15 {
         return number_value_slow(word);
     }
-    Some(if frac == 0 {
-        v as f64
-    } else {
-        v as f64 / POW10[frac]
-    })
+    // Below 2^53: exact as a signed integer too, which converts in one instruction.
+    let v = v as i64 as f64;
+    Some(if frac == 0 { v } else { v / POW10[frac] })
 }
 
 #[inline(never)]
@@ -863,8 +861,8 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
         // Compound word numbers: "twenty five", "three hundred", "1.5 million". Only a word
         // number (a quantity token without digits) continues one.
         while let Some(n) = toks.get(j) {
-            if n.start as usize - toks[j - 1].end as usize > 1
-                || n.flags & (crate::text::DIGIT | QUANT) != QUANT
+            if n.flags & (crate::text::DIGIT | QUANT) != QUANT
+                || n.start as usize - toks[j - 1].end as usize > 1
             {
                 break;
             }
