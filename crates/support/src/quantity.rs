@@ -797,10 +797,10 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
             break;
         };
         // "a year", "an hour".
-        if let Some(next) = toks.get(i + 1)
-            && next.flags & crate::text::TIME != 0
+        if bytes[t.start as usize] | 0x20 == b'a'
             && t.end - t.start <= 2
-            && bytes[t.start as usize] | 0x20 == b'a'
+            && let Some(next) = toks.get(i + 1)
+            && next.flags & crate::text::TIME != 0
             && matches!(fold_tok(t, bytes), w::A | w::AN)
             && let Some(unit) = time_unit(lower_tok(next, text))
             && !(i > 0
