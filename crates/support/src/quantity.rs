@@ -728,11 +728,27 @@ const BOUND_WORDS: [(u128, Before); 16] = [
     (w::EXCEED, Before::Exceed),
 ];
 
+/// A bit per first letter (its low five bits) of the `BOUND_WORDS`.
+const BOUND_FIRST: u32 = {
+    let mut f = 0u32;
+    let mut k = 0;
+    while k < BOUND_WORDS.len() {
+        f |= 1 << (BOUND_WORDS[k].0 as u8 & 31);
+        k += 1;
+    }
+    f
+};
+
 #[inline(always)]
 fn bound_before(toks: &[Token], i: usize, bytes: &[u8]) -> Bound {
     let Some(p) = i.checked_sub(1).and_then(|k| toks.get(k)) else {
         return Bound::Exact;
     };
+    // Most words before a number start with a letter no bound word starts with.
+    match bytes.get(p.start as usize) {
+        Some(&b) if BOUND_FIRST >> (b & 31) & 1 != 0 => {}
+        _ => return Bound::Exact,
+    }
     // Folded, not lowercased: the words match ASCII case-insensitively.
     let p1 = fold_tok(p, bytes);
     let (k, _, b) = CLASS_TABLE[class_slot(p1)];
@@ -990,8 +1006,9 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
             unit = Unit::CalendarYear;
         }
         // Trailing bound: "30 days or more", "10 or fewer".
-        if let (Some(a), Some(b)) = (toks.get(j), toks.get(j + 1))
+        if let Some(a) = toks.get(j)
             && a.end - a.start == 2
+            && let Some(b) = toks.get(j + 1)
             && fold_tok(a, bytes) == w::OR
         {
             match fold_tok(b, bytes) {
