@@ -655,11 +655,11 @@ fn word_number(c: Word) -> Option<(f64, bool)> {
     }
 }
 
-/// Whether the gap between two tokens is a range dash: only spaces, '$' and dashes ('-',
+/// Whether the gap between a token's end and the next token is a range dash: only spaces, '$' and dashes ('-',
 /// '–', '—'), with at least one dash.
 #[inline]
-fn dash_gap(bytes: &[u8], a: &Token, b: &Token) -> bool {
-    let gap = &bytes[a.end as usize..b.start as usize];
+fn dash_gap(bytes: &[u8], a_end: u32, b: &Token) -> bool {
+    let gap = &bytes[a_end as usize..b.start as usize];
     match gap {
         b" " => false, // the usual gap
         b"-" => true,
@@ -874,11 +874,13 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
         let start = if money { t.start - 1 } else { t.start };
         let bound0 = bound_before(toks, i, bytes);
         let mut j = i + 1;
+        // The end of `toks[j - 1]`.
+        let mut end = t.end;
         // Compound word numbers: "twenty five", "three hundred", "1.5 million". Only a word
         // number (a quantity token without digits) continues one.
         while let Some(n) = toks.get(j) {
             if n.flags & (crate::text::DIGIT | QUANT) != QUANT
-                || n.start as usize - toks[j - 1].end as usize > 1
+                || n.start as usize - end as usize > 1
             {
                 break;
             }
@@ -892,15 +894,15 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
             } else {
                 break;
             }
+            end = n.end;
             j += 1;
         }
         let mut hi = value;
-        let mut end = toks[j - 1].end;
         // The folded word of `toks[j]` while `j` stays (see `fold_tok`).
         let mut next_fold = None;
         // Ranges: "3-5", "3–5", "3 to 5", "between 3 and 15".
         if !ordinal && let Some(n) = toks.get(j) {
-            let ok = dash_gap(bytes, &toks[j - 1], n);
+            let ok = dash_gap(bytes, end, n);
             let k = if ok || !(2..=3).contains(&(n.end - n.start)) {
                 // "to" and "and" have two and three letters.
                 j
@@ -1050,7 +1052,7 @@ fn weekday_range(
         end: t.end,
     };
     if let Some(n) = toks.get(i + 1) {
-        let (j, ok) = if dash_gap(bytes, t, n) {
+        let (j, ok) = if dash_gap(bytes, t.end, n) {
             (i + 1, true)
         } else if matches!(fold_tok(n, bytes), w::TO | w::THROUGH) {
             (i + 2, true)
