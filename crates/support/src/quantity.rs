@@ -241,10 +241,10 @@ mod w {
         YEAR, YEARS, YR, YRS,
     );
     words!(
-        A, AN, PER, ONCE, TWICE, TIMES, EVERY, EACH, TO, THROUGH, BETWEEN, AND, OR, BUSINESS,
-        WORKING, CALENDAR, PERCENT, PERCENTAGE, PCT, DOLLARS, DOLLAR, USD, MORE, LONGER, GREATER,
-        ABOVE, LESS, FEWER, SHORTER, BELOW, LEAST, AT, MINIMUM, OF, THAN, OVER, EXCEEDING, MOST,
-        UP, WITHIN, MAXIMUM, MAX, UNDER, EXCEED,
+        A, AN, PER, ONCE, TWICE, TIMES, EVERY, EACH, TO, THROUGH, BETWEEN, AND, BUSINESS, WORKING,
+        CALENDAR, PERCENT, PERCENTAGE, PCT, DOLLARS, DOLLAR, USD, MORE, LONGER, GREATER, ABOVE,
+        LESS, FEWER, SHORTER, BELOW, LEAST, AT, MINIMUM, OF, THAN, OVER, EXCEEDING, MOST, UP,
+        WITHIN, MAXIMUM, MAX, UNDER, EXCEED,
     );
 }
 
@@ -1011,7 +1011,9 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
         if let Some(a) = toks.get(j)
             && a.end - a.start == 2
             && let Some(b) = toks.get(j + 1)
-            && fold_tok(a, bytes) == w::OR
+            // `fold_tok(a, bytes) == w::OR` of two bytes, without building the word.
+            && bytes[a.start as usize] | 0x20 == b'o'
+            && bytes[a.start as usize + 1] | 0x20 == b'r'
         {
             match fold_tok(b, bytes) {
                 w::MORE | w::LONGER | w::GREATER | w::ABOVE => bound = Bound::AtLeast,
