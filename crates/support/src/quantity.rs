@@ -337,12 +337,6 @@ fn lower_from(x: u128, text: &str, s: usize, e: usize) -> u128 {
     if letters { x } else { lower_slow(&text[s..e]) }
 }
 
-/// `lower_from` of bytes `s..e`.
-#[inline(always)]
-fn lower_at(text: &str, s: usize, e: usize) -> u128 {
-    lower_from(fold_at(text.as_bytes(), s, e), text, s, e)
-}
-
 #[inline(never)]
 fn lower_slow(word: &str) -> u128 {
     // `Lower::new` never yields an ASCII capital, so folding its bytes changes nothing that
@@ -354,12 +348,6 @@ fn lower_slow(word: &str) -> u128 {
 #[inline(always)]
 fn fold_tok(t: &Token, bytes: &[u8]) -> u128 {
     fold_at(bytes, t.start as usize, t.end as usize)
-}
-
-/// `lower_at` of a token's text.
-#[inline(always)]
-fn lower_tok(t: &Token, text: &str) -> u128 {
-    lower_at(text, t.start as usize, t.end as usize)
 }
 
 /// What a quantity word stands for.
@@ -520,17 +508,52 @@ fn classify(x: u128) -> Word {
     if k == x { c } else { Word::Other }
 }
 
+/// `classify(lower_from(x, text, s, e))`, looking the folded word up first: a word of the
+/// lists is all ASCII letters, which `Lower::new` leaves as folded, so a hit needs no check.
+#[inline(always)]
+fn classify_from(x: u128, text: &str, s: usize, e: usize) -> Word {
+    let (k, c, _) = CLASS_TABLE[class_slot(x)];
+    if k == x && x != 0 {
+        return c;
+    }
+    classify_miss(x, text, s, e)
+}
+
+/// `classify_from` of a word that is not in the table as folded.
 #[inline]
-fn time_unit(x: u128) -> Option<Unit> {
-    match classify(x) {
+fn classify_miss(x: u128, text: &str, s: usize, e: usize) -> Word {
+    let n = e - s;
+    let letters = if n <= 8 {
+        letters64(x as u64, n)
+    } else {
+        n <= 16 && letters64(x as u64, 8) && letters64((x >> 64) as u64, n - 8)
+    };
+    // Only ASCII letters: lowercasing gives the folded word, which is no word of the lists.
+    if letters {
+        Word::Other
+    } else {
+        classify(lower_slow(&text[s..e]))
+    }
+}
+
+/// `classify` of a token's lowercased text.
+#[inline(always)]
+fn classify_tok(t: &Token, text: &str) -> Word {
+    let (s, e) = (t.start as usize, t.end as usize);
+    classify_from(fold_at(text.as_bytes(), s, e), text, s, e)
+}
+
+#[inline]
+fn time_unit(c: Word) -> Option<Unit> {
+    match c {
         Word::Time(u) => Some(u),
         _ => None,
     }
 }
 
 #[inline]
-fn weekday(x: u128) -> Option<f64> {
-    match classify(x) {
+fn weekday(c: Word) -> Option<f64> {
+    match c {
         Word::Weekday(d) => Some(d),
         _ => None,
     }
@@ -569,7 +592,7 @@ fn token_time_unit(t: &Token, text: &str) -> Option<Unit> {
     if t.flags & crate::text::TIME == 0 {
         return None;
     }
-    time_unit(lower_tok(t, text))
+    time_unit(classify_tok(t, text))
 }
 
 /// Exact powers of ten.
@@ -633,7 +656,7 @@ fn token_number(t: &Token, text: &str) -> Option<(f64, bool)> {
     if word[0].is_ascii_digit() {
         return digits_number(word);
     }
-    word_number(classify(lower_tok(t, text)))
+    word_number(classify_tok(t, text))
 }
 
 /// `token_number` of a quantity token starting with a digit.
@@ -818,7 +841,7 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
             && let Some(next) = toks.get(i + 1)
             && next.flags & crate::text::TIME != 0
             && matches!(fold_tok(t, bytes), w::A | w::AN)
-            && let Some(unit) = time_unit(lower_tok(next, text))
+            && let Some(unit) = time_unit(classify_tok(next, text))
             && !(i > 0
                 && matches!(
                     fold_tok(&toks[i - 1], bytes),
@@ -846,7 +869,7 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
             // A word starting with a digit is no weekday or month name.
             digits_number(word)
         } else {
-            match classify(lower_tok(t, text)) {
+            match classify_tok(t, text) {
                 Word::Weekday(d) => {
                     i = weekday_range(text, toks, i, d, out);
                     continue;
@@ -884,7 +907,7 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
             {
                 break;
             }
-            let Some((v, false)) = word_number(classify(lower_tok(n, text))) else {
+            let Some((v, false)) = word_number(classify_tok(n, text)) else {
                 break;
             };
             if v >= 100.0 {
@@ -947,16 +970,20 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
             j += 1;
         } else if let Some(n) = toks.get(j) {
             let (s, e) = (n.start as usize, n.end as usize);
-            let nw = lower_from(
-                next_fold.unwrap_or_else(|| fold_at(bytes, s, e)),
-                text,
-                s,
-                e,
-            );
+            let f = next_fold.unwrap_or_else(|| fold_at(bytes, s, e));
             // Only a `TIME` token can be a time unit (see `token_time_unit`).
-            if n.flags & crate::text::TIME != 0
-                && let Some(u) = time_unit(nw)
-            {
+            let time = if n.flags & crate::text::TIME != 0 {
+                time_unit(classify_from(f, text, s, e))
+            } else {
+                None
+            };
+            // The lowercased word, needed only without a time unit (0 matches no word).
+            let nw = if time.is_some() {
+                0
+            } else {
+                lower_from(f, text, s, e)
+            };
+            if let Some(u) = time {
                 unit = u;
                 end = n.end;
                 j += 1;
@@ -1063,7 +1090,7 @@ fn weekday_range(
         };
         if ok
             && let Some(m) = toks.get(j)
-            && let Some(d2) = weekday(lower_tok(m, text))
+            && let Some(d2) = weekday(classify_tok(m, text))
         {
             q.hi = d2.max(d);
             q.lo = d2.min(d);
