@@ -977,8 +977,9 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
             } else {
                 None
             };
-            // The lowercased word, needed only without a time unit (0 matches no word).
-            let nw = if time.is_some() {
+            // The lowercased word, needed only without a time unit (0 matches no word; nor
+            // does a word starting with a digit, which lowercasing keeps).
+            let nw = if time.is_some() || bytes[s].is_ascii_digit() {
                 0
             } else {
                 lower_from(f, text, s, e)
