@@ -682,12 +682,12 @@ fn word_number(c: Word) -> Option<(f64, bool)> {
 /// '–', '—'), with at least one dash.
 #[inline]
 fn dash_gap(bytes: &[u8], a_end: u32, b: &Token) -> bool {
-    let gap = &bytes[a_end as usize..b.start as usize];
-    match gap {
-        b" " => false, // the usual gap
-        b"-" => true,
-        _ => dash_gap_slow(gap),
+    let (s, e) = (a_end as usize, b.start as usize);
+    if e == s + 1 {
+        // One byte (most gaps are one space): a dash or not.
+        return bytes[s] == b'-';
     }
+    dash_gap_slow(&bytes[s..e])
 }
 
 fn dash_gap_slow(gap: &[u8]) -> bool {
