@@ -1011,19 +1011,7 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
                 && n.start - end <= 2
                 && !(is_digits && (1000.0..=2100.0).contains(&value) && value.fract() == 0.0)
             {
-                // "240 annual leave hours": a time unit a few words on.
-                let later = (j + 1..(j + 3).min(toks.len()))
-                    .take_while(|&k| toks[k].flags & (STOP | QUANT) == 0)
-                    .find_map(|k| token_time_unit(&toks[k], text).map(|u| (k, u)));
-                if let Some((k, u)) = later {
-                    unit = u;
-                    end = toks[k].end;
-                    j = k + 1;
-                } else {
-                    unit = Unit::Other(n.key);
-                    end = n.end;
-                    j += 1;
-                }
+                (unit, end, j) = noun_unit(text, toks, j);
             }
         }
         if unit == Unit::Bare
@@ -1058,6 +1046,19 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
             end,
         });
         i = j.max(i + 1);
+    }
+}
+
+/// The unit of a number followed by the noun `toks[j]`: a time unit a few words on ("240
+/// annual leave hours") or the noun; with the end and the token to go on from.
+#[inline(never)]
+fn noun_unit(text: &str, toks: &[Token], j: usize) -> (Unit, u32, usize) {
+    let later = (j + 1..(j + 3).min(toks.len()))
+        .take_while(|&k| toks[k].flags & (STOP | QUANT) == 0)
+        .find_map(|k| token_time_unit(&toks[k], text).map(|u| (k, u)));
+    match later {
+        Some((k, u)) => (u, toks[k].end, k + 1),
+        None => (Unit::Other(toks[j].key), toks[j].end, j + 1),
     }
 }
 
