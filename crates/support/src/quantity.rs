@@ -472,14 +472,19 @@ const fn class_slot(x: u128) -> usize {
     (h >> (64 - CLASS_BITS)) as usize
 }
 
-/// `CLASSES` and `BOUND_WORDS` by `class_slot` (key 0: empty).
+/// The key of an empty slot of `CLASS_TABLE`: sixteen 0xFF bytes, which no UTF-8 text folds
+/// to (each byte would be 0xDF or 0xFF, and a 0xDF lead byte needs a continuation byte, below
+/// 0xC0), unlike 0 (the folded empty or too long word), so a lookup is one compare.
+const EMPTY: u128 = u128::MAX;
+
+/// `CLASSES` and `BOUND_WORDS` by `class_slot` (key `EMPTY`: empty).
 static CLASS_TABLE: [(u128, Word, Before); 1 << CLASS_BITS] = {
-    let mut t = [(0u128, Word::Other, Before::None); 1 << CLASS_BITS];
+    let mut t = [(EMPTY, Word::Other, Before::None); 1 << CLASS_BITS];
     let mut k = 0;
     while k < CLASSES.len() {
         let s = class_slot(CLASSES[k].0);
         assert!(
-            t[s].0 == 0,
+            t[s].0 == EMPTY,
             "two quantity words share a slot: search another multiplier"
         );
         t[s].0 = CLASSES[k].0;
@@ -491,7 +496,7 @@ static CLASS_TABLE: [(u128, Word, Before); 1 << CLASS_BITS] = {
         let (x, b) = BOUND_WORDS[k];
         let s = class_slot(x);
         assert!(
-            t[s].0 == 0 || t[s].0 == x,
+            t[s].0 == EMPTY || t[s].0 == x,
             "two quantity words share a slot: search another multiplier"
         );
         t[s].0 = x;
@@ -513,7 +518,7 @@ fn classify(x: u128) -> Word {
 #[inline(always)]
 fn classify_from(x: u128, text: &str, s: usize, e: usize) -> Word {
     let (k, c, _) = CLASS_TABLE[class_slot(x)];
-    if k == x && x != 0 {
+    if k == x {
         return c;
     }
     classify_miss(x, text, s, e)
