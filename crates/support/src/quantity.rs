@@ -241,10 +241,10 @@ mod w {
         YEAR, YEARS, YR, YRS,
     );
     words!(
-        A, AN, PER, ONCE, TWICE, TIMES, EVERY, EACH, TO, THROUGH, BETWEEN, AND, OR, BUSINESS,
-        WORKING, CALENDAR, PERCENT, PERCENTAGE, PCT, DOLLARS, DOLLAR, USD, MORE, LONGER, GREATER,
-        ABOVE, LESS, FEWER, SHORTER, BELOW, LEAST, AT, MINIMUM, OF, THAN, OVER, EXCEEDING, MOST,
-        UP, WITHIN, MAXIMUM, MAX, UNDER, EXCEED,
+        A, AN, PER, ONCE, TWICE, TIMES, EVERY, EACH, TO, THROUGH, BETWEEN, AND, BUSINESS, WORKING,
+        CALENDAR, PERCENT, PERCENTAGE, PCT, DOLLARS, DOLLAR, USD, MORE, LONGER, GREATER, ABOVE,
+        LESS, FEWER, SHORTER, BELOW, LEAST, AT, MINIMUM, OF, THAN, OVER, EXCEEDING, MOST, UP,
+        WITHIN, MAXIMUM, MAX, UNDER, EXCEED,
     );
 }
 
@@ -278,19 +278,9 @@ fn fold64(bytes: &[u8], s: usize, e: usize) -> u64 {
     let n = e - s;
     debug_assert!(n <= 8);
     let m = mask64(n);
-    let x = if s + 8 <= bytes.len() {
-        u64::from_le_bytes([
-            bytes[s],
-            bytes[s + 1],
-            bytes[s + 2],
-            bytes[s + 3],
-            bytes[s + 4],
-            bytes[s + 5],
-            bytes[s + 6],
-            bytes[s + 7],
-        ])
-    } else {
-        load_le(&bytes[s..e])
+    let x = match bytes.get(s..s + 8) {
+        Some(b) => u64::from_le_bytes(b.try_into().unwrap_or([0; 8])),
+        None => load_le(&bytes[s..e]),
     };
     (x | SET20) & m
 }
@@ -347,12 +337,6 @@ fn lower_from(x: u128, text: &str, s: usize, e: usize) -> u128 {
     if letters { x } else { lower_slow(&text[s..e]) }
 }
 
-/// `lower_from` of bytes `s..e`.
-#[inline(always)]
-fn lower_at(text: &str, s: usize, e: usize) -> u128 {
-    lower_from(fold_at(text.as_bytes(), s, e), text, s, e)
-}
-
 #[inline(never)]
 fn lower_slow(word: &str) -> u128 {
     // `Lower::new` never yields an ASCII capital, so folding its bytes changes nothing that
@@ -366,12 +350,6 @@ fn fold_tok(t: &Token, bytes: &[u8]) -> u128 {
     fold_at(bytes, t.start as usize, t.end as usize)
 }
 
-/// `lower_at` of a token's text.
-#[inline(always)]
-fn lower_tok(t: &Token, text: &str) -> u128 {
-    lower_at(text, t.start as usize, t.end as usize)
-}
-
 /// What a quantity word stands for.
 #[derive(Clone, Copy)]
 enum Word {
@@ -381,13 +359,6 @@ enum Word {
     Month(f64),
     Time(Unit),
     Other,
-}
-
-/// Hash of a folded word: its top `bits` bits.
-#[inline(always)]
-const fn word_hash(x: u128, bits: u32) -> usize {
-    let h = (x as u64 ^ ((x >> 64) as u64).rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    (h >> (64 - bits)) as usize
 }
 
 /// The quantity words and what they stand for.
@@ -490,28 +461,46 @@ const CLASSES: [(u128, Word); 93] = {
     ]
 };
 
-const CLASS_BITS: u32 = 9;
+const CLASS_BITS: u32 = 10;
 
 /// Slot of a folded word in `CLASS_TABLE`: the multiplier was searched for so that no two
-/// of the `CLASSES` share a slot (the table's construction checks it), so a lookup is one
-/// compare.
+/// of the `CLASSES` and `BOUND_WORDS` share a slot (the table's construction checks it), so
+/// a lookup is one compare.
 #[inline(always)]
 const fn class_slot(x: u128) -> usize {
-    let h = (x as u64 ^ ((x >> 64) as u64).rotate_left(29)).wrapping_mul(0x180E_B420_C109_DACD);
+    let h = (x as u64 ^ ((x >> 64) as u64).rotate_left(29)).wrapping_mul(0x5C90_A958_7403_E431);
     (h >> (64 - CLASS_BITS)) as usize
 }
 
-/// `CLASSES` by `class_slot` (key 0: empty).
-static CLASS_TABLE: [(u128, Word); 1 << CLASS_BITS] = {
-    let mut t = [(0u128, Word::Other); 1 << CLASS_BITS];
+/// The key of an empty slot of `CLASS_TABLE`: sixteen 0xFF bytes, which no UTF-8 text folds
+/// to (each byte would be 0xDF or 0xFF, and a 0xDF lead byte needs a continuation byte, below
+/// 0xC0), unlike 0 (the folded empty or too long word), so a lookup is one compare.
+const EMPTY: u128 = u128::MAX;
+
+/// `CLASSES` and `BOUND_WORDS` by `class_slot` (key `EMPTY`: empty).
+static CLASS_TABLE: [(u128, Word, Before); 1 << CLASS_BITS] = {
+    let mut t = [(EMPTY, Word::Other, Before::None); 1 << CLASS_BITS];
     let mut k = 0;
     while k < CLASSES.len() {
         let s = class_slot(CLASSES[k].0);
         assert!(
-            t[s].0 == 0,
+            t[s].0 == EMPTY,
             "two quantity words share a slot: search another multiplier"
         );
-        t[s] = CLASSES[k];
+        t[s].0 = CLASSES[k].0;
+        t[s].1 = CLASSES[k].1;
+        k += 1;
+    }
+    let mut k = 0;
+    while k < BOUND_WORDS.len() {
+        let (x, b) = BOUND_WORDS[k];
+        let s = class_slot(x);
+        assert!(
+            t[s].0 == EMPTY || t[s].0 == x,
+            "two quantity words share a slot: search another multiplier"
+        );
+        t[s].0 = x;
+        t[s].2 = b;
         k += 1;
     }
     t
@@ -520,21 +509,98 @@ static CLASS_TABLE: [(u128, Word); 1 << CLASS_BITS] = {
 /// The quantity meaning of a lowercased word (see `lower_at`).
 #[inline(always)]
 fn classify(x: u128) -> Word {
-    let (k, c) = CLASS_TABLE[class_slot(x)];
+    let (k, c, _) = CLASS_TABLE[class_slot(x)];
     if k == x { c } else { Word::Other }
 }
 
+/// `classify(lower_from(x, text, s, e))`, looking the folded word up first: a word of the
+/// lists is all ASCII letters, which `Lower::new` leaves as folded, so a hit needs no check.
+#[inline(always)]
+fn classify_from(x: u128, text: &str, s: usize, e: usize) -> Word {
+    let (k, c, _) = CLASS_TABLE[class_slot(x)];
+    if k == x {
+        return c;
+    }
+    classify_miss(x, text, s, e)
+}
+
+/// `classify_from` of a word that is not in the table as folded.
 #[inline]
-fn time_unit(x: u128) -> Option<Unit> {
-    match classify(x) {
+fn classify_miss(x: u128, text: &str, s: usize, e: usize) -> Word {
+    let n = e - s;
+    let letters = if n <= 8 {
+        letters64(x as u64, n)
+    } else {
+        n <= 16 && letters64(x as u64, 8) && letters64((x >> 64) as u64, n - 8)
+    };
+    // Only ASCII letters: lowercasing gives the folded word, which is no word of the lists.
+    if letters {
+        Word::Other
+    } else {
+        classify(lower_slow(&text[s..e]))
+    }
+}
+
+const TIME_BITS: u32 = 5;
+
+/// Slot of a folded time unit (at most eight letters) in `TIME_TABLE`: the multiplier was
+/// searched for so that no two share a slot (the table's construction checks it).
+#[inline(always)]
+const fn time_slot(x: u64) -> usize {
+    (x.wrapping_mul(0x781F_9C58_D664_5FA9) >> (64 - TIME_BITS)) as usize
+}
+
+/// The time units of `CLASSES` by `time_slot` (key `u64::MAX`: empty; no UTF-8 text folds to
+/// it, as to `EMPTY`): a smaller lookup than `CLASS_TABLE` for a word after a number.
+static TIME_TABLE: [(u64, Unit); 1 << TIME_BITS] = {
+    let mut t = [(u64::MAX, Unit::Bare); 1 << TIME_BITS];
+    let mut k = 0;
+    while k < CLASSES.len() {
+        if let (x, Word::Time(u)) = CLASSES[k] {
+            assert!(x >> 64 == 0);
+            let s = time_slot(x as u64);
+            assert!(
+                t[s].0 == u64::MAX,
+                "two time units share a slot: search another multiplier"
+            );
+            t[s] = (x as u64, u);
+        }
+        k += 1;
+    }
+    t
+};
+
+/// `time_unit(classify_from(x, text, s, e))`.
+#[inline(always)]
+fn time_from(x: u128, text: &str, s: usize, e: usize) -> Option<Unit> {
+    if x >> 64 == 0 {
+        let (k, u) = TIME_TABLE[time_slot(x as u64)];
+        if k == x as u64 {
+            return Some(u);
+        }
+    }
+    // Not a time unit as folded: only lowercasing could make one.
+    time_unit(classify_miss(x, text, s, e))
+}
+
+/// `classify` of a token's lowercased text.
+#[inline(always)]
+fn classify_tok(t: &Token, text: &str) -> Word {
+    let (s, e) = (t.start as usize, t.end as usize);
+    classify_from(fold_at(text.as_bytes(), s, e), text, s, e)
+}
+
+#[inline]
+fn time_unit(c: Word) -> Option<Unit> {
+    match c {
         Word::Time(u) => Some(u),
         _ => None,
     }
 }
 
 #[inline]
-fn weekday(x: u128) -> Option<f64> {
-    match classify(x) {
+fn weekday(c: Word) -> Option<f64> {
+    match c {
         Word::Weekday(d) => Some(d),
         _ => None,
     }
@@ -573,7 +639,8 @@ fn token_time_unit(t: &Token, text: &str) -> Option<Unit> {
     if t.flags & crate::text::TIME == 0 {
         return None;
     }
-    time_unit(lower_tok(t, text))
+    let (s, e) = (t.start as usize, t.end as usize);
+    time_from(fold_at(text.as_bytes(), s, e), text, s, e)
 }
 
 /// Exact powers of ten.
@@ -605,11 +672,9 @@ fn number_value(word: &[u8]) -> Option<f64> {
     if digits == 0 || digits > 15 {
         return number_value_slow(word);
     }
-    Some(if frac == 0 {
-        v as f64
-    } else {
-        v as f64 / POW10[frac]
-    })
+    // Below 2^53: exact as a signed integer too, which converts in one instruction.
+    let v = v as i64 as f64;
+    Some(if frac == 0 { v } else { v / POW10[frac] })
 }
 
 #[inline(never)]
@@ -639,7 +704,7 @@ fn token_number(t: &Token, text: &str) -> Option<(f64, bool)> {
     if word[0].is_ascii_digit() {
         return digits_number(word);
     }
-    word_number(classify(lower_tok(t, text)))
+    word_number(classify_tok(t, text))
 }
 
 /// `token_number` of a quantity token starting with a digit.
@@ -661,16 +726,16 @@ fn word_number(c: Word) -> Option<(f64, bool)> {
     }
 }
 
-/// Whether the gap between two tokens is a range dash: only spaces, '$' and dashes ('-',
+/// Whether the gap between a token's end and the next token is a range dash: only spaces, '$' and dashes ('-',
 /// '–', '—'), with at least one dash.
 #[inline]
-fn dash_gap(bytes: &[u8], a: &Token, b: &Token) -> bool {
-    let gap = &bytes[a.end as usize..b.start as usize];
-    match gap {
-        b" " => false, // the usual gap
-        b"-" => true,
-        _ => dash_gap_slow(gap),
+fn dash_gap(bytes: &[u8], a_end: u32, b: &Token) -> bool {
+    let (s, e) = (a_end as usize, b.start as usize);
+    if e == s + 1 {
+        // One byte (most gaps are one space): a dash or not.
+        return bytes[s] == b'-';
     }
+    dash_gap_slow(&bytes[s..e])
 }
 
 fn dash_gap_slow(gap: &[u8]) -> bool {
@@ -694,33 +759,52 @@ fn dash_gap_slow(gap: &[u8]) -> bool {
     dash
 }
 
-/// The words right before a number that can bound it ("at least", "within", ...).
-const BOUND_WORDS: [u128; 16] = [
-    w::LEAST,
-    w::MINIMUM,
-    w::MIN,
-    w::OF,
-    w::THAN,
-    w::OVER,
-    w::ABOVE,
-    w::EXCEEDING,
-    w::MOST,
-    w::TO,
-    w::WITHIN,
-    w::MAXIMUM,
-    w::MAX,
-    w::UNDER,
-    w::BELOW,
-    w::EXCEED,
+/// What a word right before a number says of its bound ("at least", "within", ...).
+#[derive(Clone, Copy, PartialEq)]
+enum Before {
+    None,
+    AtLeast,
+    AtMost,
+    /// "least": "at least".
+    Least,
+    /// "of": "minimum of", "maximum of".
+    Of,
+    /// "than": "more than", "less than".
+    Than,
+    /// "most": "at most".
+    Most,
+    /// "to": "up to".
+    To,
+    /// "exceed": "to exceed".
+    Exceed,
+}
+
+/// The words right before a number that can bound it.
+const BOUND_WORDS: [(u128, Before); 16] = [
+    (w::LEAST, Before::Least),
+    (w::MINIMUM, Before::AtLeast),
+    (w::MIN, Before::AtLeast),
+    (w::OF, Before::Of),
+    (w::THAN, Before::Than),
+    (w::OVER, Before::AtLeast),
+    (w::ABOVE, Before::AtLeast),
+    (w::EXCEEDING, Before::AtLeast),
+    (w::MOST, Before::Most),
+    (w::TO, Before::To),
+    (w::WITHIN, Before::AtMost),
+    (w::MAXIMUM, Before::AtMost),
+    (w::MAX, Before::AtMost),
+    (w::UNDER, Before::AtMost),
+    (w::BELOW, Before::AtMost),
+    (w::EXCEED, Before::Exceed),
 ];
 
-/// A bit per `word_hash` (6 bits) of the `BOUND_WORDS`: most words before a number are none
-/// of them, and this says so without comparing.
-const BOUND_FILTER: u64 = {
-    let mut f = 0u64;
+/// A bit per first letter (its low five bits) of the `BOUND_WORDS`.
+const BOUND_FIRST: u32 = {
+    let mut f = 0u32;
     let mut k = 0;
     while k < BOUND_WORDS.len() {
-        f |= 1 << word_hash(BOUND_WORDS[k], 6);
+        f |= 1 << (BOUND_WORDS[k].0 as u8 & 31);
         k += 1;
     }
     f
@@ -731,57 +815,63 @@ fn bound_before(toks: &[Token], i: usize, bytes: &[u8]) -> Bound {
     let Some(p) = i.checked_sub(1).and_then(|k| toks.get(k)) else {
         return Bound::Exact;
     };
-    let p1 = fold_tok(p, bytes);
-    if BOUND_FILTER & (1 << word_hash(p1, 6)) == 0 {
-        return Bound::Exact;
+    // Most words before a number start with a letter no bound word starts with.
+    match bytes.get(p.start as usize) {
+        Some(&b) if BOUND_FIRST >> (b & 31) & 1 != 0 => {}
+        _ => return Bound::Exact,
     }
-    bound_words(toks, i, bytes, p1)
+    // Folded, not lowercased: the words match ASCII case-insensitively.
+    let p1 = fold_tok(p, bytes);
+    let (k, _, b) = CLASS_TABLE[class_slot(p1)];
+    match b {
+        _ if k != p1 => Bound::Exact,
+        Before::None => Bound::Exact,
+        Before::AtLeast => Bound::AtLeast,
+        Before::AtMost => Bound::AtMost,
+        _ => bound_two(toks, i, bytes, b),
+    }
 }
 
-/// `bound_before`, given the folded word before the number.
+/// `bound_before` of a word that bounds only after another (`toks[i - 2]`).
 #[inline(never)]
-fn bound_words(toks: &[Token], i: usize, bytes: &[u8], p1: u128) -> Bound {
-    let p2 = || {
-        if i >= 2 {
-            fold_tok(&toks[i - 2], bytes)
-        } else {
-            0
-        }
+fn bound_two(toks: &[Token], i: usize, bytes: &[u8], b: Before) -> Bound {
+    let p2 = if i >= 2 {
+        fold_tok(&toks[i - 2], bytes)
+    } else {
+        0
     };
-    match p1 {
-        w::LEAST if p2() == w::AT => Bound::AtLeast,
-        w::MINIMUM | w::MIN | w::OVER | w::ABOVE | w::EXCEEDING => Bound::AtLeast,
-        w::OF => match p2() {
-            w::MINIMUM => Bound::AtLeast,
-            w::MAXIMUM => Bound::AtMost,
-            _ => Bound::Exact,
-        },
-        w::THAN => match p2() {
-            w::MORE | w::GREATER | w::LONGER => Bound::AtLeast,
-            w::LESS | w::FEWER | w::SHORTER => Bound::AtMost,
-            _ => Bound::Exact,
-        },
-        w::MOST if p2() == w::AT => Bound::AtMost,
-        w::TO if p2() == w::UP => Bound::AtMost,
-        w::EXCEED if p2() == w::TO => Bound::AtMost,
-        w::WITHIN | w::MAXIMUM | w::MAX | w::UNDER | w::BELOW => Bound::AtMost,
+    match (b, p2) {
+        (Before::Least, w::AT) => Bound::AtLeast,
+        (Before::Of, w::MINIMUM) => Bound::AtLeast,
+        (Before::Of, w::MAXIMUM) => Bound::AtMost,
+        (Before::Than, w::MORE | w::GREATER | w::LONGER) => Bound::AtLeast,
+        (Before::Than, w::LESS | w::FEWER | w::SHORTER) => Bound::AtMost,
+        (Before::Most, w::AT) => Bound::AtMost,
+        (Before::To, w::UP) => Bound::AtMost,
+        (Before::Exceed, w::TO) => Bound::AtMost,
         _ => Bound::Exact,
     }
 }
 
 /// The first token from `i` on that can start a quantity: a quantity token, or one before
 /// a time unit ("a year"); `toks.len()` if none. The others need no look.
-#[inline]
+#[inline(always)]
 fn next_start(toks: &[Token], i: usize) -> usize {
-    let rest = &toks[i.min(toks.len())..];
-    match rest
-        .windows(2)
-        .position(|w| (w[0].flags & QUANT) | (w[1].flags & crate::text::TIME) != 0)
-    {
-        Some(p) => i + p,
-        None if rest.last().is_some_and(|t| t.flags & QUANT != 0) => toks.len() - 1,
-        None => toks.len(),
+    let mut k = i;
+    while let Some(t) = toks.get(k) {
+        let f = t.flags;
+        if f & (QUANT | crate::text::TIME) != 0 {
+            // The pair ending here, then the one starting here.
+            if f & crate::text::TIME != 0 && k > i {
+                return k - 1;
+            }
+            if f & QUANT != 0 {
+                return k;
+            }
+        }
+        k += 1;
     }
+    toks.len()
 }
 
 /// Extract the quantities of a token sequence (tokens of `text`).
@@ -794,12 +884,12 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
             break;
         };
         // "a year", "an hour".
-        if let Some(next) = toks.get(i + 1)
-            && next.flags & crate::text::TIME != 0
+        if bytes[t.start as usize] | 0x20 == b'a'
             && t.end - t.start <= 2
-            && bytes[t.start as usize] | 0x20 == b'a'
+            && let Some(next) = toks.get(i + 1)
+            && next.flags & crate::text::TIME != 0
             && matches!(fold_tok(t, bytes), w::A | w::AN)
-            && let Some(unit) = time_unit(lower_tok(next, text))
+            && let Some(unit) = time_unit(classify_tok(next, text))
             && !(i > 0
                 && matches!(
                     fold_tok(&toks[i - 1], bytes),
@@ -827,7 +917,7 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
             // A word starting with a digit is no weekday or month name.
             digits_number(word)
         } else {
-            match classify(lower_tok(t, text)) {
+            match classify_tok(t, text) {
                 Word::Weekday(d) => {
                     i = weekday_range(text, toks, i, d, out);
                     continue;
@@ -855,15 +945,17 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
         let start = if money { t.start - 1 } else { t.start };
         let bound0 = bound_before(toks, i, bytes);
         let mut j = i + 1;
+        // The end of `toks[j - 1]`.
+        let mut end = t.end;
         // Compound word numbers: "twenty five", "three hundred", "1.5 million". Only a word
         // number (a quantity token without digits) continues one.
         while let Some(n) = toks.get(j) {
-            if n.start as usize - toks[j - 1].end as usize > 1
-                || n.flags & (crate::text::DIGIT | QUANT) != QUANT
+            if n.flags & (crate::text::DIGIT | QUANT) != QUANT
+                || n.start as usize - end as usize > 1
             {
                 break;
             }
-            let Some((v, false)) = word_number(classify(lower_tok(n, text))) else {
+            let Some((v, false)) = word_number(classify_tok(n, text)) else {
                 break;
             };
             if v >= 100.0 {
@@ -873,15 +965,15 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
             } else {
                 break;
             }
+            end = n.end;
             j += 1;
         }
         let mut hi = value;
-        let mut end = toks[j - 1].end;
         // The folded word of `toks[j]` while `j` stays (see `fold_tok`).
         let mut next_fold = None;
         // Ranges: "3-5", "3–5", "3 to 5", "between 3 and 15".
         if !ordinal && let Some(n) = toks.get(j) {
-            let ok = dash_gap(bytes, &toks[j - 1], n);
+            let ok = dash_gap(bytes, end, n);
             let k = if ok || !(2..=3).contains(&(n.end - n.start)) {
                 // "to" and "and" have two and three letters.
                 j
@@ -926,16 +1018,21 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
             j += 1;
         } else if let Some(n) = toks.get(j) {
             let (s, e) = (n.start as usize, n.end as usize);
-            let nw = lower_from(
-                next_fold.unwrap_or_else(|| fold_at(bytes, s, e)),
-                text,
-                s,
-                e,
-            );
+            let f = next_fold.unwrap_or_else(|| fold_at(bytes, s, e));
             // Only a `TIME` token can be a time unit (see `token_time_unit`).
-            if n.flags & crate::text::TIME != 0
-                && let Some(u) = time_unit(nw)
-            {
+            let time = if n.flags & crate::text::TIME != 0 {
+                time_from(f, text, s, e)
+            } else {
+                None
+            };
+            // The lowercased word, needed only without a time unit (0 matches no word; nor
+            // does a word starting with a digit, which lowercasing keeps).
+            let nw = if time.is_some() || bytes[s].is_ascii_digit() {
+                0
+            } else {
+                lower_from(f, text, s, e)
+            };
+            if let Some(u) = time {
                 unit = u;
                 end = n.end;
                 j += 1;
@@ -962,19 +1059,7 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
                 && n.start - end <= 2
                 && !(is_digits && (1000.0..=2100.0).contains(&value) && value.fract() == 0.0)
             {
-                // "240 annual leave hours": a time unit a few words on.
-                let later = (j + 1..(j + 3).min(toks.len()))
-                    .take_while(|&k| toks[k].flags & (STOP | QUANT) == 0)
-                    .find_map(|k| token_time_unit(&toks[k], text).map(|u| (k, u)));
-                if let Some((k, u)) = later {
-                    unit = u;
-                    end = toks[k].end;
-                    j = k + 1;
-                } else {
-                    unit = Unit::Other(n.key);
-                    end = n.end;
-                    j += 1;
-                }
+                (unit, end, j) = noun_unit(text, toks, j);
             }
         }
         if unit == Unit::Bare
@@ -987,9 +1072,12 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
             unit = Unit::CalendarYear;
         }
         // Trailing bound: "30 days or more", "10 or fewer".
-        if let (Some(a), Some(b)) = (toks.get(j), toks.get(j + 1))
+        if let Some(a) = toks.get(j)
             && a.end - a.start == 2
-            && fold_tok(a, bytes) == w::OR
+            && let Some(b) = toks.get(j + 1)
+            // `fold_tok(a, bytes) == w::OR` of two bytes, without building the word.
+            && bytes[a.start as usize] | 0x20 == b'o'
+            && bytes[a.start as usize + 1] | 0x20 == b'r'
         {
             match fold_tok(b, bytes) {
                 w::MORE | w::LONGER | w::GREATER | w::ABOVE => bound = Bound::AtLeast,
@@ -1006,6 +1094,19 @@ pub(crate) fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
             end,
         });
         i = j.max(i + 1);
+    }
+}
+
+/// The unit of a number followed by the noun `toks[j]`: a time unit a few words on ("240
+/// annual leave hours") or the noun; with the end and the token to go on from.
+#[inline(never)]
+fn noun_unit(text: &str, toks: &[Token], j: usize) -> (Unit, u32, usize) {
+    let later = (j + 1..(j + 3).min(toks.len()))
+        .take_while(|&k| toks[k].flags & (STOP | QUANT) == 0)
+        .find_map(|k| token_time_unit(&toks[k], text).map(|u| (k, u)));
+    match later {
+        Some((k, u)) => (u, toks[k].end, k + 1),
+        None => (Unit::Other(toks[j].key), toks[j].end, j + 1),
     }
 }
 
@@ -1030,7 +1131,7 @@ fn weekday_range(
         end: t.end,
     };
     if let Some(n) = toks.get(i + 1) {
-        let (j, ok) = if dash_gap(bytes, t, n) {
+        let (j, ok) = if dash_gap(bytes, t.end, n) {
             (i + 1, true)
         } else if matches!(fold_tok(n, bytes), w::TO | w::THROUGH) {
             (i + 2, true)
@@ -1039,7 +1140,7 @@ fn weekday_range(
         };
         if ok
             && let Some(m) = toks.get(j)
-            && let Some(d2) = weekday(lower_tok(m, text))
+            && let Some(d2) = weekday(classify_tok(m, text))
         {
             q.hi = d2.max(d);
             q.lo = d2.min(d);
