@@ -58,3 +58,27 @@ proptest! {
         }
     }
 }
+
+/// Passages are read in 64-byte blocks: every multi-byte character at every offset around
+/// the block boundaries, inside and between words, must tokenize without a panic.
+#[test]
+fn multibyte_characters_across_block_boundaries() {
+    let chars = ["é", "’", "€", "😀", "\u{a0}", "–", "…"];
+    let verifier = LexicalVerifier::default();
+    for c in chars {
+        for at in 0..200 {
+            for filler in ["a", " ", "1", "-", "'"] {
+                let mut passage = filler.repeat(at);
+                passage.push_str(c);
+                passage.push_str("word 30 days");
+                passage.push_str(&filler.repeat(70));
+                let claims = [Claim {
+                    text: "The word is 30 days [1].",
+                    cited: &[1],
+                }];
+                let out = verifier.verify(None, &[&passage], &claims);
+                assert_eq!(out.len(), 1, "{c:?} at {at} after {filler:?}");
+            }
+        }
+    }
+}
