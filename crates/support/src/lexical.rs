@@ -667,16 +667,19 @@ impl LexicalVerifier {
                         suggested.push(p + 1);
                     }
                 }
-                let all: Vec<usize> = (0..passages.len()).collect();
-                if suggested.is_empty() && self.quantities_stated(info, scratch, &all) {
-                    let b = self.assess(passages, info, scratch, &all, false);
-                    if b.verdict == Verdict::Supported {
-                        suggested.extend(
-                            b.contributing
-                                .iter()
-                                .filter(|p| !cited.contains(p))
-                                .map(|p| p + 1),
-                        );
+                if suggested.is_empty() {
+                    // Or by the cited and uncited passages together?
+                    let all: Vec<usize> = (0..passages.len()).collect();
+                    if self.quantities_stated(info, scratch, &all) {
+                        let b = self.assess(passages, info, scratch, &all, false);
+                        if b.verdict == Verdict::Supported {
+                            suggested.extend(
+                                b.contributing
+                                    .iter()
+                                    .filter(|p| !cited.contains(p))
+                                    .map(|p| p + 1),
+                            );
+                        }
                     }
                 }
                 if !suggested.is_empty() {
