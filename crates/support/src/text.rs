@@ -478,18 +478,24 @@ struct Block {
     special: u64,
 }
 
+/// The 64 bytes at `base`, or, near the end of the text, those left copied into `buf` with
+/// zero bytes after them (a zero byte is in no class: a gap, never a stop).
+#[inline(always)]
+fn block_bytes<'a>(bytes: &'a [u8], base: usize, buf: &'a mut [u8; 64]) -> &'a [u8; 64] {
+    match bytes.get(base..base + 64).map(<&[u8; 64]>::try_from) {
+        Some(Ok(b)) => b,
+        _ => {
+            let rest = bytes.get(base..).unwrap_or_default();
+            buf[..rest.len()].copy_from_slice(rest);
+            buf
+        }
+    }
+}
+
 /// The classes of the 64 bytes at `base`; bytes past the end of the text count as gaps.
 #[inline]
 fn block_at(bytes: &[u8], base: usize) -> Block {
-    match bytes.get(base..base + 64).map(<&[u8; 64]>::try_from) {
-        Some(Ok(b)) => classify_block(b),
-        _ => {
-            let rest = bytes.get(base..).unwrap_or_default();
-            let mut buf = [0u8; 64];
-            buf[..rest.len()].copy_from_slice(rest);
-            classify_block(&buf)
-        }
-    }
+    classify_block(block_bytes(bytes, base, &mut [0; 64]))
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -504,21 +510,38 @@ fn classify_block(b: &[u8; 64]) -> Block {
     }
 }
 
+/// 32 bytes in an AVX2 register, from safe integer loads.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn lanes_avx2(c: &[u8; 32]) -> std::arch::x86_64::__m256i {
+    let (lo, hi) = c.split_at(16);
+    let lo = u128::from_le_bytes(lo.try_into().unwrap_or_default());
+    let hi = u128::from_le_bytes(hi.try_into().unwrap_or_default());
+    std::arch::x86_64::_mm256_set_epi64x((hi >> 64) as i64, hi as i64, (lo >> 64) as i64, lo as i64)
+}
+
+/// 16 bytes in an SSE2 register, from a safe integer load.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+#[inline]
+fn lanes_sse2(c: &[u8; 16]) -> std::arch::x86_64::__m128i {
+    let x = u128::from_le_bytes(*c);
+    std::arch::x86_64::_mm_set_epi64x((x >> 64) as i64, x as i64)
+}
+
 /// `classify_block` with AVX2 compares, 32 bytes per step (`classify_block_sse2`'s rules).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn classify_block_avx2(b: &[u8; 64]) -> Block {
     use std::arch::x86_64::{
         _mm256_add_epi8, _mm256_cmpeq_epi8, _mm256_cmpgt_epi8, _mm256_movemask_epi8,
-        _mm256_or_si256, _mm256_set_epi64x, _mm256_set1_epi8,
+        _mm256_or_si256, _mm256_set1_epi8,
     };
     let (chunks, _) = b.as_chunks::<32>();
     let (mut alnum, mut high, mut join) = (0u64, 0u64, 0u64);
     for (k, c) in chunks.iter().enumerate() {
-        let (lo, hi) = c.split_at(16);
-        let lo = u128::from_le_bytes(lo.try_into().unwrap_or_default());
-        let hi = u128::from_le_bytes(hi.try_into().unwrap_or_default());
-        let v = _mm256_set_epi64x((hi >> 64) as i64, hi as i64, (lo >> 64) as i64, lo as i64);
+        let v = lanes_avx2(c);
         let lower = _mm256_or_si256(v, _mm256_set1_epi8(0x20));
         let letter = _mm256_cmpgt_epi8(
             _mm256_set1_epi8((0x80u8 + 26) as i8),
@@ -553,13 +576,12 @@ fn classify_block_avx2(b: &[u8; 64]) -> Block {
 fn classify_block_sse2(b: &[u8; 64]) -> Block {
     use std::arch::x86_64::{
         _mm_add_epi8, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set_epi64x, _mm_set1_epi8,
+        _mm_set1_epi8,
     };
     let (chunks, _) = b.as_chunks::<16>();
     let (mut alnum, mut high, mut join) = (0u64, 0u64, 0u64);
     for (k, c) in chunks.iter().enumerate() {
-        let x = u128::from_le_bytes(*c);
-        let v = _mm_set_epi64x((x >> 64) as i64, x as i64);
+        let v = lanes_sse2(c);
         // Signed byte compares; `x + (0x80 - lo) < 0x80 + count` tests `x` in `lo..lo + count`
         // (non-ASCII bytes never land in the range).
         let lower = _mm_or_si128(v, _mm_set1_epi8(0x20));
@@ -1854,15 +1876,7 @@ fn memchr_stops(bytes: &[u8]) -> impl FnMut(usize) -> Option<usize> + '_ {
 #[cfg(target_arch = "x86_64")]
 #[inline]
 fn stop_bits(bytes: &[u8], base: usize) -> u64 {
-    match bytes.get(base..base + 64).map(<&[u8; 64]>::try_from) {
-        Some(Ok(b)) => stop_bits_of(b),
-        _ => {
-            let rest = bytes.get(base..).unwrap_or_default();
-            let mut buf = [0u8; 64];
-            buf[..rest.len()].copy_from_slice(rest);
-            stop_bits_of(&buf)
-        }
-    }
+    stop_bits_of(block_bytes(bytes, base, &mut [0; 64]))
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -1882,16 +1896,12 @@ fn stop_bits_of(b: &[u8; 64]) -> u64 {
 #[target_feature(enable = "avx2")]
 fn stop_bits_avx2(b: &[u8; 64]) -> u64 {
     use std::arch::x86_64::{
-        _mm256_cmpeq_epi8, _mm256_movemask_epi8, _mm256_or_si256, _mm256_set_epi64x,
-        _mm256_set1_epi8,
+        _mm256_cmpeq_epi8, _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi8,
     };
     let (chunks, _) = b.as_chunks::<32>();
     let mut bits = 0u64;
     for (k, c) in chunks.iter().enumerate() {
-        let (lo, hi) = c.split_at(16);
-        let lo = u128::from_le_bytes(lo.try_into().unwrap_or_default());
-        let hi = u128::from_le_bytes(hi.try_into().unwrap_or_default());
-        let v = _mm256_set_epi64x((hi >> 64) as i64, hi as i64, (lo >> 64) as i64, lo as i64);
+        let v = lanes_avx2(c);
         let eq = |c: u8| _mm256_cmpeq_epi8(v, _mm256_set1_epi8(c as i8));
         let stop = _mm256_or_si256(
             _mm256_or_si256(eq(b'\n'), eq(b'.')),
@@ -1906,13 +1916,11 @@ fn stop_bits_avx2(b: &[u8; 64]) -> u64 {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
 fn stop_bits_sse2(b: &[u8; 64]) -> u64 {
-    use std::arch::x86_64::_mm_set_epi64x;
     use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8};
     let (chunks, _) = b.as_chunks::<16>();
     let mut bits = 0u64;
     for (k, c) in chunks.iter().enumerate() {
-        let x = u128::from_le_bytes(*c);
-        let v = _mm_set_epi64x((x >> 64) as i64, x as i64);
+        let v = lanes_sse2(c);
         let eq = |c: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8));
         let stop = _mm_or_si128(
             _mm_or_si128(eq(b'\n'), eq(b'.')),
