@@ -124,11 +124,12 @@ pub struct Counts {
     pub uncited: usize,
 }
 
-/// The full report of one answer (see the module docs for the JSON shape).
+/// What the check found in an answer: status, grounding, citations,
+/// sentences and sources. The part of the report that an answer served by
+/// the engine shares field for field (`groundcite_engine::AskResult`
+/// flattens it next to [`Counts`]), so the two JSON shapes cannot drift.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CheckOutput {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
+pub struct Findings {
     pub status: Status,
     pub grounded: bool,
     pub cited: Vec<u64>,
@@ -137,9 +138,52 @@ pub struct CheckOutput {
     pub coverage: f64,
     pub sentences: Vec<SentenceOut>,
     pub sources: Vec<Source>,
+}
+
+impl Findings {
+    /// The findings of an answer that claims nothing (a refusal): no
+    /// sentence, nothing cited, fully covered, grounded.
+    pub fn nothing_claimed() -> Findings {
+        Findings {
+            status: Status::NoEvidence,
+            grounded: true,
+            cited: Vec::new(),
+            bad_ids: Vec::new(),
+            unmarked: Vec::new(),
+            coverage: 1.0,
+            sentences: Vec::new(),
+            sources: Vec::new(),
+        }
+    }
+}
+
+/// The full report of one answer (see the module docs for the JSON shape).
+///
+/// The [`Findings`] are flattened into the JSON object, and reachable as
+/// fields of the report (`output.status`) through `Deref`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckOutput {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(flatten)]
+    pub findings: Findings,
     pub refusal: Option<RefusalOut>,
     pub counts: Counts,
     pub malformed_markers: usize,
+}
+
+impl std::ops::Deref for CheckOutput {
+    type Target = Findings;
+
+    fn deref(&self) -> &Findings {
+        &self.findings
+    }
+}
+
+impl std::ops::DerefMut for CheckOutput {
+    fn deref_mut(&mut self) -> &mut Findings {
+        &mut self.findings
+    }
 }
 
 /// Checks one answer: structure, then support of every factual sentence
@@ -321,21 +365,23 @@ pub fn check_report(
         && counts.unsupported == 0;
     CheckOutput {
         id: None,
-        status: report.status,
-        grounded,
-        cited: report.cited.clone(),
-        bad_ids: report.bad_ids.clone(),
-        unmarked: report
-            .unmarked()
-            .map(|s| SpanText {
-                text: answer[s.start..s.end].to_string(),
-                start: s.start,
-                end: s.end,
-            })
-            .collect(),
-        coverage: report.coverage,
-        sentences,
-        sources,
+        findings: Findings {
+            status: report.status,
+            grounded,
+            cited: report.cited.clone(),
+            bad_ids: report.bad_ids.clone(),
+            unmarked: report
+                .unmarked()
+                .map(|s| SpanText {
+                    text: answer[s.start..s.end].to_string(),
+                    start: s.start,
+                    end: s.end,
+                })
+                .collect(),
+            coverage: report.coverage,
+            sentences,
+            sources,
+        },
         refusal: report.refusal.map(|r| RefusalOut {
             form: r.form,
             needed: r.needed(answer).map(str::to_string),

@@ -2,22 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::finalize::BadIdPolicy;
+pub use crate::finalize::{BadIdPolicy, UnsupportedPolicy};
 use crate::passage::AssemblyConfig;
 use crate::refusal::RefusalForm;
-
-/// What is served when a sentence is contradicted or unsupported.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum UnsupportedPolicy {
-    /// Serve the answer with the sentence marked (default).
-    #[default]
-    Flag,
-    /// Remove the sentence from the served text.
-    Drop,
-    /// Refuse the whole answer.
-    Refuse,
-}
 
 /// The configuration of the contract and its checks.
 #[derive(Debug, Clone, Serialize, Deserialize)]

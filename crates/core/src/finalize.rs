@@ -1,13 +1,18 @@
-//! The finalize policy: what is served when a check finds problems.
+//! The finalize policies: what is served when a check finds problems.
 //!
-//! Bad ids are a hard failure: the caller regenerates once with a
-//! corrective message, and if the second answer still cites ids never
-//! sent, refuses, or (by config) strips the unresolvable markers or drops
-//! the sentences carrying them. An unverifiable marker is never served as
-//! if it were checked.
+//! Bad ids are a hard failure ([`finalize`]): the caller regenerates once
+//! with a corrective message, and if the second answer still cites ids
+//! never sent, refuses, or (by config) strips the unresolvable markers or
+//! drops the sentences carrying them. An unverifiable marker is never
+//! served as if it were checked.
+//!
+//! Contradicted and unsupported sentences ([`finalize_support`], after the
+//! support check) are served flagged, dropped, or make the whole answer a
+//! refusal, by [`UnsupportedPolicy`].
 
 use serde::{Deserialize, Serialize};
 
+use crate::check::CheckOutput;
 use crate::prompt;
 use crate::validate::Report;
 
@@ -23,6 +28,19 @@ pub enum BadIdPolicy {
     Strip,
     /// Drop every sentence that carries an unresolvable id.
     Drop,
+}
+
+/// What is served when a sentence is contradicted or unsupported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnsupportedPolicy {
+    /// Serve the answer with the sentence marked (default).
+    #[default]
+    Flag,
+    /// Remove the sentence from the served text.
+    Drop,
+    /// Refuse the whole answer.
+    Refuse,
 }
 
 /// What the caller does next.
@@ -72,6 +90,43 @@ pub fn finalize(
                     repaired: true,
                 }
             }
+        }
+    }
+}
+
+/// Decides on an answer after its full check: with no contradicted or
+/// unsupported sentence, or under [`UnsupportedPolicy::Flag`], serve it as
+/// it is; under `Drop`, serve it without the flagged sentences (`repaired`:
+/// check the new text again), or refuse when no factual sentence would be
+/// left; under `Refuse`, refuse. Never [`Decision::Regenerate`].
+pub fn finalize_support(answer: &str, output: &CheckOutput, policy: UnsupportedPolicy) -> Decision {
+    let flagged = output.counts.contradicted + output.counts.unsupported;
+    if flagged == 0 || policy == UnsupportedPolicy::Flag {
+        return Decision::Serve {
+            text: answer.to_string(),
+            repaired: false,
+        };
+    }
+    if policy == UnsupportedPolicy::Refuse {
+        return Decision::Refuse;
+    }
+    let kept: Vec<&str> = output
+        .sentences
+        .iter()
+        .filter(|s| !s.verdict.is_flagged())
+        .map(|s| s.text.as_str())
+        .collect();
+    let text = kept.join(" ");
+    let factual_left = output
+        .sentences
+        .iter()
+        .any(|s| s.factual && !s.verdict.is_flagged());
+    if text.trim().is_empty() || !factual_left {
+        Decision::Refuse
+    } else {
+        Decision::Serve {
+            text,
+            repaired: true,
         }
     }
 }
@@ -156,5 +211,46 @@ mod tests {
         assert_eq!(drop_bad_sentences(a, &r), "Fine [2].");
         let stripped = strip_bad_markers(a, &r);
         assert!(Report::check(&stripped, 3).bad_ids.is_empty());
+    }
+
+    #[test]
+    fn flagged_sentences_are_kept_dropped_or_refused() {
+        let passages = [crate::Passage {
+            id: "p1".into(),
+            text: "Reimbursements settle within 30 days of approval.".into(),
+            source_url: String::new(),
+            section: String::new(),
+            score: None,
+        }];
+        let a = "Reimbursements settle within 30 days of approval [1]. Reimbursements settle within 14 days [1].";
+        let config = crate::CheckConfig::default();
+        let verifier = groundcite_support::LexicalVerifier::new(config.support.clone());
+        let output = crate::check(None, &passages, a, &config, &verifier);
+        assert_eq!(output.counts.contradicted, 1, "{output:#?}");
+        assert_eq!(
+            finalize_support(a, &output, UnsupportedPolicy::Flag),
+            Decision::Serve {
+                text: a.to_string(),
+                repaired: false
+            }
+        );
+        assert_eq!(
+            finalize_support(a, &output, UnsupportedPolicy::Drop),
+            Decision::Serve {
+                text: "Reimbursements settle within 30 days of approval [1].".into(),
+                repaired: true
+            }
+        );
+        assert_eq!(
+            finalize_support(a, &output, UnsupportedPolicy::Refuse),
+            Decision::Refuse
+        );
+        // Nothing factual left once the flagged sentence is dropped.
+        let only_flagged = "Reimbursements settle within 14 days [1].";
+        let output = crate::check(None, &passages, only_flagged, &config, &verifier);
+        assert_eq!(
+            finalize_support(only_flagged, &output, UnsupportedPolicy::Drop),
+            Decision::Refuse
+        );
     }
 }

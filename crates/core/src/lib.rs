@@ -14,7 +14,7 @@
 //! | validation | [`validate`] | cited ids, bad ids, unmarked sentences, coverage, status |
 //! | refusal | [`refusal`] | the exact sentence and the `NOT_IN_SOURCES:` sentinel |
 //! | resolution | [`resolve`] | markers → sources (label, url, quote), one per document |
-//! | policy | [`finalize`] | regenerate once, then refuse / strip / drop |
+//! | policy | [`finalize`] | bad ids: regenerate once, then refuse / strip / drop; flagged sentences: flag / drop / refuse |
 //!
 //! ```
 //! use groundcite_core::validate::{Report, Status};
@@ -45,7 +45,7 @@ pub mod sentence;
 pub mod stream;
 pub mod validate;
 
-pub use check::{CheckOutput, SentenceVerdict, check};
+pub use check::{CheckOutput, Findings, SentenceVerdict, check};
 pub use config::CheckConfig;
 pub use passage::{Context, Passage};
 pub use refusal::{REFUSAL_SENTENCE, RefusalForm, SENTINEL_PREFIX};

@@ -8,12 +8,14 @@
 //! generators (`groundcite-llm` and the embedded [`ExtractiveGenerator`]),
 //! and the configuration ([`Settings`]).
 
+pub mod checker;
 pub mod eval;
 pub mod extractive;
 pub mod pipeline;
 pub mod settings;
 mod text;
 
+pub use checker::{Checker, PromptOutput, PromptPassage};
 pub use extractive::{ExtractiveConfig, ExtractiveGenerator};
 pub use pipeline::{
     AskEvent, AskOptions, AskRefusal, AskResult, Attempt, Engine, RefusalReason, Retriever,

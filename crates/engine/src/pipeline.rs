@@ -5,19 +5,18 @@ use std::time::Instant;
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use groundcite_core::check::{self, CheckOutput, Counts, SentenceOut, SpanText};
-use groundcite_core::config::UnsupportedPolicy;
+use groundcite_core::check::{CheckOutput, Counts, Findings};
 use groundcite_core::finalize::{self, Decision};
 use groundcite_core::passage::{ApproxTokens, assemble};
-use groundcite_core::resolve::Source;
 use groundcite_core::stream::HoldBack;
-use groundcite_core::{Passage, Report, Status, gate, prompt, refusal};
+use groundcite_core::{Passage, Report, gate, prompt, refusal};
 use groundcite_index::Hit;
 use groundcite_llm::{ChatMessage, ChatRequest, Document, Generator, StreamEvent};
-use groundcite_support::{Claim, LexicalVerifier, Verdict, Verifier};
+use groundcite_support::{Claim, Verdict};
 use serde::Serialize;
 
 use crate::EngineError;
+use crate::checker::{Checker, PromptOutput};
 use crate::extractive::ExtractiveGenerator;
 use crate::settings::{GeneratorKind, Settings};
 
@@ -99,21 +98,20 @@ pub struct Timings {
     pub first_sentence_ms: Option<f64>,
 }
 
-/// The full result of `ask`: the check report's fields plus the question,
-/// the answer served, the passages sent, the refusal and timings.
+/// The full result of `ask`: the check report's findings (flattened: the
+/// same JSON fields as `CheckOutput`'s) plus the question, the answer
+/// served, the passages sent, the refusal and timings.
+///
+/// A refusal claims nothing: its findings are
+/// [`Findings::nothing_claimed`] (status `no_evidence`), and `refusal`
+/// says why.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AskResult {
     pub question: String,
     /// The text served (after the policy; the refusal rendered when refused).
     pub answer: String,
-    pub status: Status,
-    pub grounded: bool,
-    pub cited: Vec<u64>,
-    pub bad_ids: Vec<u64>,
-    pub unmarked: Vec<SpanText>,
-    pub coverage: f64,
-    pub sentences: Vec<SentenceOut>,
-    pub sources: Vec<Source>,
+    #[serde(flatten)]
+    pub findings: Findings,
     pub counts: Counts,
     pub passages: Vec<SentPassageInfo>,
     pub refusal: Option<AskRefusal>,
@@ -121,6 +119,20 @@ pub struct AskResult {
     pub attempts: Vec<Attempt>,
     pub generator: String,
     pub regenerated: bool,
+}
+
+impl std::ops::Deref for AskResult {
+    type Target = Findings;
+
+    fn deref(&self) -> &Findings {
+        &self.findings
+    }
+}
+
+impl std::ops::DerefMut for AskResult {
+    fn deref_mut(&mut self) -> &mut Findings {
+        &mut self.findings
+    }
 }
 
 /// Events of a streamed answer.
@@ -145,7 +157,7 @@ pub enum AskEvent {
 struct Inner {
     retriever: Arc<dyn Retriever>,
     generator: Arc<dyn Generator>,
-    verifier: Arc<dyn Verifier + Send + Sync>,
+    checker: Checker,
     settings: Settings,
 }
 
@@ -177,12 +189,12 @@ impl Engine {
         retriever: Arc<dyn Retriever>,
         generator: Arc<dyn Generator>,
     ) -> Engine {
-        let verifier = Arc::new(LexicalVerifier::new(settings.check.support.clone()));
+        let checker = Checker::new(settings.check.clone());
         Engine {
             inner: Arc::new(Inner {
                 retriever,
                 generator,
-                verifier,
+                checker,
                 settings,
             }),
         }
@@ -219,21 +231,20 @@ impl Engine {
         self.inner.retriever.search(query, k)
     }
 
+    /// The checks under this engine's configuration (no retrieval, no
+    /// generation).
+    pub fn checker(&self) -> &Checker {
+        &self.inner.checker
+    }
+
     /// The check of an answer over passages the caller retrieved.
     pub fn check(&self, question: Option<&str>, passages: &[Passage], answer: &str) -> CheckOutput {
-        check::check(
-            question,
-            passages,
-            answer,
-            &self.inner.settings.check,
-            self.inner.verifier.as_ref(),
-        )
+        self.inner.checker.check(question, passages, answer)
     }
 
     /// The rendered contract and context for passages the caller retrieved.
-    pub fn prompt(&self, question: &str, passages: &[Passage]) -> prompt::Prompt {
-        let context = assemble(passages, &self.inner.settings.check.assembly, &ApproxTokens);
-        prompt::render(question, &context, self.inner.settings.check.refusal_form)
+    pub fn prompt(&self, question: &str, passages: &[Passage]) -> PromptOutput {
+        self.inner.checker.prompt(question, passages)
     }
 
     fn prepare(
@@ -252,14 +263,8 @@ impl Engine {
         let scores: Vec<f32> = hits.iter().map(|h| h.score).collect();
         let topics = nearest_topics(&hits);
         if !gate::should_answer(&scores, s.gate_threshold) {
-            let refusal = AskRefusal {
-                reason: RefusalReason::Gate,
-                searched: question.trim().to_string(),
-                needed: None,
-                nearest_topics: topics,
-                handoff: s.handoff.clone(),
-            };
-            let mut result = self.refused(question, refusal, Vec::new(), Vec::new(), false);
+            let refusal = self.refusal(question, RefusalReason::Gate, None, topics);
+            let mut result = self.refused(question, refusal, Vec::new(), Vec::new());
             result.timings.retrieve_ms = retrieve_ms;
             result.timings.total_ms = ms(started);
             return Ok(Prepared::Refused(Box::new(result)));
@@ -463,7 +468,8 @@ impl Engine {
                     };
                     match self
                         .inner
-                        .verifier
+                        .checker
+                        .verifier()
                         .verify(Some(question), &texts, &[claim])
                         .first()
                         .map(|j| j.verdict)
@@ -579,115 +585,80 @@ impl Engine {
         topics: Vec<String>,
         attempts: Vec<Attempt>,
     ) -> AskResult {
-        let s = &self.inner.settings;
-        let regenerated = attempts.len() > 1;
-        let text = match outcome {
+        let policy = self.inner.settings.check.unsupported_policy;
+        let (text, output) = match outcome {
             Outcome::Refused { reason, needed } => {
-                let refusal = AskRefusal {
-                    reason,
-                    searched: question.trim().to_string(),
-                    needed,
-                    nearest_topics: topics,
-                    handoff: s.handoff.clone(),
-                };
-                return self.refused(question, refusal, infos, attempts, regenerated);
+                let refusal = self.refusal(question, reason, needed, topics);
+                return self.refused(question, refusal, infos, attempts);
             }
-            Outcome::Answer(text) => text,
-        };
-        let mut output = self.check(Some(question), &sent, &text);
-        let mut served = text;
-        let flagged = output.counts.contradicted + output.counts.unsupported;
-        if flagged > 0 {
-            match s.check.unsupported_policy {
-                UnsupportedPolicy::Flag => {}
-                UnsupportedPolicy::Drop => {
-                    let kept: Vec<&str> = output
-                        .sentences
-                        .iter()
-                        .filter(|x| !x.verdict.is_flagged())
-                        .map(|x| x.text.as_str())
-                        .collect();
-                    let dropped = kept.join(" ");
-                    if dropped.trim().is_empty()
-                        || output
-                            .sentences
-                            .iter()
-                            .filter(|x| x.factual && !x.verdict.is_flagged())
-                            .count()
-                            == 0
-                    {
-                        let refusal = AskRefusal {
-                            reason: RefusalReason::Validation,
-                            searched: question.trim().to_string(),
-                            needed: None,
-                            nearest_topics: topics,
-                            handoff: s.handoff.clone(),
-                        };
-                        return self.refused(question, refusal, infos, attempts, regenerated);
+            Outcome::Answer(text) => {
+                let output = self.check(Some(question), &sent, &text);
+                match finalize::finalize_support(&text, &output, policy) {
+                    Decision::Serve { repaired: false, .. } => (text, output),
+                    // The flagged sentences were dropped: check what is served.
+                    Decision::Serve { text, .. } => {
+                        let output = self.check(Some(question), &sent, &text);
+                        (text, output)
                     }
-                    served = dropped;
-                    output = self.check(Some(question), &sent, &served);
-                }
-                UnsupportedPolicy::Refuse => {
-                    let refusal = AskRefusal {
-                        reason: RefusalReason::Validation,
-                        searched: question.trim().to_string(),
-                        needed: None,
-                        nearest_topics: topics,
-                        handoff: s.handoff.clone(),
-                    };
-                    return self.refused(question, refusal, infos, attempts, regenerated);
+                    Decision::Refuse | Decision::Regenerate { .. } => {
+                        let refusal =
+                            self.refusal(question, RefusalReason::Validation, None, topics);
+                        return self.refused(question, refusal, infos, attempts);
+                    }
                 }
             }
-        }
+        };
         AskResult {
             question: question.to_string(),
-            answer: served,
-            status: output.status,
-            grounded: output.grounded,
-            cited: output.cited,
-            bad_ids: output.bad_ids,
-            unmarked: output.unmarked,
-            coverage: output.coverage,
-            sentences: output.sentences,
-            sources: output.sources,
+            answer: text,
+            findings: output.findings,
             counts: output.counts,
             passages: infos,
             refusal: None,
             timings: Timings::default(),
+            regenerated: attempts.len() > 1,
             attempts,
             generator: self.inner.generator.name().to_string(),
-            regenerated,
         }
     }
 
+    /// The one way a refusal is made: what was searched, what would be
+    /// needed, the nearest topics, and the configured hand-off.
+    fn refusal(
+        &self,
+        question: &str,
+        reason: RefusalReason,
+        needed: Option<String>,
+        nearest_topics: Vec<String>,
+    ) -> AskRefusal {
+        AskRefusal {
+            reason,
+            searched: question.trim().to_string(),
+            needed,
+            nearest_topics,
+            handoff: self.inner.settings.handoff.clone(),
+        }
+    }
+
+    /// The result of a refused question: the refusal rendered as the answer.
     fn refused(
         &self,
         question: &str,
         refusal: AskRefusal,
         infos: Vec<SentPassageInfo>,
         attempts: Vec<Attempt>,
-        regenerated: bool,
     ) -> AskResult {
-        let answer = render_refusal(&refusal);
         AskResult {
             question: question.to_string(),
-            answer,
-            status: Status::NoEvidence,
-            grounded: true,
-            cited: Vec::new(),
-            bad_ids: Vec::new(),
-            unmarked: Vec::new(),
-            coverage: 1.0,
-            sentences: Vec::new(),
-            sources: Vec::new(),
+            answer: render_refusal(&refusal),
+            findings: Findings::nothing_claimed(),
             counts: Counts::default(),
             passages: infos,
             refusal: Some(refusal),
             timings: Timings::default(),
+            regenerated: attempts.len() > 1,
             attempts,
             generator: self.inner.generator.name().to_string(),
-            regenerated,
         }
     }
 }

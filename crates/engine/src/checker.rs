@@ -1,0 +1,107 @@
+//! The checks without retrieval or generation: an answer the caller got
+//! elsewhere, over passages the caller retrieved.
+//!
+//! [`Checker`] is what `POST /v1/check` and `POST /v1/prompt` run (also on
+//! a server with no index or generator), and what [`crate::Engine`] checks
+//! its own answers with: one configuration, one verifier.
+
+use std::sync::Arc;
+
+use groundcite_core::check::{self, CheckOutput};
+use groundcite_core::passage::{ApproxTokens, assemble};
+use groundcite_core::{CheckConfig, Passage, prompt};
+use groundcite_support::{LexicalVerifier, Verifier};
+use serde::Serialize;
+
+/// The contract's checks and prompt under one [`CheckConfig`]. Cheap to
+/// clone.
+#[derive(Clone)]
+pub struct Checker {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: CheckConfig,
+    verifier: LexicalVerifier,
+}
+
+impl std::fmt::Debug for Checker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Checker")
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The rendered contract for passages the caller retrieved, and the
+/// passages as numbered after assembly (`[k]` is `passages[k-1]`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PromptOutput {
+    pub system: String,
+    pub user: String,
+    pub passages: Vec<PromptPassage>,
+}
+
+/// A passage of the assembled context.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PromptPassage {
+    pub n: usize,
+    pub id: String,
+    pub source_url: String,
+    pub section: String,
+    /// Cut to fit the token budget.
+    pub trimmed: bool,
+}
+
+impl Checker {
+    /// A checker with the lexical verifier configured by `config.support`.
+    pub fn new(config: CheckConfig) -> Checker {
+        let verifier = LexicalVerifier::new(config.support.clone());
+        Checker {
+            inner: Arc::new(Inner { config, verifier }),
+        }
+    }
+
+    pub fn config(&self) -> &CheckConfig {
+        &self.inner.config
+    }
+
+    pub fn verifier(&self) -> &(dyn Verifier + Send + Sync) {
+        &self.inner.verifier
+    }
+
+    /// The full check of `answer` over `passages` (the passages sent, in
+    /// order).
+    pub fn check(&self, question: Option<&str>, passages: &[Passage], answer: &str) -> CheckOutput {
+        check::check(
+            question,
+            passages,
+            answer,
+            &self.inner.config,
+            &self.inner.verifier,
+        )
+    }
+
+    /// The contract and the context for `question` over `passages`:
+    /// trimmed to the budget, then numbered.
+    pub fn prompt(&self, question: &str, passages: &[Passage]) -> PromptOutput {
+        let config = &self.inner.config;
+        let context = assemble(passages, &config.assembly, &ApproxTokens);
+        let rendered = prompt::render(question, &context, config.refusal_form);
+        PromptOutput {
+            system: rendered.system,
+            user: rendered.user,
+            passages: context
+                .passages
+                .iter()
+                .map(|p| PromptPassage {
+                    n: p.n,
+                    id: p.passage.id.clone(),
+                    source_url: p.passage.source_url.clone(),
+                    section: p.passage.section.clone(),
+                    trimmed: p.trimmed,
+                })
+                .collect(),
+        }
+    }
+}
