@@ -78,18 +78,14 @@ pub struct AuditArgs {
 pub fn run_audit(common: &CommonArgs, args: AuditArgs) -> Result<ExitCode> {
     let settings = settings(common, &GeneratorArgs::default())?;
     let path = args.db.clone().unwrap_or(settings.audit_path.clone());
-    let is_pg = audit::is_postgres_url(&path.to_string_lossy());
-    let shown = if is_pg {
-        groundcite_pg::redact_url(&path.to_string_lossy())
-    } else {
-        path.display().to_string()
-    };
-    if !is_pg && !path.exists() {
+    if !audit::is_postgres_url(&path.to_string_lossy()) && !path.exists() {
         anyhow::bail!(
             "no audit log at {} (it is written by `groundcite serve`)",
             path.display()
         );
     }
+    let store = audit::open_reader(&path)?;
+    let store = store.as_ref();
     let filter = IncidentFilter {
         unverified: args.unverified,
         unsupported: args.unsupported,
@@ -101,16 +97,16 @@ pub fn run_audit(common: &CommonArgs, args: AuditArgs) -> Result<ExitCode> {
             .with_context(|| format!("cannot write {}", out.display()))?;
         let writer = std::io::BufWriter::new(file);
         let n = if args.unverified || args.unsupported {
-            audit::export_incidents_jsonl(&path, &filter, writer)?
+            audit::export_incidents_jsonl(store, &filter, writer)?
         } else {
-            audit::export_jsonl(&path, writer)?
+            audit::export_jsonl(store, writer)?
         };
         eprintln!("groundcite: wrote {n} records to {}", out.display());
         return Ok(ExitCode::SUCCESS);
     }
     // The incident log: unverified and unsupported answers (both when no
     // filter is given).
-    let records = audit::list_incidents(&path, &filter)?;
+    let records = audit::incidents(store, &filter)?;
     let mut out = std::io::stdout().lock();
     for r in &records {
         let mut why = Vec::new();
@@ -134,6 +130,6 @@ pub fn run_audit(common: &CommonArgs, args: AuditArgs) -> Result<ExitCode> {
             r.question.as_deref().unwrap_or("")
         )?;
     }
-    writeln!(out, "{} incident(s) in {shown}", records.len())?;
+    writeln!(out, "{} incident(s) in {}", records.len(), store.location())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -57,6 +57,17 @@ pub enum RefusalReason {
     Validation,
 }
 
+impl RefusalReason {
+    /// The JSON name: `gate`, `sentinel`, `validation`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefusalReason::Gate => "gate",
+            RefusalReason::Sentinel => "sentinel",
+            RefusalReason::Validation => "validation",
+        }
+    }
+}
+
 /// A refusal that helps: what was searched, what would be needed, the
 /// nearest topics the corpus does cover, and whom to ask.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -66,6 +77,25 @@ pub struct AskRefusal {
     pub needed: Option<String>,
     pub nearest_topics: Vec<String>,
     pub handoff: String,
+}
+
+impl AskRefusal {
+    /// The refusal of `question` (searched as typed, trimmed).
+    pub fn new(
+        reason: RefusalReason,
+        question: &str,
+        needed: Option<String>,
+        nearest_topics: Vec<String>,
+        handoff: impl Into<String>,
+    ) -> AskRefusal {
+        AskRefusal {
+            reason,
+            searched: question.trim().to_string(),
+            needed,
+            nearest_topics,
+            handoff: handoff.into(),
+        }
+    }
 }
 
 /// A passage as sent: its number and where it came from.
@@ -622,8 +652,7 @@ impl Engine {
         }
     }
 
-    /// The one way a refusal is made: what was searched, what would be
-    /// needed, the nearest topics, and the configured hand-off.
+    /// A refusal with the configured hand-off.
     fn refusal(
         &self,
         question: &str,
@@ -631,13 +660,8 @@ impl Engine {
         needed: Option<String>,
         nearest_topics: Vec<String>,
     ) -> AskRefusal {
-        AskRefusal {
-            reason,
-            searched: question.trim().to_string(),
-            needed,
-            nearest_topics,
-            handoff: self.inner.settings.handoff.clone(),
-        }
+        let handoff = &self.inner.settings.handoff;
+        AskRefusal::new(reason, question, needed, nearest_topics, handoff)
     }
 
     /// The result of a refused question: the refusal rendered as the answer.

@@ -1,10 +1,10 @@
 //! [`PgAuditStore`]: the audit log in PostgreSQL (migration `0003_audit`).
 //!
-//! The storage half of the service's audit log when its location is a
-//! `postgres://` URL. The queue, the writer thread and the record type live
-//! in `groundcite-server` (`audit` module), which hands this store batches
-//! of [`AuditRow`]s; this crate knows the table, the pool and the retries,
-//! and nothing of HTTP.
+//! The [`AuditStore`] of `groundcite-audit` when the audit location is a
+//! `postgres://` URL (the record, the trait, the SQLite store and the
+//! contract suite live there; the queue and the writer thread in
+//! `groundcite-server`). This crate knows the table, the pool and the
+//! retries, and nothing of HTTP.
 //!
 //! **No duplicates, ever.** `request_id` is unique and a batch is one
 //! `INSERT … SELECT FROM unnest(…) ON CONFLICT (request_id) DO NOTHING`
@@ -12,8 +12,12 @@
 //! connection dropped while committing) is simply sent again: rows that made
 //! it are skipped, the others are inserted. Transient failures (connection
 //! refused or lost, server shutting down, serialization failure) are retried
-//! up to [`PgOptions::read_attempts`] times, 50 ms then 200 ms apart.
+//! up to [`PgOptions::read_attempts`] times, 50 ms then 200 ms apart. A
+//! batch the database refuses (not the connection: a record that is not
+//! valid JSON, say) is written again record by record, so that one bad
+//! record does not take its batch with it.
 
+use groundcite_audit::{AuditError, AuditQuery, AuditRecord, AuditStore, JsonText};
 use tokio_postgres::Row;
 
 use crate::client::Client;
@@ -22,62 +26,6 @@ use crate::{Error, PgOptions};
 
 /// The first schema version with the `audit` table.
 pub const AUDIT_SCHEMA_VERSION: i32 = 3;
-
-/// One audit record in its column form (the JSON columns as JSON text), the
-/// same columns as the SQLite audit log.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct AuditRow {
-    /// Unique: a second row with the same id is skipped.
-    pub request_id: String,
-    /// RFC 3339.
-    pub ts: String,
-    pub kind: String,
-    pub question: Option<String>,
-    pub status: String,
-    pub grounded: bool,
-    pub refusal: Option<String>,
-    pub regenerated: bool,
-    pub contradicted: i32,
-    pub unsupported: i32,
-    pub uncited: i32,
-    /// JSON array of integers.
-    pub bad_ids: String,
-    /// JSON array of strings.
-    pub passage_ids: String,
-    /// JSON array.
-    pub attempts: String,
-    /// JSON object.
-    pub timings: String,
-    /// JSON: the answer object or report, exactly as served (kept verbatim).
-    pub report: String,
-}
-
-/// A row as read back: its insertion-order id and columns (`ts` as
-/// `YYYY-MM-DDTHH:MM:SS.mmmZ`, JSON columns as JSON text).
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredAuditRow {
-    pub id: i64,
-    pub row: AuditRow,
-}
-
-/// Which rows to read.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AuditQuery {
-    /// Only incidents: with `unverified` and/or `unsupported` (neither: both
-    /// kinds).
-    pub incidents: bool,
-    /// Markers that did not all resolve.
-    pub unverified: bool,
-    /// A contradicted or unsupported sentence.
-    pub unsupported: bool,
-    /// Only `ask` or `check` records.
-    pub kind: Option<String>,
-    /// Only rows with an id above this (keyset paging, oldest first).
-    pub after_id: Option<i64>,
-    /// Newest first (else oldest first).
-    pub newest_first: bool,
-    pub limit: Option<usize>,
-}
 
 const UNVERIFIED_SQL: &str =
     "(status = 'unverified' OR bad_ids <> '[]'::jsonb OR refusal = 'validation')";
@@ -138,35 +86,33 @@ impl PgAuditStore {
         &self.client.target.redacted
     }
 
-    /// Inserts a batch in one statement (one transaction), skipping rows
-    /// whose `request_id` is already stored; retried on transient errors.
-    /// Returns how many rows were new.
-    pub fn insert(&self, rows: &[AuditRow]) -> Result<u64, Error> {
-        if rows.is_empty() {
+    /// Inserts a batch in one statement (one transaction), skipping
+    /// records whose `request_id` is already stored; retried on transient
+    /// errors. Returns how many records were new.
+    pub fn insert(&self, records: &[AuditRecord]) -> Result<u64, Error> {
+        if records.is_empty() {
             return Ok(0);
         }
-        macro_rules! col {
-            ($f:ident) => {
-                rows.iter().map(|r| r.$f.clone()).collect::<Vec<_>>()
-            };
+        fn col<T>(records: &[AuditRecord], f: impl Fn(&AuditRecord) -> T) -> Vec<T> {
+            records.iter().map(f).collect()
         }
-        let (request_id, ts, kind, question, status) = (
-            col!(request_id),
-            col!(ts),
-            col!(kind),
-            col!(question),
-            col!(status),
-        );
-        let (grounded, refusal, regenerated) = (col!(grounded), col!(refusal), col!(regenerated));
-        let (contradicted, unsupported, uncited) =
-            (col!(contradicted), col!(unsupported), col!(uncited));
-        let (bad_ids, passage_ids, attempts, timings, report) = (
-            col!(bad_ids),
-            col!(passage_ids),
-            col!(attempts),
-            col!(timings),
-            col!(report),
-        );
+        let text = |j: &JsonText| j.as_str().to_string();
+        let request_id = col(records, |r| r.request_id.clone());
+        let ts = col(records, |r| r.ts.clone());
+        let kind = col(records, |r| r.kind.clone());
+        let question = col(records, |r| r.question.clone());
+        let status = col(records, |r| r.status.clone());
+        let grounded = col(records, |r| r.grounded);
+        let refusal = col(records, |r| r.refusal.clone());
+        let regenerated = col(records, |r| r.regenerated);
+        let contradicted = col(records, |r| r.contradicted as i32);
+        let unsupported = col(records, |r| r.unsupported as i32);
+        let uncited = col(records, |r| r.uncited as i32);
+        let bad_ids = col(records, |r| json_list(&r.bad_ids));
+        let passage_ids = col(records, |r| json_list(&r.passage_ids));
+        let attempts = col(records, |r| text(&r.attempts));
+        let timings = col(records, |r| text(&r.timings));
+        let report = col(records, |r| text(&r.report));
         self.client.retry(is_transient, || async {
             let client = self.client.conn().await?;
             let stmt = client.prepare_cached(INSERT_SQL).await?;
@@ -197,8 +143,8 @@ impl PgAuditStore {
         })
     }
 
-    /// The rows matching `q`.
-    pub fn list(&self, q: &AuditQuery) -> Result<Vec<StoredAuditRow>, Error> {
+    /// The records matching `q`.
+    pub fn list(&self, q: &AuditQuery) -> Result<Vec<AuditRecord>, Error> {
         let mut clauses = Vec::new();
         if q.incidents {
             clauses.push(match (q.unverified, q.unsupported) {
@@ -227,7 +173,7 @@ impl PgAuditStore {
                 Some(k) => client.query(&sql, &[k]).await?,
                 None => client.query(&sql, &[]).await?,
             };
-            Ok(rows.iter().map(from_row).collect())
+            rows.iter().map(from_row).collect::<Result<Vec<_>, Error>>()
         })
     }
 
@@ -249,26 +195,76 @@ fn is_transient(e: &Error) -> bool {
     )
 }
 
-fn from_row(row: &Row) -> StoredAuditRow {
-    StoredAuditRow {
-        id: row.get(0),
-        row: AuditRow {
-            request_id: row.get(1),
-            ts: row.get(2),
-            kind: row.get(3),
-            question: row.get(4),
-            status: row.get(5),
-            grounded: row.get(6),
-            refusal: row.get(7),
-            regenerated: row.get(8),
-            contradicted: row.get(9),
-            unsupported: row.get(10),
-            uncited: row.get(11),
-            bad_ids: row.get(12),
-            passage_ids: row.get(13),
-            attempts: row.get(14),
-            timings: row.get(15),
-            report: row.get(16),
-        },
+impl AuditStore for PgAuditStore {
+    fn location(&self) -> String {
+        self.target().to_string()
     }
+
+    fn write(&mut self, batch: &[AuditRecord]) -> Result<u64, AuditError> {
+        match self.insert(batch) {
+            Ok(inserted) => {
+                if inserted < batch.len() as u64 {
+                    tracing::debug!(
+                        skipped = batch.len() as u64 - inserted,
+                        "audit records already stored (a retried batch): skipped"
+                    );
+                }
+                Ok(0)
+            }
+            // The database refused the statement (not the connection): one
+            // bad record must not take the batch with it.
+            Err(Error::Db(message)) if batch.len() > 1 => {
+                tracing::warn!(error = %message, records = batch.len(), "audit batch refused: writing its records one by one");
+                let mut rejected = 0;
+                for record in batch {
+                    if let Err(err) = self.insert(std::slice::from_ref(record)) {
+                        tracing::error!(request_id = %record.request_id, error = %err, "audit record refused");
+                        rejected += 1;
+                    }
+                }
+                Ok(rejected)
+            }
+            Err(err) => Err(err.into()),
+        }
+    }
+
+    fn list(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, AuditError> {
+        Ok(PgAuditStore::list(self, query)?)
+    }
+
+    fn count(&self) -> Result<u64, AuditError> {
+        Ok(PgAuditStore::count(self)?)
+    }
+}
+
+fn json_list<T: serde::Serialize>(items: &[T]) -> String {
+    serde_json::to_string(items).unwrap_or_else(|_| "[]".into())
+}
+
+fn from_row(row: &Row) -> Result<AuditRecord, Error> {
+    let id: i64 = row.get(0);
+    let list = |i: usize| {
+        let text: String = row.get(i);
+        text
+    };
+    let bad = |e: serde_json::Error| Error::Db(format!("audit record {id}: {e}"));
+    Ok(AuditRecord {
+        id,
+        request_id: row.get(1),
+        ts: row.get(2),
+        kind: row.get(3),
+        question: row.get(4),
+        status: row.get(5),
+        grounded: row.get(6),
+        refusal: row.get(7),
+        regenerated: row.get(8),
+        contradicted: row.get::<_, i32>(9).max(0) as u32,
+        unsupported: row.get::<_, i32>(10).max(0) as u32,
+        uncited: row.get::<_, i32>(11).max(0) as u32,
+        bad_ids: serde_json::from_str(&list(12)).map_err(bad)?,
+        passage_ids: serde_json::from_str(&list(13)).map_err(bad)?,
+        attempts: JsonText::new(list(14)),
+        timings: JsonText::new(list(15)),
+        report: JsonText::new(list(16)),
+    })
 }

@@ -31,7 +31,8 @@
 //! - `term_df` and `corpus_stats`: per-lexeme document frequencies and the
 //!   chunk count, kept exact by statement-level triggers on `chunks`;
 //! - `audit`: the service's audit log when its location is a `postgres://`
-//!   URL ([`PgAuditStore`]; unique `request_id`, idempotent batch inserts);
+//!   URL ([`PgAuditStore`], an `AuditStore` of `groundcite-audit`; unique
+//!   `request_id`, idempotent batch inserts);
 //! - `schema_migrations`: applied migrations (version, name, checksum, time).
 //!
 //! All of it lives in one schema ([`PgOptions::schema`], default
@@ -82,7 +83,7 @@ mod config;
 mod index;
 pub mod migrate;
 
-pub use audit::{AuditQuery, AuditRow, PgAuditStore, StoredAuditRow};
+pub use audit::PgAuditStore;
 pub use config::{PgOptions, is_postgres_url, redact_url};
 pub use groundcite_index::ChunkIndex;
 pub use index::PgIndex;
@@ -151,6 +152,12 @@ impl From<tokio_postgres::Error> for Error {
         } else {
             Error::Db(db_message(&e))
         }
+    }
+}
+
+impl From<Error> for groundcite_audit::AuditError {
+    fn from(e: Error) -> Self {
+        groundcite_audit::AuditError::Backend(Box::new(e))
     }
 }
 

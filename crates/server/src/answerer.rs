@@ -1,15 +1,13 @@
 //! The seam between the service and the pipeline.
 //!
-//! The service never depends on the engine's types: an [`Answerer`] hands
-//! back the answer object as JSON (the engine's `AskResult` serialized), and
-//! the service reads the documented fields it needs for metrics and the
-//! audit log (`status`, `refusal.reason`, `attempts[].bad_ids`,
-//! `regenerated`, `sentences[].verdict`, `coverage`, `timings.*_ms`,
-//! `passages[].id`, `attempts[].raw`). Plugging in the engine is one `impl`
-//! that serializes its result and maps its error to [`AnswerError`].
+//! An [`Answerer`] hands back the engine's own types ([`AskResult`]); the
+//! service serializes them as they are, and metrics and the audit log read
+//! their typed fields. The engine implements it (`crate::engine`); test
+//! doubles ([`crate::fake::StaticAnswerer`]) build the same types.
 
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
+use groundcite_engine::AskResult;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ApiError, ErrorCode};
@@ -101,16 +99,42 @@ impl std::fmt::Display for AnswerError {
 
 impl std::error::Error for AnswerError {}
 
+/// A streamed sentence whose markers validated (the data of an SSE
+/// `sentence` event).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SentenceEvent {
+    pub index: usize,
+    pub text: String,
+    /// Byte span into the answer.
+    pub start: usize,
+    pub end: usize,
+    pub citations: Vec<u64>,
+    /// `supported`, `contradicted`, `unsupported`, `uncited` (or
+    /// `unchecked` with support checking off).
+    pub verdict: String,
+}
+
 /// One event of a streamed answer.
 #[derive(Debug, Clone)]
 pub enum AnswerEvent {
-    /// A sentence whose markers validated:
-    /// `{index, text, start, end, citations, verdict}`.
-    Sentence(serde_json::Value),
-    /// The full answer object (as [`Answerer::ask`] returns it). Last event.
-    Final(serde_json::Value),
+    /// A sentence whose markers validated.
+    Sentence(SentenceEvent),
+    /// The full answer (as [`Answerer::ask`] returns it). Last event.
+    Final(Box<AskResult>),
     /// A failure. Last event.
     Error(AnswerError),
+}
+
+/// A search hit (`GET /v1/search`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchHit {
+    pub id: String,
+    pub title: String,
+    pub section: String,
+    pub source_url: String,
+    pub text: String,
+    /// Normalised to `0..=1`.
+    pub score: f32,
 }
 
 /// Is the answerer able to answer?
@@ -134,23 +158,23 @@ impl Readiness {
 /// Answers questions: retrieval, generation and the checks. The engine
 /// implements it; tests and demos use [`crate::fake::StaticAnswerer`].
 pub trait Answerer: Send + Sync + 'static {
-    /// Answers one question. The value is the answer object (`AskResult`).
+    /// Answers one question.
     fn ask<'a>(
         &'a self,
         question: &'a str,
         params: AskParams,
-    ) -> BoxFuture<'a, Result<serde_json::Value, AnswerError>>;
+    ) -> BoxFuture<'a, Result<AskResult, AnswerError>>;
 
     /// Answers one question sentence by sentence: zero or more
     /// [`AnswerEvent::Sentence`], then one `Final` or `Error`.
     fn ask_stream(&self, question: &str, params: AskParams) -> BoxStream<'static, AnswerEvent>;
 
-    /// Searches the index: hits as `{id, title, section, source_url, text, score}`.
+    /// Searches the index.
     fn search<'a>(
         &'a self,
         query: &'a str,
         k: usize,
-    ) -> BoxFuture<'a, Result<Vec<serde_json::Value>, AnswerError>>;
+    ) -> BoxFuture<'a, Result<Vec<SearchHit>, AnswerError>>;
 
     /// Index open, generator configured.
     fn readiness(&self) -> Readiness;

@@ -2,29 +2,33 @@
 //! request path.
 //!
 //! Each answer (and, unless turned off, each `POST /v1/check` report)
-//! becomes one row: the question, the ids of the passages sent, the raw
-//! model output of every attempt, the full report, the status, the timings,
-//! the request id and a timestamp.
+//! becomes one [`AuditRecord`] (crate `groundcite-audit`: the record, the
+//! [`AuditStore`] trait, the SQLite store, the readers and the contract
+//! suite): the question, the ids of the passages sent, the raw model
+//! output of every attempt, the full report, the status, the timings, the
+//! request id and a timestamp. This module builds the records from the
+//! typed answers ([`answer_record`], [`check_record`]) and owns the queue
+//! and the writer thread.
 //!
 //! **Architecture invariant**: auditing never blocks or fails an answer.
-//! Handlers hand an [`AuditEntry`] to a bounded queue with `try_send`; one
-//! writer thread drains it in batches (one transaction per batch). A full
-//! queue, a database that cannot be opened, or a failed write is logged
-//! (tracing) and counted (`groundcite_audit_write_failures_total{reason}`),
-//! and the answer is served regardless. The writer retries opening the
-//! database at most every [`REOPEN_INTERVAL`].
+//! Handlers hand a record to a bounded queue with `try_send`; one writer
+//! thread drains it in batches (one transaction per batch). A full queue,
+//! a database that cannot be opened, or a failed write is logged (tracing)
+//! and counted (`groundcite_audit_write_failures_total{reason}`), and the
+//! answer is served regardless. The writer retries opening the database
+//! at most every [`REOPEN_INTERVAL`].
 //!
-//! ## Sinks
+//! ## Stores
 //!
-//! The configured location selects the sink, as for the index: a
+//! The configured location selects the store, as for the index: a
 //! `postgres://` (or `postgresql://`) URL writes to the `audit` table of
-//! PostgreSQL (migration `0003_audit` of `groundcite-pg`, schema
-//! `groundcite`: run `groundcite db migrate` first), anything else is a
-//! SQLite file. The writer thread, the queue, the batching and the failure
-//! accounting are the same for both (the private `Sink` enum); only "open" and "write a
-//! batch" differ. The PostgreSQL table has a unique `request_id` and batches
-//! are inserted with `ON CONFLICT (request_id) DO NOTHING`, retried on
-//! transient errors, so a retried batch never duplicates a record.
+//! PostgreSQL (`groundcite_pg::PgAuditStore`; migration `0003_audit`,
+//! schema `groundcite`: run `groundcite db migrate` first), anything else
+//! is a SQLite file (`groundcite_audit::SqliteAuditStore`). The writer
+//! thread, the queue, the batching and the failure accounting are the same
+//! for both: they see only the trait. PostgreSQL has a unique `request_id`
+//! and skips a record already stored, so a retried batch never duplicates
+//! a record.
 //!
 //! ## Durability and the commit wait
 //!
@@ -41,50 +45,26 @@
 //! logged). A database that is slow or down delays answers by at most the
 //! wait, then they are served regardless: auditing never fails an answer.
 //!
-//! The read side ([`list_incidents`], [`export_jsonl`]) is what
-//! `groundcite audit [--unverified] [--unsupported] [--export FILE.jsonl]`
-//! calls.
-//!
-//! ## Schema
-//!
-//! PostgreSQL: `crates/pg/migrations/0003_audit.sql` (the same columns;
-//! `bigint` identity `id`, unique `request_id`, `timestamptz`, `boolean`,
-//! `jsonb` id lists, `json` documents kept verbatim). SQLite
-//! (`PRAGMA user_version = 1`):
-//!
-//! ```sql
-//! CREATE TABLE audit (
-//!   id INTEGER PRIMARY KEY,      -- insertion order
-//!   request_id TEXT NOT NULL,    -- the x-request-id of the HTTP request
-//!   ts TEXT NOT NULL,            -- RFC 3339, UTC, milliseconds
-//!   kind TEXT NOT NULL,          -- ask | check
-//!   question TEXT,
-//!   status TEXT NOT NULL,        -- ok | unverified | no_evidence
-//!   grounded INTEGER NOT NULL,
-//!   refusal TEXT,                -- refusal cause (gate | sentinel | validation), or the refusal form for checks
-//!   regenerated INTEGER NOT NULL,
-//!   contradicted INTEGER NOT NULL, unsupported INTEGER NOT NULL, uncited INTEGER NOT NULL,
-//!   bad_ids TEXT NOT NULL,       -- JSON: ids never sent, cited by any attempt
-//!   passage_ids TEXT NOT NULL,   -- JSON: ids of the passages sent, in order ([k] is k-1)
-//!   attempts TEXT NOT NULL,      -- JSON: [{raw, bad_ids, error}] per generation attempt
-//!   timings TEXT NOT NULL,       -- JSON: {retrieve_ms, generate_ms, check_ms, total_ms}
-//!   report TEXT NOT NULL         -- JSON: the full answer object (ask) or check report (check)
-//! );
-//! ```
+//! The read side is [`open_reader`] and the readers of `groundcite-audit`
+//! (re-exported here), which `groundcite audit [--unverified]
+//! [--unsupported] [--export FILE.jsonl]` calls.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use rusqlite::{Connection, OpenFlags, params};
+use groundcite_core::{CheckOutput, Passage, RefusalForm};
+use groundcite_engine::{AskResult, Attempt};
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::Metrics;
 
+pub use groundcite_audit::{
+    AuditError, AuditQuery, AuditRecord, AuditStore, IncidentFilter, JsonText, Result,
+    SqliteAuditStore, export_incidents_jsonl, export_jsonl, incidents, list_all,
+};
 pub use groundcite_pg::is_postgres_url;
 
 /// Where the audit database lives unless configured.
@@ -167,145 +147,81 @@ impl AuditConfig {
     }
 }
 
-/// Errors of the read side.
-#[derive(Debug, thiserror::Error)]
-pub enum AuditError {
-    #[error("audit database {path}: {source}")]
-    Open {
-        path: PathBuf,
-        source: rusqlite::Error,
-    },
-    #[error("audit database: {0}")]
-    Sqlite(#[from] rusqlite::Error),
-    #[error("audit record {id}: {source}")]
-    Json { id: i64, source: serde_json::Error },
-    #[error("writing the export: {0}")]
-    Io(#[from] std::io::Error),
-    #[error("audit database: {0}")]
-    Postgres(#[from] groundcite_pg::Error),
+/// The record of an answer, from the answer and its serialized bytes (the
+/// response body, shared).
+pub fn answer_record(request_id: &str, answer: &AskResult, report: JsonText) -> AuditRecord {
+    let mut bad_ids: Vec<u64> = answer
+        .attempts
+        .iter()
+        .flat_map(|a| &a.bad_ids)
+        .chain(&answer.bad_ids)
+        .copied()
+        .collect();
+    bad_ids.sort_unstable();
+    bad_ids.dedup();
+    AuditRecord {
+        id: 0,
+        request_id: request_id.to_string(),
+        ts: crate::util::now_rfc3339(),
+        kind: "ask".into(),
+        question: Some(answer.question.clone()),
+        status: answer.status.as_str().to_string(),
+        grounded: answer.grounded,
+        refusal: answer.refusal.as_ref().map(|r| r.reason.as_str().to_string()),
+        regenerated: answer.regenerated,
+        contradicted: answer.counts.contradicted as u32,
+        unsupported: answer.counts.unsupported as u32,
+        uncited: answer.counts.uncited as u32,
+        bad_ids,
+        passage_ids: answer.passages.iter().map(|p| p.id.clone()).collect(),
+        attempts: json_text(&answer.attempts),
+        timings: json_text(&answer.timings),
+        report,
+    }
 }
 
-pub type Result<T, E = AuditError> = std::result::Result<T, E>;
-
-/// One record to write. Built by the handlers from the answer object or the
-/// check report; the JSON columns are serialized on the request path once
-/// (the report shares the response body's bytes).
-#[derive(Debug, Clone)]
-pub struct AuditEntry {
-    pub request_id: String,
-    pub ts: String,
-    pub kind: &'static str,
-    pub question: Option<String>,
-    pub status: String,
-    pub grounded: bool,
-    pub refusal: Option<String>,
-    pub regenerated: bool,
-    pub contradicted: u32,
-    pub unsupported: u32,
-    pub uncited: u32,
-    pub bad_ids: Vec<u64>,
-    pub passage_ids: Vec<String>,
-    /// JSON array.
-    pub attempts: String,
-    /// JSON object.
-    pub timings: String,
-    /// JSON: the answer object or report, exactly as served.
-    pub report: Bytes,
+/// The record of a `POST /v1/check`: the checked answer is the one attempt.
+pub fn check_record(
+    request_id: &str,
+    question: Option<&str>,
+    passages: &[Passage],
+    answer: &str,
+    report: &CheckOutput,
+    report_json: JsonText,
+    check_ms: f64,
+) -> AuditRecord {
+    let attempt = Attempt {
+        raw: answer.to_string(),
+        bad_ids: report.bad_ids.clone(),
+        error: None,
+    };
+    AuditRecord {
+        id: 0,
+        request_id: request_id.to_string(),
+        ts: crate::util::now_rfc3339(),
+        kind: "check".into(),
+        question: question.map(str::to_string),
+        status: report.status.as_str().to_string(),
+        grounded: report.grounded,
+        refusal: report.refusal.as_ref().map(|r| match r.form {
+            RefusalForm::Sentence => "sentence".to_string(),
+            RefusalForm::Sentinel => "sentinel".to_string(),
+        }),
+        regenerated: false,
+        contradicted: report.counts.contradicted as u32,
+        unsupported: report.counts.unsupported as u32,
+        uncited: report.counts.uncited as u32,
+        bad_ids: report.bad_ids.clone(),
+        passage_ids: passages.iter().map(|p| p.id.clone()).collect(),
+        attempts: json_text(&[attempt]),
+        timings: json_text(&serde_json::json!({"check_ms": check_ms})),
+        report: report_json,
+    }
 }
 
-impl AuditEntry {
-    /// From an answer object (`AskResult` JSON) and its serialized bytes.
-    pub fn from_answer(request_id: &str, answer: &serde_json::Value, report: Bytes) -> AuditEntry {
-        let str_of = |p: &str| {
-            answer
-                .pointer(p)
-                .and_then(|v| v.as_str())
-                .map(str::to_string)
-        };
-        let count = |k: &str| {
-            answer
-                .pointer(&format!("/counts/{k}"))
-                .and_then(|v| v.as_u64())
-                .unwrap_or(0) as u32
-        };
-        let attempts = answer
-            .get("attempts")
-            .cloned()
-            .unwrap_or(serde_json::Value::Array(Vec::new()));
-        let mut bad_ids: Vec<u64> = attempts
-            .as_array()
-            .into_iter()
-            .flatten()
-            .chain(std::iter::once(answer))
-            .filter_map(|a| a.get("bad_ids").and_then(|b| b.as_array()))
-            .flatten()
-            .filter_map(|id| id.as_u64())
-            .collect();
-        bad_ids.sort_unstable();
-        bad_ids.dedup();
-        AuditEntry {
-            request_id: request_id.to_string(),
-            ts: crate::util::now_rfc3339(),
-            kind: "ask",
-            question: str_of("/question"),
-            status: str_of("/status").unwrap_or_else(|| "ok".into()),
-            grounded: answer.get("grounded").and_then(|g| g.as_bool()) == Some(true),
-            refusal: str_of("/refusal/reason"),
-            regenerated: answer.get("regenerated").and_then(|g| g.as_bool()) == Some(true),
-            contradicted: count("contradicted"),
-            unsupported: count("unsupported"),
-            uncited: count("uncited"),
-            bad_ids,
-            passage_ids: answer
-                .get("passages")
-                .and_then(|p| p.as_array())
-                .into_iter()
-                .flatten()
-                .filter_map(|p| p.get("id").and_then(|i| i.as_str()).map(str::to_string))
-                .collect(),
-            attempts: attempts.to_string(),
-            timings: answer
-                .get("timings")
-                .map_or_else(|| "{}".to_string(), |t| t.to_string()),
-            report,
-        }
-    }
-
-    /// From a `POST /v1/check` request and its report. The checked answer
-    /// is the one attempt.
-    pub fn from_check(
-        request_id: &str,
-        question: Option<&str>,
-        passages: &[groundcite_core::Passage],
-        answer: &str,
-        report: &groundcite_core::CheckOutput,
-        report_bytes: Bytes,
-        check_ms: f64,
-    ) -> AuditEntry {
-        AuditEntry {
-            request_id: request_id.to_string(),
-            ts: crate::util::now_rfc3339(),
-            kind: "check",
-            question: question.map(str::to_string),
-            status: report.status.as_str().to_string(),
-            grounded: report.grounded,
-            refusal: report.refusal.as_ref().map(|r| match r.form {
-                groundcite_core::RefusalForm::Sentence => "sentence".to_string(),
-                groundcite_core::RefusalForm::Sentinel => "sentinel".to_string(),
-            }),
-            regenerated: false,
-            contradicted: report.counts.contradicted as u32,
-            unsupported: report.counts.unsupported as u32,
-            uncited: report.counts.uncited as u32,
-            bad_ids: report.bad_ids.clone(),
-            passage_ids: passages.iter().map(|p| p.id.clone()).collect(),
-            attempts:
-                serde_json::json!([{"raw": answer, "bad_ids": report.bad_ids, "error": null}])
-                    .to_string(),
-            timings: serde_json::json!({"check_ms": check_ms}).to_string(),
-            report: report_bytes,
-        }
-    }
+/// Plain data always serializes; an empty object if it ever did not.
+fn json_text<T: Serialize + ?Sized>(value: &T) -> JsonText {
+    JsonText::to_json(value).unwrap_or_else(|_| JsonText::new("{}"))
 }
 
 /// Resolves when a record's batch is written (`true`) or failed (`false`);
@@ -313,7 +229,7 @@ impl AuditEntry {
 pub type Receipt = tokio::sync::oneshot::Receiver<bool>;
 
 enum Msg {
-    Record(Box<AuditEntry>, Option<tokio::sync::oneshot::Sender<bool>>),
+    Record(Box<AuditRecord>, Option<tokio::sync::oneshot::Sender<bool>>),
     Flush(SyncSender<()>),
     Shutdown,
 }
@@ -391,7 +307,7 @@ impl AuditLog {
 
     /// Queues one record. Never blocks: a full queue drops the record
     /// (logged, counted).
-    pub fn record(&self, entry: AuditEntry) {
+    pub fn record(&self, entry: AuditRecord) {
         self.send(entry, None);
     }
 
@@ -405,7 +321,7 @@ impl AuditLog {
     /// is configured, waits (at most that long) for its batch to be
     /// written. Never fails: a timeout or a failed write is logged (the
     /// failure is counted by the writer) and the caller goes on.
-    pub async fn record_and_wait(&self, entry: AuditEntry) {
+    pub async fn record_and_wait(&self, entry: AuditRecord) {
         if self.commit_wait.is_zero() {
             return self.record(entry);
         }
@@ -428,7 +344,7 @@ impl AuditLog {
         }
     }
 
-    fn send(&self, entry: AuditEntry, ack: Option<tokio::sync::oneshot::Sender<bool>>) -> bool {
+    fn send(&self, entry: AuditRecord, ack: Option<tokio::sync::oneshot::Sender<bool>>) -> bool {
         let Some(tx) = &self.tx else { return false };
         match tx.try_send(Msg::Record(Box::new(entry), ack)) {
             Ok(()) => true,
@@ -492,89 +408,31 @@ impl Location {
         }
     }
 
-    fn open(&self) -> Result<Sink> {
+    /// The store, for writing: a SQLite file is created when missing.
+    fn open(&self) -> Result<Box<dyn AuditStore>> {
         Ok(match self {
-            Location::Sqlite(path) => Sink::Sqlite(open_for_writing(path)?),
-            Location::Postgres(url) => {
-                Sink::Postgres(Box::new(groundcite_pg::PgAuditStore::connect(
-                    url,
-                    groundcite_pg::PgOptions {
-                        // One writer thread: one connection, plus one for a retry.
-                        pool_size: 2,
-                        ..groundcite_pg::PgOptions::default()
-                    },
-                )?))
-            }
+            Location::Sqlite(path) => Box::new(SqliteAuditStore::open(path)?),
+            // One writer thread: one connection, plus one for a retry.
+            Location::Postgres(url) => pg_store(url, 2)?,
         })
     }
 }
 
-/// The seam between the writer thread and a database: open once (retried),
-/// then write batches. Each batch is one transaction.
-enum Sink {
-    Sqlite(Connection),
-    Postgres(Box<groundcite_pg::PgAuditStore>),
+fn pg_store(url: &str, pool_size: usize) -> Result<Box<dyn AuditStore>> {
+    let opts = groundcite_pg::PgOptions {
+        pool_size,
+        ..groundcite_pg::PgOptions::default()
+    };
+    Ok(Box::new(groundcite_pg::PgAuditStore::connect(url, opts)?))
 }
 
-impl Sink {
-    /// Writes a batch; returns how many of its records were rejected (the
-    /// others are stored). An error means none was stored and the sink
-    /// should be reopened.
-    fn write(&mut self, entries: &[AuditEntry]) -> Result<u64> {
-        match self {
-            Sink::Sqlite(conn) => write_batch(conn, entries).map(|()| 0),
-            Sink::Postgres(store) => {
-                let rows: Vec<groundcite_pg::AuditRow> = entries.iter().map(to_pg_row).collect();
-                match store.insert(&rows) {
-                    Ok(inserted) => {
-                        if inserted < rows.len() as u64 {
-                            tracing::debug!(
-                                skipped = rows.len() as u64 - inserted,
-                                "audit records already stored (a retried batch): skipped"
-                            );
-                        }
-                        Ok(0)
-                    }
-                    // The database refused the statement (not the
-                    // connection): one bad record must not take the batch
-                    // with it, so write them one by one.
-                    Err(groundcite_pg::Error::Db(message)) if rows.len() > 1 => {
-                        tracing::warn!(error = %message, records = rows.len(), "audit batch refused: writing its records one by one");
-                        let mut rejected = 0;
-                        for row in &rows {
-                            if let Err(err) = store.insert(std::slice::from_ref(row)) {
-                                tracing::error!(request_id = %row.request_id, error = %err, "audit record refused");
-                                rejected += 1;
-                            }
-                        }
-                        Ok(rejected)
-                    }
-                    Err(err) => Err(err.into()),
-                }
-            }
-        }
-    }
-}
-
-fn to_pg_row(e: &AuditEntry) -> groundcite_pg::AuditRow {
-    groundcite_pg::AuditRow {
-        request_id: e.request_id.clone(),
-        ts: e.ts.clone(),
-        kind: e.kind.to_string(),
-        question: e.question.clone(),
-        status: e.status.clone(),
-        grounded: e.grounded,
-        refusal: e.refusal.clone(),
-        regenerated: e.regenerated,
-        contradicted: e.contradicted as i32,
-        unsupported: e.unsupported as i32,
-        uncited: e.uncited as i32,
-        bad_ids: serde_json::to_string(&e.bad_ids).unwrap_or_else(|_| "[]".into()),
-        passage_ids: serde_json::to_string(&e.passage_ids).unwrap_or_else(|_| "[]".into()),
-        attempts: e.attempts.clone(),
-        timings: e.timings.clone(),
-        report: String::from_utf8_lossy(&e.report).into_owned(),
-    }
+/// The audit log at `path` (a SQLite file or a `postgres://` URL), for
+/// reading: what `groundcite audit` lists and exports through.
+pub fn open_reader(path: &Path) -> Result<Box<dyn AuditStore>> {
+    Ok(match Location::of(path) {
+        Location::Sqlite(path) => Box::new(SqliteAuditStore::open_read_only(&path)?),
+        Location::Postgres(url) => pg_store(&url, 1)?,
+    })
 }
 
 type Ack = tokio::sync::oneshot::Sender<bool>;
@@ -586,9 +444,9 @@ fn writer_loop(
     linger: Duration,
     metrics: &Metrics,
 ) {
-    let mut sink: Option<Sink> = None;
+    let mut sink: Option<Box<dyn AuditStore>> = None;
     let mut last_attempt: Option<Instant> = None;
-    let mut pending: Vec<AuditEntry> = Vec::with_capacity(batch);
+    let mut pending: Vec<AuditRecord> = Vec::with_capacity(batch);
     let mut waiters: Vec<Ack> = Vec::new();
     let mut acks: Vec<SyncSender<()>> = Vec::new();
     loop {
@@ -658,7 +516,7 @@ fn writer_loop(
 
 fn take(
     msg: Msg,
-    pending: &mut Vec<AuditEntry>,
+    pending: &mut Vec<AuditRecord>,
     waiters: &mut Vec<Ack>,
     acks: &mut Vec<SyncSender<()>>,
     stop: &mut bool,
@@ -676,7 +534,7 @@ fn take(
 fn drain(
     rx: &Receiver<Msg>,
     batch: usize,
-    pending: &mut Vec<AuditEntry>,
+    pending: &mut Vec<AuditRecord>,
     waiters: &mut Vec<Ack>,
     acks: &mut Vec<SyncSender<()>>,
     stop: &mut bool,
@@ -687,375 +545,4 @@ fn drain(
             Err(_) => break,
         }
     }
-}
-
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS audit (
-  id INTEGER PRIMARY KEY,
-  request_id TEXT NOT NULL,
-  ts TEXT NOT NULL,
-  kind TEXT NOT NULL,
-  question TEXT,
-  status TEXT NOT NULL,
-  grounded INTEGER NOT NULL,
-  refusal TEXT,
-  regenerated INTEGER NOT NULL,
-  contradicted INTEGER NOT NULL,
-  unsupported INTEGER NOT NULL,
-  uncited INTEGER NOT NULL,
-  bad_ids TEXT NOT NULL,
-  passage_ids TEXT NOT NULL,
-  attempts TEXT NOT NULL,
-  timings TEXT NOT NULL,
-  report TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS audit_status ON audit(status);
-CREATE INDEX IF NOT EXISTS audit_flagged ON audit(contradicted, unsupported);
-PRAGMA user_version = 1;
-";
-
-fn open_for_writing(path: &Path) -> Result<Connection> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
-    }
-    let conn = Connection::open(path).map_err(|source| AuditError::Open {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    conn.busy_timeout(Duration::from_secs(5))?;
-    // 16 KiB pages hold a typical record (2-4 KB of JSON) without overflow
-    // chains, and checkpoints every 64 MiB of WAL keep fsyncs rare: together
-    // about 4x cheaper per record than the defaults on this workload. The
-    // page size only applies to a new database.
-    conn.pragma_update(None, "page_size", 16384)?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
-    conn.pragma_update(None, "synchronous", "NORMAL")?;
-    conn.pragma_update(None, "wal_autocheckpoint", 4096)?;
-    conn.pragma_update(None, "journal_size_limit", 64 * 1024 * 1024)?;
-    conn.execute_batch(SCHEMA)?;
-    Ok(conn)
-}
-
-fn write_batch(conn: &mut Connection, entries: &[AuditEntry]) -> Result<()> {
-    let tx = conn.transaction()?;
-    {
-        let mut stmt = tx.prepare_cached(
-            "INSERT INTO audit (request_id, ts, kind, question, status, grounded, refusal, regenerated,
-               contradicted, unsupported, uncited, bad_ids, passage_ids, attempts, timings, report)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-        )?;
-        for e in entries {
-            let report = String::from_utf8_lossy(&e.report);
-            stmt.execute(params![
-                e.request_id,
-                e.ts,
-                e.kind,
-                e.question,
-                e.status,
-                e.grounded,
-                e.refusal,
-                e.regenerated,
-                e.contradicted,
-                e.unsupported,
-                e.uncited,
-                serde_json::to_string(&e.bad_ids).unwrap_or_else(|_| "[]".into()),
-                serde_json::to_string(&e.passage_ids).unwrap_or_else(|_| "[]".into()),
-                e.attempts,
-                e.timings,
-                report.as_ref(),
-            ])?;
-        }
-    }
-    tx.commit()?;
-    Ok(())
-}
-
-/// One audited answer, as read back.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AuditRecord {
-    pub id: i64,
-    pub request_id: String,
-    pub ts: String,
-    /// `ask` or `check`.
-    pub kind: String,
-    pub question: Option<String>,
-    pub status: String,
-    pub grounded: bool,
-    pub refusal: Option<String>,
-    pub regenerated: bool,
-    pub contradicted: u32,
-    pub unsupported: u32,
-    pub uncited: u32,
-    pub bad_ids: Vec<u64>,
-    pub passage_ids: Vec<String>,
-    pub attempts: serde_json::Value,
-    pub timings: serde_json::Value,
-    pub report: serde_json::Value,
-}
-
-impl AuditRecord {
-    /// Markers that did not resolve, in the served answer or any attempt,
-    /// or a refusal because they kept failing.
-    pub fn is_unverified(&self) -> bool {
-        self.status == "unverified"
-            || !self.bad_ids.is_empty()
-            || self.refusal.as_deref() == Some("validation")
-    }
-
-    /// A contradicted or unsupported sentence.
-    pub fn is_unsupported(&self) -> bool {
-        self.contradicted + self.unsupported > 0
-    }
-}
-
-/// Which incidents to list. Neither flag: every incident (either kind).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct IncidentFilter {
-    /// Answers whose markers did not all resolve (status `unverified`, a
-    /// regenerated attempt that cited ids never sent, or a refusal for that
-    /// reason).
-    pub unverified: bool,
-    /// Answers with a contradicted or unsupported sentence.
-    pub unsupported: bool,
-    /// Only `ask` or `check` records.
-    pub kind: Option<String>,
-    /// At most this many, newest first; all when `None`.
-    pub limit: Option<usize>,
-}
-
-const UNVERIFIED_SQL: &str = "(status = 'unverified' OR bad_ids != '[]' OR refusal = 'validation')";
-const UNSUPPORTED_SQL: &str = "(contradicted + unsupported > 0)";
-const COLUMNS: &str = "id, request_id, ts, kind, question, status, grounded, refusal, regenerated,
-    contradicted, unsupported, uncited, bad_ids, passage_ids, attempts, timings, report";
-
-/// Opens an audit database for reading.
-pub fn open_read_only(path: &Path) -> Result<Connection> {
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(|source| AuditError::Open {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    conn.busy_timeout(Duration::from_secs(5))?;
-    Ok(conn)
-}
-
-/// The PostgreSQL audit store at `path` when it is a `postgres://` URL.
-fn pg_store(path: &Path) -> Result<Option<groundcite_pg::PgAuditStore>> {
-    let text = path.to_string_lossy();
-    if !is_postgres_url(&text) {
-        return Ok(None);
-    }
-    let opts = groundcite_pg::PgOptions {
-        pool_size: 1,
-        ..groundcite_pg::PgOptions::default()
-    };
-    Ok(Some(groundcite_pg::PgAuditStore::connect(&text, opts)?))
-}
-
-/// Rows read back from PostgreSQL become the same records as SQLite's.
-fn from_pg_row(stored: groundcite_pg::StoredAuditRow) -> Result<AuditRecord> {
-    let id = stored.id;
-    let r = stored.row;
-    let json = |text: &str| -> Result<serde_json::Value> {
-        serde_json::from_str(text).map_err(|source| AuditError::Json { id, source })
-    };
-    let bad_ids: Vec<u64> =
-        serde_json::from_str(&r.bad_ids).map_err(|source| AuditError::Json { id, source })?;
-    let passage_ids: Vec<String> =
-        serde_json::from_str(&r.passage_ids).map_err(|source| AuditError::Json { id, source })?;
-    Ok(AuditRecord {
-        id,
-        attempts: json(&r.attempts)?,
-        timings: json(&r.timings)?,
-        report: json(&r.report)?,
-        request_id: r.request_id,
-        ts: r.ts,
-        kind: r.kind,
-        question: r.question,
-        status: r.status,
-        grounded: r.grounded,
-        refusal: r.refusal,
-        regenerated: r.regenerated,
-        contradicted: r.contradicted.max(0) as u32,
-        unsupported: r.unsupported.max(0) as u32,
-        uncited: r.uncited.max(0) as u32,
-        bad_ids,
-        passage_ids,
-    })
-}
-
-/// Rows read from PostgreSQL per round trip when exporting everything.
-const PG_PAGE: usize = 1000;
-
-/// Every record of a PostgreSQL audit log, oldest first, page by page.
-fn pg_each(
-    store: &groundcite_pg::PgAuditStore,
-    mut f: impl FnMut(AuditRecord) -> Result<()>,
-) -> Result<usize> {
-    let mut after = None;
-    let mut n = 0;
-    loop {
-        let page = store.list(&groundcite_pg::AuditQuery {
-            after_id: after,
-            limit: Some(PG_PAGE),
-            ..groundcite_pg::AuditQuery::default()
-        })?;
-        let len = page.len();
-        for row in page {
-            after = Some(row.id);
-            f(from_pg_row(row)?)?;
-            n += 1;
-        }
-        if len < PG_PAGE {
-            return Ok(n);
-        }
-    }
-}
-
-/// The incident log: unverified and/or unsupported answers, newest first.
-/// `path` is a SQLite file or a `postgres://` URL.
-pub fn list_incidents(path: &Path, filter: &IncidentFilter) -> Result<Vec<AuditRecord>> {
-    if let Some(store) = pg_store(path)? {
-        let rows = store.list(&groundcite_pg::AuditQuery {
-            incidents: true,
-            unverified: filter.unverified,
-            unsupported: filter.unsupported,
-            kind: filter.kind.clone(),
-            after_id: None,
-            newest_first: true,
-            limit: filter.limit,
-        })?;
-        return rows.into_iter().map(from_pg_row).collect();
-    }
-    let conn = open_read_only(path)?;
-    let which = match (filter.unverified, filter.unsupported) {
-        (true, false) => UNVERIFIED_SQL.to_string(),
-        (false, true) => UNSUPPORTED_SQL.to_string(),
-        _ => format!("({UNVERIFIED_SQL} OR {UNSUPPORTED_SQL})"),
-    };
-    let kind = if filter.kind.is_some() {
-        " AND kind = ?1"
-    } else {
-        ""
-    };
-    let limit = filter
-        .limit
-        .map_or_else(String::new, |n| format!(" LIMIT {n}"));
-    let sql = format!("SELECT {COLUMNS} FROM audit WHERE {which}{kind} ORDER BY id DESC{limit}");
-    let mut stmt = conn.prepare(&sql)?;
-    let rows = match &filter.kind {
-        Some(k) => stmt.query(params![k])?,
-        None => stmt.query([])?,
-    };
-    collect(rows)
-}
-
-/// Every record, oldest first.
-pub fn list_all(path: &Path) -> Result<Vec<AuditRecord>> {
-    if let Some(store) = pg_store(path)? {
-        let mut out = Vec::new();
-        pg_each(&store, |r| {
-            out.push(r);
-            Ok(())
-        })?;
-        return Ok(out);
-    }
-    let conn = open_read_only(path)?;
-    let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM audit ORDER BY id"))?;
-    let rows = stmt.query([])?;
-    collect(rows)
-}
-
-/// Writes every record as JSON lines, oldest first; returns how many.
-pub fn export_jsonl(path: &Path, writer: impl Write) -> Result<usize> {
-    if let Some(store) = pg_store(path)? {
-        let mut out = std::io::BufWriter::new(writer);
-        let n = pg_each(&store, |record| {
-            serde_json::to_writer(&mut out, &record).map_err(|source| AuditError::Json {
-                id: record.id,
-                source,
-            })?;
-            out.write_all(b"\n")?;
-            Ok(())
-        })?;
-        out.flush()?;
-        return Ok(n);
-    }
-    let conn = open_read_only(path)?;
-    let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM audit ORDER BY id"))?;
-    let mut rows = stmt.query([])?;
-    let mut out = std::io::BufWriter::new(writer);
-    let mut n = 0;
-    while let Some(row) = rows.next()? {
-        let record = from_row(row)?;
-        serde_json::to_writer(&mut out, &record).map_err(|source| AuditError::Json {
-            id: record.id,
-            source,
-        })?;
-        out.write_all(b"\n")?;
-        n += 1;
-    }
-    out.flush()?;
-    Ok(n)
-}
-
-/// Writes the incidents matching `filter` as JSON lines, newest first.
-pub fn export_incidents_jsonl(
-    path: &Path,
-    filter: &IncidentFilter,
-    writer: impl Write,
-) -> Result<usize> {
-    let records = list_incidents(path, filter)?;
-    let mut out = std::io::BufWriter::new(writer);
-    for record in &records {
-        serde_json::to_writer(&mut out, record).map_err(|source| AuditError::Json {
-            id: record.id,
-            source,
-        })?;
-        out.write_all(b"\n")?;
-    }
-    out.flush()?;
-    Ok(records.len())
-}
-
-fn collect(mut rows: rusqlite::Rows<'_>) -> Result<Vec<AuditRecord>> {
-    let mut out = Vec::new();
-    while let Some(row) = rows.next()? {
-        out.push(from_row(row)?);
-    }
-    Ok(out)
-}
-
-fn from_row(row: &rusqlite::Row<'_>) -> Result<AuditRecord> {
-    let id: i64 = row.get(0)?;
-    let json = |i: usize| -> Result<serde_json::Value> {
-        let text: String = row.get(i)?;
-        serde_json::from_str(&text).map_err(|source| AuditError::Json { id, source })
-    };
-    let bad_ids: Vec<u64> =
-        serde_json::from_value(json(12)?).map_err(|source| AuditError::Json { id, source })?;
-    let passage_ids: Vec<String> =
-        serde_json::from_value(json(13)?).map_err(|source| AuditError::Json { id, source })?;
-    Ok(AuditRecord {
-        id,
-        request_id: row.get(1)?,
-        ts: row.get(2)?,
-        kind: row.get(3)?,
-        question: row.get(4)?,
-        status: row.get(5)?,
-        grounded: row.get(6)?,
-        refusal: row.get(7)?,
-        regenerated: row.get(8)?,
-        contradicted: row.get(9)?,
-        unsupported: row.get(10)?,
-        uncited: row.get(11)?,
-        bad_ids,
-        passage_ids,
-        attempts: json(14)?,
-        timings: json(15)?,
-        report: json(16)?,
-    })
 }

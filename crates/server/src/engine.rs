@@ -1,4 +1,4 @@
-//! The engine as an [`Answerer`] (feature `engine`, on by default).
+//! The engine as an [`Answerer`].
 //!
 //! ```no_run
 //! # fn run() -> anyhow::Result<()> {
@@ -18,10 +18,12 @@
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
-use groundcite_engine::{AskEvent, AskOptions, Engine, EngineError};
-use serde_json::{Value, json};
+use groundcite_engine::{AskEvent, AskOptions, AskResult, Engine, EngineError};
 
-use crate::answerer::{AnswerError, AnswerErrorKind, AnswerEvent, Answerer, AskParams, Readiness};
+use crate::answerer::{
+    AnswerError, AnswerErrorKind, AnswerEvent, Answerer, AskParams, Readiness, SearchHit,
+    SentenceEvent,
+};
 
 /// The engine's errors in the service's terms: a bad request stays a 400,
 /// a model timeout is a 504, any other model failure a 502, an index
@@ -38,24 +40,19 @@ pub fn answer_error(e: EngineError) -> AnswerError {
     AnswerError::new(kind, code, e.to_string())
 }
 
-fn serialize_error(e: serde_json::Error) -> AnswerError {
-    AnswerError::new(AnswerErrorKind::Internal, "serialize", e.to_string())
-}
-
 impl Answerer for Engine {
     fn ask<'a>(
         &'a self,
         question: &'a str,
         params: AskParams,
-    ) -> BoxFuture<'a, Result<Value, AnswerError>> {
+    ) -> BoxFuture<'a, Result<AskResult, AnswerError>> {
         async move {
             let opts = AskOptions {
                 top_k: params.top_k,
             };
-            let result = Engine::ask(self, question, &opts)
+            Engine::ask(self, question, &opts)
                 .await
-                .map_err(answer_error)?;
-            serde_json::to_value(&result).map_err(serialize_error)
+                .map_err(answer_error)
         }
         .boxed()
     }
@@ -73,14 +70,15 @@ impl Answerer for Engine {
                     end,
                     citations,
                     verdict,
-                } => AnswerEvent::Sentence(json!({
-                    "index": index, "text": text, "start": start, "end": end,
-                    "citations": citations, "verdict": verdict,
-                })),
-                AskEvent::Final(result) => match serde_json::to_value(&*result) {
-                    Ok(v) => AnswerEvent::Final(v),
-                    Err(e) => AnswerEvent::Error(serialize_error(e)),
-                },
+                } => AnswerEvent::Sentence(SentenceEvent {
+                    index,
+                    text,
+                    start,
+                    end,
+                    citations,
+                    verdict,
+                }),
+                AskEvent::Final(result) => AnswerEvent::Final(result),
                 AskEvent::Error(e) => AnswerEvent::Error(answer_error(e)),
             })
             .boxed()
@@ -90,7 +88,7 @@ impl Answerer for Engine {
         &'a self,
         query: &'a str,
         k: usize,
-    ) -> BoxFuture<'a, Result<Vec<Value>, AnswerError>> {
+    ) -> BoxFuture<'a, Result<Vec<SearchHit>, AnswerError>> {
         let engine = self.clone();
         let query = query.to_string();
         async move {
@@ -100,15 +98,13 @@ impl Answerer for Engine {
                 .map_err(answer_error)?;
             Ok(hits
                 .into_iter()
-                .map(|h| {
-                    json!({
-                        "id": h.chunk.id,
-                        "title": h.chunk.title,
-                        "section": h.chunk.section,
-                        "source_url": h.chunk.source_url,
-                        "text": h.chunk.text,
-                        "score": h.score,
-                    })
+                .map(|h| SearchHit {
+                    id: h.chunk.id,
+                    title: h.chunk.title,
+                    section: h.chunk.section,
+                    source_url: h.chunk.source_url,
+                    text: h.chunk.text,
+                    score: h.score,
                 })
                 .collect())
         }

@@ -1,17 +1,21 @@
 //! A static [`Answerer`] for tests and demos: the same passages and the
-//! same model output for every question, checked for real by
-//! `groundcite-core`, shaped like the engine's answer object.
+//! same model output for every question, checked for real by the engine's
+//! [`Checker`], answered as the engine's [`AskResult`].
 
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
+use groundcite_core::check::{Counts, Findings};
 use groundcite_core::{CheckConfig, Passage};
-use groundcite_support::LexicalVerifier;
-use serde_json::{Value, json};
+use groundcite_engine::{
+    AskRefusal, AskResult, Attempt, Checker, RefusalReason, SentPassageInfo, Timings,
+};
 
-use crate::answerer::{AnswerError, AnswerEvent, Answerer, AskParams, Readiness};
+use crate::answerer::{
+    AnswerError, AnswerEvent, Answerer, AskParams, Readiness, SearchHit, SentenceEvent,
+};
 
 /// Answers every question with `answer` over `passages`.
 #[derive(Debug, Clone)]
@@ -107,8 +111,8 @@ impl StaticAnswerer {
         demo
     }
 
-    /// The answer object for `question`.
-    pub fn result(&self, question: &str) -> Value {
+    /// The answer to `question`.
+    pub fn result(&self, question: &str) -> AskResult {
         let started = Instant::now();
         let lower = question.to_lowercase();
         if self
@@ -118,60 +122,55 @@ impl StaticAnswerer {
         {
             return self.refusal(question);
         }
-        let verifier = LexicalVerifier::new(self.config.support.clone());
-        let report = groundcite_core::check(
+        let report = Checker::new(self.config.clone()).check(
             Some(question),
             &self.passages,
             &self.answer,
-            &self.config,
-            &verifier,
         );
         let check_ms = started.elapsed().as_secs_f64() * 1000.0;
-        let mut out = serde_json::to_value(&report).unwrap_or_else(|_| json!({}));
         let mut attempts = Vec::new();
         if let Some(first) = &self.first_attempt {
-            let bad = groundcite_core::Report::check(first, self.passages.len()).bad_ids;
-            attempts.push(json!({"raw": first, "bad_ids": bad, "error": null}));
+            let bad_ids = groundcite_core::Report::check(first, self.passages.len()).bad_ids;
+            attempts.push(attempt(first, bad_ids));
         }
-        attempts.push(json!({"raw": self.answer, "bad_ids": report.bad_ids, "error": null}));
-        if let Some(obj) = out.as_object_mut() {
-            obj.insert("question".into(), json!(question));
-            obj.insert("answer".into(), json!(self.answer));
-            obj.insert("passages".into(), self.passage_list());
-            obj.insert(
-                "refusal".into(),
-                match &report.refusal {
-                    None => Value::Null,
-                    Some(r) => json!({
-                        "reason": "sentinel",
-                        "searched": question,
-                        "needed": r.needed,
-                        "nearest_topics": self.topics(),
-                        "handoff": "Ask the finance help desk.",
-                    }),
-                },
-            );
-            obj.insert(
-                "timings".into(),
-                json!({"retrieve_ms": 0.4, "generate_ms": 1.0, "check_ms": check_ms, "total_ms": 1.4 + check_ms}),
-            );
-            obj.insert("attempts".into(), Value::Array(attempts));
-            obj.insert("generator".into(), json!(self.generator));
-            obj.insert("regenerated".into(), json!(self.first_attempt.is_some()));
+        attempts.push(attempt(&self.answer, report.bad_ids.clone()));
+        let refusal = report.refusal.as_ref().map(|r| {
+            let topics = self.topics();
+            let handoff = "Ask the finance help desk.";
+            AskRefusal::new(RefusalReason::Sentinel, question, r.needed.clone(), topics, handoff)
+        });
+        AskResult {
+            question: question.to_string(),
+            answer: self.answer.clone(),
+            findings: report.findings,
+            counts: report.counts,
+            passages: self.passage_list(),
+            refusal,
+            timings: Timings {
+                retrieve_ms: 0.4,
+                generate_ms: 1.0,
+                check_ms,
+                total_ms: 1.4 + check_ms,
+                first_sentence_ms: None,
+            },
+            attempts,
+            generator: self.generator.clone(),
+            regenerated: self.first_attempt.is_some(),
         }
-        out
     }
 
-    fn passage_list(&self) -> Value {
-        Value::Array(
-            self.passages
-                .iter()
-                .enumerate()
-                .map(|(i, p)| {
-                    json!({"n": i + 1, "id": p.id, "source_url": p.source_url, "section": p.section, "score": p.score})
-                })
-                .collect(),
-        )
+    fn passage_list(&self) -> Vec<SentPassageInfo> {
+        self.passages
+            .iter()
+            .enumerate()
+            .map(|(i, p)| SentPassageInfo {
+                n: i + 1,
+                id: p.id.clone(),
+                source_url: p.source_url.clone(),
+                section: p.section.clone(),
+                score: p.score,
+            })
+            .collect()
     }
 
     fn topics(&self) -> Vec<String> {
@@ -184,33 +183,29 @@ impl StaticAnswerer {
         topics
     }
 
-    fn refusal(&self, question: &str) -> Value {
-        let text = groundcite_core::REFUSAL_SENTENCE;
-        json!({
-            "question": question,
-            "answer": text,
-            "status": "no_evidence",
-            "grounded": true,
-            "cited": [], "bad_ids": [], "unmarked": [], "coverage": 1.0,
-            "sentences": [],
-            "sources": [],
-            "counts": {"sentences": 0, "factual": 0, "supported": 0, "contradicted": 0, "unsupported": 0, "uncited": 0},
-            "passages": [],
-            "refusal": {
-                "reason": "gate",
-                "searched": question,
-                "needed": null,
-                "nearest_topics": self.topics(),
-                "handoff": "Ask the finance help desk, or open a ticket with HR.",
+    /// Refused at the gate: nothing sent, nothing generated.
+    fn refusal(&self, question: &str) -> AskResult {
+        let handoff = "Ask the finance help desk, or open a ticket with HR.";
+        let refusal = AskRefusal::new(RefusalReason::Gate, question, None, self.topics(), handoff);
+        AskResult {
+            question: question.to_string(),
+            answer: groundcite_core::REFUSAL_SENTENCE.to_string(),
+            findings: Findings::nothing_claimed(),
+            counts: Counts::default(),
+            passages: Vec::new(),
+            refusal: Some(refusal),
+            timings: Timings {
+                retrieve_ms: 0.3,
+                total_ms: 0.3,
+                ..Timings::default()
             },
-            "timings": {"retrieve_ms": 0.3, "generate_ms": 0.0, "check_ms": 0.0, "total_ms": 0.3},
-            "attempts": [],
-            "generator": self.generator,
-            "regenerated": false,
-        })
+            attempts: Vec::new(),
+            generator: self.generator.clone(),
+            regenerated: false,
+        }
     }
 
-    fn search_hits(&self, query: &str, k: usize) -> Vec<Value> {
+    fn search_hits(&self, query: &str, k: usize) -> Vec<SearchHit> {
         let terms: Vec<String> = query
             .split(|c: char| !c.is_alphanumeric())
             .filter(|t| t.len() > 2)
@@ -229,10 +224,23 @@ impl StaticAnswerer {
         hits.sort_by(|a, b| b.0.total_cmp(&a.0));
         hits.into_iter()
             .take(k)
-            .map(|(score, p)| {
-                json!({"id": p.id, "title": p.section, "section": p.section, "source_url": p.source_url, "text": p.text, "score": score})
+            .map(|(score, p)| SearchHit {
+                id: p.id.clone(),
+                title: p.section.clone(),
+                section: p.section.clone(),
+                source_url: p.source_url.clone(),
+                text: p.text.clone(),
+                score,
             })
             .collect()
+    }
+}
+
+fn attempt(raw: &str, bad_ids: Vec<u64>) -> Attempt {
+    Attempt {
+        raw: raw.to_string(),
+        bad_ids,
+        error: None,
     }
 }
 
@@ -241,7 +249,7 @@ impl Answerer for StaticAnswerer {
         &'a self,
         question: &'a str,
         _: AskParams,
-    ) -> BoxFuture<'a, Result<Value, AnswerError>> {
+    ) -> BoxFuture<'a, Result<AskResult, AnswerError>> {
         async move {
             if !self.answer_delay.is_zero() {
                 tokio::time::sleep(self.answer_delay).await;
@@ -266,20 +274,21 @@ impl Answerer for StaticAnswerer {
             }
             let result = this.result(&question);
             let mut events: Vec<AnswerEvent> = result
-                .get("sentences")
-                .and_then(|s| s.as_array())
-                .into_iter()
-                .flatten()
+                .sentences
+                .iter()
                 .enumerate()
                 .map(|(index, s)| {
-                    AnswerEvent::Sentence(json!({
-                        "index": index,
-                        "text": s["text"], "start": s["start"], "end": s["end"],
-                        "citations": s["citations"], "verdict": s["verdict"],
-                    }))
+                    AnswerEvent::Sentence(SentenceEvent {
+                        index,
+                        text: s.text.clone(),
+                        start: s.start,
+                        end: s.end,
+                        citations: s.citations.clone(),
+                        verdict: s.verdict.as_str().to_string(),
+                    })
                 })
                 .collect();
-            events.push(AnswerEvent::Final(result));
+            events.push(AnswerEvent::Final(Box::new(result)));
             events
         };
         let delay = self.sentence_delay;
@@ -298,7 +307,7 @@ impl Answerer for StaticAnswerer {
         &'a self,
         query: &'a str,
         k: usize,
-    ) -> BoxFuture<'a, Result<Vec<Value>, AnswerError>> {
+    ) -> BoxFuture<'a, Result<Vec<SearchHit>, AnswerError>> {
         async move {
             match &self.failure {
                 Some(e) => Err(e.clone()),

@@ -36,19 +36,21 @@
 //! ## Code map
 //!
 //! - [`error`]: the error table (code, status, type).
-//! - [`answerer`]: the seam to the pipeline ([`Answerer`]); `engine`
-//!   implements it for `groundcite_engine::Engine` (feature `engine`, on by
-//!   default); [`fake`] has a static implementation for tests and demos.
+//! - [`answerer`]: the seam to the pipeline ([`Answerer`]), in the engine's
+//!   own types (`AskResult`); [`engine`] implements it for
+//!   `groundcite_engine::Engine`; [`fake`] has a static implementation for
+//!   tests and demos. `/v1/check` and `/v1/prompt` run the engine's
+//!   `Checker` ([`AppState::checker`]), also on a server with no answerer.
 //! - [`routes`]: the handlers; [`page`]: the web page; [`openapi`].
 //! - [`metrics`]: per-state Prometheus recorder.
-//! - [`audit`]: the audit log, SQLite or PostgreSQL (writer thread, incident
-//!   queries, export).
+//! - [`audit`]: the audit log: records built from the typed answers, the
+//!   queue and the writer thread over an `AuditStore` (SQLite or
+//!   PostgreSQL; the stores and readers live in `groundcite-audit`).
 
 #![recursion_limit = "256"]
 
 pub mod answerer;
 pub mod audit;
-#[cfg(feature = "engine")]
 pub mod engine;
 pub mod error;
 pub mod fake;
@@ -75,10 +77,11 @@ use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
-pub use answerer::{AnswerError, AnswerErrorKind, AnswerEvent, Answerer, AskParams, Readiness};
-pub use audit::{
-    AuditConfig, AuditError, AuditLog, AuditRecord, IncidentFilter, export_jsonl, list_incidents,
+pub use answerer::{
+    AnswerError, AnswerErrorKind, AnswerEvent, Answerer, AskParams, Readiness, SearchHit,
+    SentenceEvent,
 };
+pub use audit::{AuditConfig, AuditError, AuditLog, AuditRecord, IncidentFilter, export_jsonl};
 pub use error::{ApiError, ErrorCode, ErrorType};
 pub use metrics::Metrics;
 pub use state::{AppState, ServerConfig};

@@ -28,6 +28,10 @@ use metrics_exporter_prometheus::{
     Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder,
 };
 
+use groundcite_core::Status;
+use groundcite_core::check::SentenceOut;
+use groundcite_engine::AskResult;
+
 use crate::error::ErrorCode;
 
 const STATUSES: [&str; 3] = ["ok", "unverified", "no_evidence"];
@@ -249,56 +253,40 @@ impl Metrics {
         &self.inner.recorder
     }
 
-    /// Records one answer object (the `AskResult` JSON).
-    pub fn record_answer(&self, answer: &serde_json::Value) {
+    /// Records one answer.
+    pub fn record_answer(&self, answer: &AskResult) {
         let m = &self.inner;
-        let status = answer
-            .get("status")
-            .and_then(|s| s.as_str())
-            .unwrap_or("ok");
-        if let Some(c) = m.answers.get(status) {
+        if let Some(c) = m.answers.get(answer.status.as_str()) {
             c.increment(1);
         }
         if let Some(cause) = answer
-            .pointer("/refusal/reason")
-            .and_then(|s| s.as_str())
-            .and_then(|c| m.refusals.get(c))
+            .refusal
+            .as_ref()
+            .and_then(|r| m.refusals.get(r.reason.as_str()))
         {
             cause.increment(1);
         }
-        let invalid = answer
-            .get("attempts")
-            .and_then(|a| a.as_array())
-            .is_some_and(|attempts| {
-                attempts.iter().any(|a| {
-                    a.get("bad_ids")
-                        .and_then(|b| b.as_array())
-                        .is_some_and(|b| !b.is_empty())
-                })
-            })
-            || answer
-                .get("bad_ids")
-                .and_then(|b| b.as_array())
-                .is_some_and(|b| !b.is_empty());
+        let invalid = !answer.bad_ids.is_empty()
+            || answer.attempts.iter().any(|a| !a.bad_ids.is_empty());
         if invalid {
             m.invalid_id_answers.increment(1);
         }
-        if answer.get("regenerated").and_then(|r| r.as_bool()) == Some(true) {
+        if answer.regenerated {
             m.regenerations.increment(1);
         }
-        self.record_sentences(answer, &m.sentences_ask);
-        if status != "no_evidence"
-            && answer.get("refusal").is_none_or(|r| r.is_null())
-            && let Some(c) = answer.get("coverage").and_then(|c| c.as_f64())
-        {
-            m.coverage.record(c);
+        self.record_sentences(&answer.sentences, &m.sentences_ask);
+        if answer.status != Status::NoEvidence && answer.refusal.is_none() {
+            m.coverage.record(answer.coverage);
         }
-        if let Some(timings) = answer.get("timings") {
-            for stage in STAGES {
-                let ms = timings.get(format!("{stage}_ms")).and_then(|v| v.as_f64());
-                if let (Some(ms), Some(h)) = (ms, m.stages.get(stage)) {
-                    h.record(ms / 1000.0);
-                }
+        let t = &answer.timings;
+        for (stage, ms) in STAGES.into_iter().zip([
+            t.retrieve_ms,
+            t.generate_ms,
+            t.check_ms,
+            t.total_ms,
+        ]) {
+            if let Some(h) = m.stages.get(stage) {
+                h.record(ms / 1000.0);
             }
         }
     }
@@ -309,26 +297,13 @@ impl Metrics {
         if let Some(c) = m.checks.get(report.status.as_str()) {
             c.increment(1);
         }
-        for s in &report.sentences {
-            if let Some(c) = m.sentences_check.get(s.verdict.as_str()) {
-                c.increment(1);
-            }
-        }
+        self.record_sentences(&report.sentences, &m.sentences_check);
         m.check_seconds.record(seconds);
     }
 
-    fn record_sentences(&self, answer: &serde_json::Value, by: &HashMap<&'static str, Counter>) {
-        for s in answer
-            .get("sentences")
-            .and_then(|s| s.as_array())
-            .into_iter()
-            .flatten()
-        {
-            if let Some(c) = s
-                .get("verdict")
-                .and_then(|v| v.as_str())
-                .and_then(|v| by.get(v))
-            {
+    fn record_sentences(&self, sentences: &[SentenceOut], by: &HashMap<&'static str, Counter>) {
+        for s in sentences {
+            if let Some(c) = by.get(s.verdict.as_str()) {
                 c.increment(1);
             }
         }
@@ -367,24 +342,26 @@ mod tests {
     fn histograms_have_explicit_buckets_and_states_do_not_share() {
         let a = Metrics::new();
         let b = Metrics::new();
-        a.record_answer(&serde_json::json!({
-            "status": "ok", "coverage": 0.5, "regenerated": true,
-            "attempts": [{"raw": "x [7]", "bad_ids": [7]}, {"raw": "x [1]", "bad_ids": []}],
-            "sentences": [{"verdict": "contradicted"}],
-            "timings": {"retrieve_ms": 1.0, "generate_ms": 2.0, "check_ms": 0.1, "total_ms": 3.2},
-            "refusal": null
-        }));
+        // The demo: a first attempt cited [4] and was regenerated; one
+        // sentence of five is contradicted.
+        let answer = crate::fake::StaticAnswerer::demo().result("q");
+        assert!(answer.regenerated && answer.counts.contradicted == 1);
+        a.record_answer(&answer);
         let text = a.render();
         assert!(
             text.contains("groundcite_answers_total{status=\"ok\"} 1"),
             "{text}"
         );
-        assert!(
-            text.contains("groundcite_coverage_bucket{le=\"0.5\"} 1"),
-            "{text}"
+        let coverage_bucket = format!(
+            "groundcite_coverage_bucket{{le=\"{}\"}} 1",
+            COVERAGE_BUCKETS
+                .iter()
+                .find(|&&b| b >= answer.coverage)
+                .unwrap()
         );
+        assert!(text.contains(&coverage_bucket), "{coverage_bucket} in {text}");
         assert!(
-            text.contains("groundcite_stage_seconds_bucket{stage=\"total\",le=\"0.005\"} 1"),
+            text.contains("groundcite_stage_seconds_count{stage=\"total\"} 1"),
             "{text}"
         );
         assert!(text.contains("groundcite_regenerations_total 1"));

@@ -12,14 +12,14 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use groundcite_core::passage::{ApproxTokens, assemble};
-use groundcite_core::{Passage, prompt};
+use groundcite_core::Passage;
+use groundcite_engine::AskResult;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::AppState;
 use crate::answerer::{AnswerError, AnswerErrorKind, AnswerEvent, AskParams};
-use crate::audit::AuditEntry;
+use crate::audit::{self, JsonText};
 use crate::error::{ApiError, ErrorCode};
 
 /// Largest `top_k` and `k`.
@@ -99,6 +99,11 @@ fn json_value(value: &serde_json::Value) -> Response {
     json_bytes(StatusCode::OK, Bytes::from(value.to_string()))
 }
 
+/// A typed response body, serialized once.
+fn to_json<T: serde::Serialize>(request_id: &str, value: &T) -> Result<JsonText, ApiError> {
+    JsonText::to_json(value).map_err(|e| ApiError::internal(request_id, e))
+}
+
 // ---------------------------------------------------------------- /v1/ask
 
 #[derive(Debug, Deserialize)]
@@ -136,19 +141,21 @@ fn ready_answerer(state: &AppState) -> Result<std::sync::Arc<dyn crate::Answerer
     Ok(answerer.clone())
 }
 
-/// Records an answer object (metrics, audit) and returns its bytes. With a
-/// commit wait (the PostgreSQL audit log), returns once the record has
-/// committed or the wait has run out.
-async fn finish_answer(state: &AppState, request_id: &str, answer: &serde_json::Value) -> Bytes {
-    let bytes = Bytes::from(answer.to_string());
+/// Records an answer (metrics, audit) and returns its JSON. With a commit
+/// wait (the PostgreSQL audit log), returns once the record has committed
+/// or the wait has run out.
+async fn finish_answer(
+    state: &AppState,
+    request_id: &str,
+    answer: &AskResult,
+) -> Result<JsonText, ApiError> {
+    let json = to_json(request_id, answer)?;
     state.metrics().record_answer(answer);
     if state.audit().is_enabled() {
-        state
-            .audit()
-            .record_and_wait(AuditEntry::from_answer(request_id, answer, bytes.clone()))
-            .await;
+        let record = audit::answer_record(request_id, answer, json.clone());
+        state.audit().record_and_wait(record).await;
     }
-    bytes
+    Ok(json)
 }
 
 pub async fn ask(
@@ -182,8 +189,8 @@ pub async fn ask(
             ))
         })
         .map_err(|e| e.into_api(&request_id))?;
-    let bytes = finish_answer(&state, &request_id, &answer).await;
-    Ok(json_bytes(StatusCode::OK, bytes))
+    let json = finish_answer(&state, &request_id, &answer).await?;
+    Ok(json_bytes(StatusCode::OK, json.bytes()))
 }
 
 struct StreamState {
@@ -216,15 +223,21 @@ fn sse(state: AppState, request_id: String, inner: BoxStream<'static, AnswerEven
                 .data(err.to_value().to_string())
         };
         let event = match tokio::time::timeout_at(st.deadline, st.inner.next()).await {
-            Ok(Some(AnswerEvent::Sentence(v))) => {
-                Event::default().event("sentence").data(v.to_string())
+            Ok(Some(AnswerEvent::Sentence(sentence))) => {
+                match to_json(&st.request_id, &sentence) {
+                    Ok(json) => Event::default().event("sentence").data(json.as_str()),
+                    Err(err) => {
+                        st.done = true;
+                        error_event(&st, err)
+                    }
+                }
             }
-            Ok(Some(AnswerEvent::Final(v))) => {
+            Ok(Some(AnswerEvent::Final(answer))) => {
                 st.done = true;
-                let bytes = finish_answer(&st.state, &st.request_id, &v).await;
-                Event::default()
-                    .event("final")
-                    .data(String::from_utf8_lossy(&bytes))
+                match finish_answer(&st.state, &st.request_id, &answer).await {
+                    Ok(json) => Event::default().event("final").data(json.as_str()),
+                    Err(err) => error_event(&st, err),
+                }
             }
             Ok(Some(AnswerEvent::Error(e))) => {
                 st.done = true;
@@ -277,13 +290,7 @@ pub async fn check(
     let size = req.answer.len() + req.passages.iter().map(|p| p.text.len()).sum::<usize>();
     let run = |state: &AppState, req: &CheckRequest| {
         let question = req.question.as_deref().filter(|q| !q.trim().is_empty());
-        groundcite_core::check(
-            question,
-            &req.passages,
-            &req.answer,
-            &state.config().check,
-            state.verifier(),
-        )
+        state.checker().check(question, &req.passages, &req.answer)
     };
     let (req, report) = if size <= INLINE_CHECK_BYTES {
         let report = run(&state, &req);
@@ -297,26 +304,23 @@ pub async fn check(
         .await
         .map_err(|e| ApiError::internal(&request_id, e))?
     };
-    let bytes =
-        Bytes::from(serde_json::to_vec(&report).map_err(|e| ApiError::internal(&request_id, e))?);
+    let json = to_json(&request_id, &report)?;
     let elapsed = started.elapsed().as_secs_f64();
     state.metrics().record_check(&report, elapsed);
     if state.audit().audits_checks() {
         let question = req.question.as_deref().filter(|q| !q.trim().is_empty());
-        state
-            .audit()
-            .record_and_wait(AuditEntry::from_check(
-                &request_id,
-                question,
-                &req.passages,
-                &req.answer,
-                &report,
-                bytes.clone(),
-                elapsed * 1000.0,
-            ))
-            .await;
+        let record = audit::check_record(
+            &request_id,
+            question,
+            &req.passages,
+            &req.answer,
+            &report,
+            json.clone(),
+            elapsed * 1000.0,
+        );
+        state.audit().record_and_wait(record).await;
     }
-    Ok(json_bytes(StatusCode::OK, bytes))
+    Ok(json_bytes(StatusCode::OK, json.bytes()))
 }
 
 // ---------------------------------------------------------------- /v1/prompt
@@ -329,6 +333,7 @@ pub struct PromptRequest {
 
 pub async fn prompt(
     State(state): State<AppState>,
+    ReqId(request_id): ReqId,
     ApiJson(req): ApiJson<PromptRequest>,
 ) -> Result<Response, ApiError> {
     if req.question.trim().is_empty() {
@@ -337,27 +342,9 @@ pub async fn prompt(
             "the question is empty",
         ));
     }
-    let config = &state.config().check;
-    let context = assemble(&req.passages, &config.assembly, &ApproxTokens);
-    let rendered = prompt::render(&req.question, &context, config.refusal_form);
-    let sent: Vec<serde_json::Value> = context
-        .passages
-        .iter()
-        .map(|p| {
-            serde_json::json!({
-                "n": p.n,
-                "id": p.passage.id,
-                "source_url": p.passage.source_url,
-                "section": p.passage.section,
-                "trimmed": p.trimmed,
-            })
-        })
-        .collect();
-    Ok(json_value(&serde_json::json!({
-        "system": rendered.system,
-        "user": rendered.user,
-        "passages": sent,
-    })))
+    let prompt = state.checker().prompt(&req.question, &req.passages);
+    let json = to_json(&request_id, &prompt)?;
+    Ok(json_bytes(StatusCode::OK, json.bytes()))
 }
 
 // ---------------------------------------------------------------- /v1/search

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use groundcite_core::CheckConfig;
-use groundcite_support::LexicalVerifier;
+use groundcite_engine::Checker;
 use serde::{Deserialize, Serialize};
 
 use crate::answerer::Answerer;
@@ -152,7 +152,7 @@ struct Inner {
     answerer: Option<Arc<dyn Answerer>>,
     metrics: Metrics,
     audit: AuditLog,
-    verifier: LexicalVerifier,
+    checker: Checker,
 }
 
 impl std::fmt::Debug for AppState {
@@ -173,14 +173,14 @@ impl AppState {
     pub fn new(config: ServerConfig, answerer: Option<Arc<dyn Answerer>>) -> AppState {
         let metrics = Metrics::new();
         let audit = AuditLog::start(&config.audit, metrics.clone());
-        let verifier = LexicalVerifier::new(config.check.support.clone());
+        let checker = Checker::new(config.check.clone());
         AppState {
             inner: Arc::new(Inner {
                 config,
                 answerer,
                 metrics,
                 audit,
-                verifier,
+                checker,
             }),
         }
     }
@@ -201,7 +201,9 @@ impl AppState {
         &self.inner.audit
     }
 
-    pub fn verifier(&self) -> &LexicalVerifier {
-        &self.inner.verifier
+    /// The engine's checks under `config.check`: what `POST /v1/check`
+    /// and `POST /v1/prompt` run (with or without an answerer).
+    pub fn checker(&self) -> &Checker {
+        &self.inner.checker
     }
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
 use common::*;
-use groundcite_server::audit::{self, AuditEntry, AuditLog};
+use groundcite_server::audit::{self, AuditLog};
 use groundcite_server::fake::StaticAnswerer;
 use groundcite_server::{AuditConfig, IncidentFilter, Metrics, ServerConfig};
 use serde_json::json;
@@ -52,7 +52,7 @@ async fn every_answer_is_one_record() {
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
     state.audit().flush();
 
-    let records = audit::list_all(&path).unwrap();
+    let records = audit_records(&path);
     assert_eq!(records.len(), 4, "{records:#?}");
     let first = &records[0];
     assert_eq!(first.kind, "ask");
@@ -72,15 +72,13 @@ async fn every_answer_is_one_record() {
         first.passage_ids,
         ["expenses.md#L9-L14", "expenses.md#L3-L8", "help.md#L1-L6"]
     );
-    let attempts = first.attempts.as_array().unwrap();
-    assert_eq!(attempts.len(), 2);
+    let attempts = first.attempts.parse().unwrap();
+    assert_eq!(attempts.as_array().unwrap().len(), 2);
     assert!(attempts[0]["raw"].as_str().unwrap().contains("[4]"));
-    assert!(first.timings["total_ms"].is_number());
-    assert_eq!(
-        first.report["question"],
-        "How long does reimbursement take?"
-    );
-    assert_eq!(first.report["sentences"].as_array().unwrap().len(), 5);
+    assert!(first.timings.parse().unwrap()["total_ms"].is_number());
+    let report = first.report.parse().unwrap();
+    assert_eq!(report["question"], "How long does reimbursement take?");
+    assert_eq!(report["sentences"].as_array().unwrap().len(), 5);
     assert!(
         first.ts.ends_with('Z') && first.ts.len() == 24,
         "{}",
@@ -107,19 +105,19 @@ async fn checks_are_audited_unless_turned_off() {
     let r = send(&state, post_json("/v1/check", &seed_check())).await;
     assert_eq!(r.status, StatusCode::OK);
     state.audit().flush();
-    let records = audit::list_all(&on).unwrap();
+    let records = audit_records(&on);
     assert_eq!(records.len(), 1);
     let rec = &records[0];
     assert_eq!(rec.kind, "check");
     assert_eq!(rec.contradicted, 1);
     assert_eq!(rec.passage_ids, ["hr-1", "hr-2", "hr-3"]);
     assert_eq!(
-        rec.attempts[0]["raw"],
+        rec.attempts.parse().unwrap()[0]["raw"],
         "Reimbursements settle in 14 days [2]."
     );
     assert_eq!(
-        rec.report,
-        r.json(),
+        rec.report.as_str(),
+        r.text(),
         "the report is stored exactly as served"
     );
 
@@ -128,7 +126,7 @@ async fn checks_are_audited_unless_turned_off() {
     send(&state, post_json("/v1/check", &seed_check())).await;
     send(&state, post_json("/v1/ask", &json!({"question": "q"}))).await;
     state.audit().flush();
-    let records = audit::list_all(&off).unwrap();
+    let records = audit_records(&off);
     assert_eq!(records.len(), 1);
     assert_eq!(records[0].kind, "ask");
 }
@@ -155,9 +153,11 @@ async fn the_incident_log_lists_unverified_and_unsupported_answers() {
         );
     }
     state.audit().flush();
+    let store = audit::open_reader(&path).unwrap();
+    let store = store.as_ref();
 
-    let unverified = audit::list_incidents(
-        &path,
+    let unverified = audit::incidents(
+        store,
         &IncidentFilter {
             unverified: true,
             ..Default::default()
@@ -169,8 +169,8 @@ async fn the_incident_log_lists_unverified_and_unsupported_answers() {
     assert_eq!(unverified[0].bad_ids, [7]);
     assert!(unverified[0].is_unverified());
 
-    let unsupported = audit::list_incidents(
-        &path,
+    let unsupported = audit::incidents(
+        store,
         &IncidentFilter {
             unsupported: true,
             ..Default::default()
@@ -184,11 +184,11 @@ async fn the_incident_log_lists_unverified_and_unsupported_answers() {
     assert_eq!(unsupported[1].contradicted, 1);
     assert!(unsupported.iter().all(|r| r.is_unsupported()));
 
-    let all = audit::list_incidents(&path, &IncidentFilter::default()).unwrap();
+    let all = audit::incidents(store, &IncidentFilter::default()).unwrap();
     assert_eq!(all.len(), 2, "both kinds, newest first");
     assert!(all[0].id > all[1].id);
-    let limited = audit::list_incidents(
-        &path,
+    let limited = audit::incidents(
+        store,
         &IncidentFilter {
             limit: Some(1),
             ..Default::default()
@@ -196,8 +196,8 @@ async fn the_incident_log_lists_unverified_and_unsupported_answers() {
     )
     .unwrap();
     assert_eq!(limited.len(), 1);
-    let asks = audit::list_incidents(
-        &path,
+    let asks = audit::incidents(
+        store,
         &IncidentFilter {
             kind: Some("ask".into()),
             ..Default::default()
@@ -207,7 +207,7 @@ async fn the_incident_log_lists_unverified_and_unsupported_answers() {
     assert!(asks.is_empty());
 
     let mut out = Vec::new();
-    let n = audit::export_jsonl(&path, &mut out).unwrap();
+    let n = audit::export_jsonl(store, &mut out).unwrap();
     assert_eq!(n, 4);
     let lines: Vec<serde_json::Value> = String::from_utf8(out)
         .unwrap()
@@ -220,7 +220,7 @@ async fn the_incident_log_lists_unverified_and_unsupported_answers() {
 
     let mut out = Vec::new();
     let n = audit::export_incidents_jsonl(
-        &path,
+        store,
         &IncidentFilter {
             unverified: true,
             ..Default::default()
@@ -266,7 +266,7 @@ async fn a_database_that_cannot_open_is_counted_and_never_blocks_answers() {
         "{text}"
     );
     assert_eq!(metric(&text, "groundcite_audit_records_total"), Some(0.0));
-    assert!(audit::list_all(&path).is_err());
+    assert!(audit::open_reader(&path).is_err());
 }
 
 #[test]
@@ -283,13 +283,13 @@ fn nothing_is_lost_silently_when_the_queue_overflows() {
         metrics.clone(),
     );
     let answer = StaticAnswerer::demo().result("q");
+    let record = |id: &str| {
+        let json = audit::JsonText::to_json(&answer).unwrap();
+        audit::answer_record(id, &answer, json)
+    };
     let started = Instant::now();
     for _ in 0..500 {
-        log.record(AuditEntry::from_answer(
-            "rid",
-            &answer,
-            answer.to_string().into(),
-        ));
+        log.record(record("rid"));
     }
     assert!(
         started.elapsed() < Duration::from_secs(2),
@@ -304,13 +304,9 @@ fn nothing_is_lost_silently_when_the_queue_overflows() {
     )
     .unwrap();
     assert_eq!(written + dropped, 500.0, "{text}");
-    assert_eq!(audit::list_all(&path).unwrap().len() as f64, written);
+    assert_eq!(audit_records(&path).len() as f64, written);
     // After shutdown, records are counted as lost, not queued forever.
-    log.record(AuditEntry::from_answer(
-        "late",
-        &answer,
-        answer.to_string().into(),
-    ));
+    log.record(record("late"));
     let text = metrics.render();
     assert_eq!(
         metric(
@@ -348,5 +344,5 @@ async fn a_write_failure_is_counted_and_the_writer_recovers() {
         Some(1.0),
         "{text}"
     );
-    assert_eq!(audit::list_all(&path).unwrap().len(), 1);
+    assert_eq!(audit_records(&path).len(), 1);
 }

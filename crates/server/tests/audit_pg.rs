@@ -14,7 +14,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::http::StatusCode;
 use common::*;
-use groundcite_server::audit::{self, AuditEntry};
+use groundcite_server::audit;
 use groundcite_server::fake::StaticAnswerer;
 use groundcite_server::{AuditConfig, IncidentFilter, ServerConfig};
 use serde_json::json;
@@ -108,7 +108,7 @@ async fn answers_are_committed_once_before_they_are_sent() {
             .filter(|r| r.request_id.starts_with(&run))
             .collect()
     };
-    let records = mine(audit::list_all(url.as_ref()).unwrap());
+    let records = mine(audit_records(&url));
     assert_eq!(records.len(), 3, "{records:#?}");
     assert_eq!(records[0].request_id, ask_id);
     assert_eq!(records[0].kind, "ask");
@@ -116,7 +116,7 @@ async fn answers_are_committed_once_before_they_are_sent() {
         records[0].question.as_deref(),
         Some("How long does reimbursement take?")
     );
-    assert!(records[0].report.is_object());
+    assert!(records[0].report.parse().unwrap().is_object());
     assert!(
         records[0].ts.ends_with('Z') && records[0].ts.len() == 24,
         "{}",
@@ -126,12 +126,21 @@ async fn answers_are_committed_once_before_they_are_sent() {
     assert_eq!(records[2].bad_ids, [7]);
 
     // A record sent twice (a retried batch, a replayed request id) is stored once.
-    let answer = json!({"question": "Twice?", "status": "ok", "grounded": true, "passages": []});
-    let dup = AuditEntry::from_answer(&format!("{run}-dup"), &answer, answer.to_string().into());
+    // A clean answer: not an incident.
+    let clean = StaticAnswerer::new(
+        StaticAnswerer::demo().passages,
+        "Reimbursements settle within 30 days of approval [1].",
+    );
+    let answer = clean.result("Twice?");
+    let record = |id: String| {
+        let json = audit::JsonText::to_json(&answer).unwrap();
+        audit::answer_record(&id, &answer, json)
+    };
+    let dup = record(format!("{run}-dup"));
     state.audit().record(dup.clone());
     state.audit().record(dup);
     state.audit().flush();
-    let records = mine(audit::list_all(url.as_ref()).unwrap());
+    let records = mine(audit_records(&url));
     assert_eq!(
         records
             .iter()
@@ -141,13 +150,7 @@ async fn answers_are_committed_once_before_they_are_sent() {
     );
 
     // A record the database refuses does not take its batch with it.
-    let good = |n: u32| {
-        AuditEntry::from_answer(
-            &format!("{run}-good{n}"),
-            &answer,
-            answer.to_string().into(),
-        )
-    };
+    let good = |n: u32| record(format!("{run}-good{n}"));
     let mut poison = good(0);
     poison.request_id = format!("{run}-poison");
     poison.attempts = "not json".into();
@@ -155,7 +158,7 @@ async fn answers_are_committed_once_before_they_are_sent() {
     state.audit().record(poison);
     state.audit().record(good(2));
     state.audit().flush();
-    let records = mine(audit::list_all(url.as_ref()).unwrap());
+    let records = mine(audit_records(&url));
     let ids: Vec<&str> = records.iter().map(|r| r.request_id.as_str()).collect();
     assert!(ids.contains(&format!("{run}-good1").as_str()), "{ids:?}");
     assert!(ids.contains(&format!("{run}-good2").as_str()), "{ids:?}");
@@ -171,9 +174,11 @@ async fn answers_are_committed_once_before_they_are_sent() {
     );
 
     // The incident log and the export read PostgreSQL like SQLite.
+    let store = audit::open_reader(url.as_ref()).unwrap();
+    let store = store.as_ref();
     let unverified = mine(
-        audit::list_incidents(
-            url.as_ref(),
+        audit::incidents(
+            store,
             &IncidentFilter {
                 unverified: true,
                 ..Default::default()
@@ -186,7 +191,7 @@ async fn answers_are_committed_once_before_they_are_sent() {
     let ids: Vec<&str> = unverified.iter().map(|r| r.request_id.as_str()).collect();
     assert_eq!(ids, [bad_id.as_str(), ask_id.as_str()]);
     let mut out = Vec::new();
-    let n = audit::export_jsonl(url.as_ref(), &mut out).unwrap();
+    let n = audit::export_jsonl(store, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     assert_eq!(text.lines().count(), n);
     assert_eq!(text.lines().filter(|l| l.contains(&run)).count(), 6);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use common::*;
 use groundcite_server::fake::StaticAnswerer;
-use groundcite_server::{AppState, AuditConfig, ServerConfig, audit, serve_on};
+use groundcite_server::{AppState, AuditConfig, ServerConfig, serve_on};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 async fn http(addr: std::net::SocketAddr, request: &str) -> String {
@@ -54,7 +54,7 @@ async fn serves_on_loopback_and_shuts_down_gracefully() {
     stop.send(()).unwrap();
     server.await.unwrap().unwrap();
     // The audit queue was drained on the way out.
-    assert_eq!(audit::list_all(&path).unwrap().len(), 1);
+    assert_eq!(audit_records(&path).len(), 1);
     assert!(
         tokio::net::TcpStream::connect(addr).await.is_err(),
         "the socket is closed"

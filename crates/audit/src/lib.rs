@@ -1,0 +1,231 @@
+//! # groundcite-audit: the audit log's record and its stores
+//!
+//! Every answer the service sends (and, unless turned off, every
+//! `POST /v1/check` report) becomes one [`AuditRecord`]: the question, the
+//! ids of the passages sent, the raw model output of every attempt, the
+//! full report exactly as served, the status, the timings, the request id
+//! and a timestamp.
+//!
+//! Storage is a trait, [`AuditStore`], with two implementations: the
+//! SQLite file of this crate ([`SqliteAuditStore`]) and PostgreSQL
+//! (`groundcite_pg::PgAuditStore`, the `audit` table of migration
+//! `0003_audit`). One contract suite ([`contract`]) runs against both. The
+//! read side ([`incidents`], [`each`], [`export_jsonl`],
+//! [`export_incidents_jsonl`]) is written once, over the trait.
+//!
+//! This crate knows nothing of HTTP: the service (`groundcite-server`)
+//! builds the records from its answers and owns the queue and the writer
+//! thread; `groundcite audit` reads through the same trait.
+//!
+//! ## The SQLite schema
+//!
+//! PostgreSQL has the same columns (`bigint` identity `id`, unique
+//! `request_id`, `timestamptz`, `boolean`, `jsonb` id lists, `json`
+//! documents kept verbatim). SQLite (`PRAGMA user_version = 1`):
+//!
+//! ```sql
+//! CREATE TABLE audit (
+//!   id INTEGER PRIMARY KEY,      -- insertion order
+//!   request_id TEXT NOT NULL,    -- the x-request-id of the HTTP request
+//!   ts TEXT NOT NULL,            -- RFC 3339, UTC, milliseconds
+//!   kind TEXT NOT NULL,          -- ask | check
+//!   question TEXT,
+//!   status TEXT NOT NULL,        -- ok | unverified | no_evidence
+//!   grounded INTEGER NOT NULL,
+//!   refusal TEXT,                -- refusal cause (gate | sentinel | validation), or the refusal form for checks
+//!   regenerated INTEGER NOT NULL,
+//!   contradicted INTEGER NOT NULL, unsupported INTEGER NOT NULL, uncited INTEGER NOT NULL,
+//!   bad_ids TEXT NOT NULL,       -- JSON: ids never sent, cited by any attempt
+//!   passage_ids TEXT NOT NULL,   -- JSON: ids of the passages sent, in order ([k] is k-1)
+//!   attempts TEXT NOT NULL,      -- JSON: [{raw, bad_ids, error}] per generation attempt
+//!   timings TEXT NOT NULL,       -- JSON: {retrieve_ms, generate_ms, check_ms, total_ms}
+//!   report TEXT NOT NULL         -- JSON: the full answer object (ask) or check report (check)
+//! );
+//! ```
+//!
+//! ## The export
+//!
+//! [`export_jsonl`] writes one record per line, oldest first, as
+//! [`AuditRecord`] serializes: the columns by name, the JSON columns as
+//! JSON values (not strings).
+
+pub mod contract;
+mod record;
+mod sqlite;
+
+use std::io::Write;
+
+pub use record::{AuditRecord, JsonText};
+pub use sqlite::SqliteAuditStore;
+
+/// Errors of the audit stores.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    #[error("audit database {path}: {source}")]
+    Open {
+        path: std::path::PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("audit database: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("audit record {id}: {source}")]
+    Json { id: i64, source: serde_json::Error },
+    #[error("writing the export: {0}")]
+    Io(#[from] std::io::Error),
+    /// A failure of another store (PostgreSQL), with its own message.
+    #[error("audit database: {0}")]
+    Backend(Box<dyn std::error::Error + Send + Sync>),
+}
+
+pub type Result<T, E = AuditError> = std::result::Result<T, E>;
+
+/// Which records a store reads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuditQuery {
+    /// Only incidents: with `unverified` and/or `unsupported` (neither: both
+    /// kinds).
+    pub incidents: bool,
+    /// Markers that did not all resolve ([`AuditRecord::is_unverified`]).
+    pub unverified: bool,
+    /// A contradicted or unsupported sentence ([`AuditRecord::is_unsupported`]).
+    pub unsupported: bool,
+    /// Only `ask` or `check` records.
+    pub kind: Option<String>,
+    /// Only records with an id above this (keyset paging).
+    pub after_id: Option<i64>,
+    /// Newest first (else oldest first).
+    pub newest_first: bool,
+    pub limit: Option<usize>,
+}
+
+/// Which incidents to list. Neither flag: every incident (either kind).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IncidentFilter {
+    /// Answers whose markers did not all resolve (status `unverified`, a
+    /// regenerated attempt that cited ids never sent, or a refusal for that
+    /// reason).
+    pub unverified: bool,
+    /// Answers with a contradicted or unsupported sentence.
+    pub unsupported: bool,
+    /// Only `ask` or `check` records.
+    pub kind: Option<String>,
+    /// At most this many, newest first; all when `None`.
+    pub limit: Option<usize>,
+}
+
+impl IncidentFilter {
+    /// The store query: these incidents, newest first.
+    pub fn query(&self) -> AuditQuery {
+        AuditQuery {
+            incidents: true,
+            unverified: self.unverified,
+            unsupported: self.unsupported,
+            kind: self.kind.clone(),
+            after_id: None,
+            newest_first: true,
+            limit: self.limit,
+        }
+    }
+}
+
+/// Where audit records are kept. Implementations: [`SqliteAuditStore`]
+/// and `groundcite_pg::PgAuditStore`; both pass [`contract`].
+///
+/// A store is used from one thread at a time (the service's writer
+/// thread, or a reader).
+pub trait AuditStore: Send {
+    /// Where the records are, for logs and messages: a file path, or a URL
+    /// without its password.
+    fn location(&self) -> String;
+
+    /// Stores a batch in one transaction (the records' `id`s are ignored;
+    /// the store assigns them in batch order). Returns how many records
+    /// the database refused: every other one is stored. A store may skip a
+    /// record whose `request_id` it already holds (PostgreSQL does, so a
+    /// batch sent again never duplicates a record). An error means nothing
+    /// was stored; the caller should open the store again.
+    fn write(&mut self, batch: &[AuditRecord]) -> Result<u64>;
+
+    /// The records matching `query`, in its order.
+    fn list(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>>;
+
+    /// How many records are stored.
+    fn count(&self) -> Result<u64>;
+}
+
+/// Records read per round trip by [`each`].
+pub const PAGE: usize = 1000;
+
+/// The incident log: unverified and/or unsupported answers, newest first.
+pub fn incidents(store: &dyn AuditStore, filter: &IncidentFilter) -> Result<Vec<AuditRecord>> {
+    store.list(&filter.query())
+}
+
+/// Calls `f` on every record, oldest first, reading [`PAGE`] records at a
+/// time; returns how many.
+pub fn each(
+    store: &dyn AuditStore,
+    mut f: impl FnMut(AuditRecord) -> Result<()>,
+) -> Result<usize> {
+    let mut after = None;
+    let mut n = 0;
+    loop {
+        let page = store.list(&AuditQuery {
+            after_id: after,
+            limit: Some(PAGE),
+            ..AuditQuery::default()
+        })?;
+        let len = page.len();
+        for record in page {
+            after = Some(record.id);
+            f(record)?;
+            n += 1;
+        }
+        if len < PAGE {
+            return Ok(n);
+        }
+    }
+}
+
+/// Every record, oldest first.
+pub fn list_all(store: &dyn AuditStore) -> Result<Vec<AuditRecord>> {
+    let mut out = Vec::new();
+    each(store, |r| {
+        out.push(r);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Writes every record as JSON lines, oldest first; returns how many.
+pub fn export_jsonl(store: &dyn AuditStore, writer: impl Write) -> Result<usize> {
+    let mut out = std::io::BufWriter::new(writer);
+    let n = each(store, |record| write_line(&mut out, &record))?;
+    out.flush()?;
+    Ok(n)
+}
+
+/// Writes the incidents matching `filter` as JSON lines, newest first;
+/// returns how many.
+pub fn export_incidents_jsonl(
+    store: &dyn AuditStore,
+    filter: &IncidentFilter,
+    writer: impl Write,
+) -> Result<usize> {
+    let records = incidents(store, filter)?;
+    let mut out = std::io::BufWriter::new(writer);
+    for record in &records {
+        write_line(&mut out, record)?;
+    }
+    out.flush()?;
+    Ok(records.len())
+}
+
+fn write_line(out: &mut impl Write, record: &AuditRecord) -> Result<()> {
+    serde_json::to_writer(&mut *out, record).map_err(|source| AuditError::Json {
+        id: record.id,
+        source,
+    })?;
+    out.write_all(b"\n")?;
+    Ok(())
+}
