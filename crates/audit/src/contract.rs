@@ -14,12 +14,24 @@
 
 use crate::{AuditQuery, AuditRecord, AuditStore, IncidentFilter, JsonText, PAGE};
 
+/// One check of the contract: panics if `store` violates it.
+pub type Check = fn(&mut dyn AuditStore);
+
 /// Every check, by name.
-pub const CHECKS: &[(&str, fn(&mut dyn AuditStore))] = &[
+pub const CHECKS: &[(&str, Check)] = &[
     ("records_round_trip_exactly", records_round_trip_exactly),
-    ("incidents_are_filtered_newest_first", incidents_are_filtered_newest_first),
-    ("queries_page_in_insertion_order", queries_page_in_insertion_order),
-    ("the_export_is_one_json_line_per_record", the_export_is_one_json_line_per_record),
+    (
+        "incidents_are_filtered_newest_first",
+        incidents_are_filtered_newest_first,
+    ),
+    (
+        "queries_page_in_insertion_order",
+        queries_page_in_insertion_order,
+    ),
+    (
+        "the_export_is_one_json_line_per_record",
+        the_export_is_one_json_line_per_record,
+    ),
 ];
 
 /// A clean `ask` record: status ok, nothing flagged.
@@ -40,7 +52,9 @@ pub fn record(request_id: &str) -> AuditRecord {
         bad_ids: Vec::new(),
         passage_ids: vec!["expenses.md#L9-L14".into(), "help.md#L1-L6".into()],
         attempts: JsonText::new(r#"[{"raw":"Settled in 30 days [1].","bad_ids":[],"error":null}]"#),
-        timings: JsonText::new(r#"{"retrieve_ms":0.4,"generate_ms":1.0,"check_ms":0.2,"total_ms":1.6}"#),
+        timings: JsonText::new(
+            r#"{"retrieve_ms":0.4,"generate_ms":1.0,"check_ms":0.2,"total_ms":1.6}"#,
+        ),
         report: JsonText::new(r#"{"question":"How long does reimbursement take?","status":"ok"}"#),
     }
 }
@@ -79,7 +93,9 @@ pub fn records_round_trip_exactly(store: &mut dyn AuditStore) {
         bad_ids: vec![5, 9],
         passage_ids: vec!["ünïcödé.md#L1-L2".into(), "a \"quoted\" id".into()],
         // Kept verbatim: spacing, key order, escapes and non-ASCII text.
-        attempts: JsonText::new("[ {\"raw\": \"Ça coûte 5 € [9]\\n\", \"bad_ids\": [9], \"error\": \"x\"} ]"),
+        attempts: JsonText::new(
+            "[ {\"raw\": \"Ça coûte 5 € [9]\\n\", \"bad_ids\": [9], \"error\": \"x\"} ]",
+        ),
         timings: JsonText::new(r#"{"check_ms": 0.25}"#),
         report: JsonText::new(r#"{"z": 1, "a": {"nested": [1.5, -2, null, "\u00e9"]}}"#),
         ts: "2027-01-02T03:04:05.678Z".into(),
@@ -89,7 +105,10 @@ pub fn records_round_trip_exactly(store: &mut dyn AuditStore) {
     stored(store, &[record("rt-3")]);
     let back = all(store);
     assert_eq!(ids(&back), ["rt-1", "rt-2", "rt-3"]);
-    assert!(back[0].id < back[1].id && back[1].id < back[2].id, "{back:#?}");
+    assert!(
+        back[0].id < back[1].id && back[1].id < back[2].id,
+        "{back:#?}"
+    );
     for (got, want) in back.iter().zip([&plain, &odd]) {
         assert_eq!(
             &AuditRecord {
@@ -175,7 +194,10 @@ pub fn incidents_are_filtered_newest_first(store: &mut dyn AuditStore) {
         ids(&incidents(false, false, Some("check"), None)),
         ["contradicted-check"]
     );
-    assert_eq!(ids(&incidents(false, true, Some("ask"), None)), ["unsupported"]);
+    assert_eq!(
+        ids(&incidents(false, true, Some("ask"), None)),
+        ["unsupported"]
+    );
     assert_eq!(
         ids(&incidents(false, false, None, Some(2))),
         ["unsupported", "contradicted-check"]

@@ -98,6 +98,41 @@ pub struct AuditQuery {
     pub limit: Option<usize>,
 }
 
+impl AuditQuery {
+    /// What follows `FROM audit` in a store's `SELECT`: the filter, the
+    /// order and the limit, in the store's SQL. `unverified` is its
+    /// predicate for [`AuditRecord::is_unverified`] (the id list's empty
+    /// value differs by dialect); `kind_param` its placeholder for
+    /// [`AuditQuery::kind`], bound as the only parameter.
+    pub fn sql(&self, unverified: &str, kind_param: &str) -> String {
+        const UNSUPPORTED: &str = "(contradicted + unsupported > 0)";
+        let mut clauses = Vec::new();
+        if self.incidents {
+            clauses.push(match (self.unverified, self.unsupported) {
+                (true, false) => unverified.to_string(),
+                (false, true) => UNSUPPORTED.to_string(),
+                _ => format!("({unverified} OR {UNSUPPORTED})"),
+            });
+        }
+        if self.kind.is_some() {
+            clauses.push(format!("kind = {kind_param}"));
+        }
+        if let Some(after) = self.after_id {
+            clauses.push(format!("id > {after}"));
+        }
+        let mut sql = String::new();
+        if !clauses.is_empty() {
+            sql = format!(" WHERE {}", clauses.join(" AND "));
+        }
+        let order = if self.newest_first { "DESC" } else { "ASC" };
+        sql.push_str(&format!(" ORDER BY id {order}"));
+        if let Some(n) = self.limit {
+            sql.push_str(&format!(" LIMIT {n}"));
+        }
+        sql
+    }
+}
+
 /// Which incidents to list. Neither flag: every incident (either kind).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct IncidentFilter {
@@ -163,10 +198,7 @@ pub fn incidents(store: &dyn AuditStore, filter: &IncidentFilter) -> Result<Vec<
 
 /// Calls `f` on every record, oldest first, reading [`PAGE`] records at a
 /// time; returns how many.
-pub fn each(
-    store: &dyn AuditStore,
-    mut f: impl FnMut(AuditRecord) -> Result<()>,
-) -> Result<usize> {
+pub fn each(store: &dyn AuditStore, mut f: impl FnMut(AuditRecord) -> Result<()>) -> Result<usize> {
     let mut after = None;
     let mut n = 0;
     loop {

@@ -32,12 +32,12 @@ CREATE INDEX IF NOT EXISTS audit_flagged ON audit(contradicted, unsupported);
 PRAGMA user_version = 1;
 ";
 
-const INSERT_SQL: &str = "INSERT INTO audit (request_id, ts, kind, question, status, grounded, refusal, regenerated,
+const INSERT_SQL: &str =
+    "INSERT INTO audit (request_id, ts, kind, question, status, grounded, refusal, regenerated,
    contradicted, unsupported, uncited, bad_ids, passage_ids, attempts, timings, report)
  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
 
 const UNVERIFIED_SQL: &str = "(status = 'unverified' OR bad_ids != '[]' OR refusal = 'validation')";
-const UNSUPPORTED_SQL: &str = "(contradicted + unsupported > 0)";
 const COLUMNS: &str = "id, request_id, ts, kind, question, status, grounded, refusal, regenerated,
     contradicted, unsupported, uncited, bad_ids, passage_ids, attempts, timings, report";
 
@@ -131,28 +131,7 @@ impl AuditStore for SqliteAuditStore {
     }
 
     fn list(&self, q: &AuditQuery) -> Result<Vec<AuditRecord>> {
-        let mut clauses = Vec::new();
-        if q.incidents {
-            clauses.push(match (q.unverified, q.unsupported) {
-                (true, false) => UNVERIFIED_SQL.to_string(),
-                (false, true) => UNSUPPORTED_SQL.to_string(),
-                _ => format!("({UNVERIFIED_SQL} OR {UNSUPPORTED_SQL})"),
-            });
-        }
-        if q.kind.is_some() {
-            clauses.push("kind = ?1".into());
-        }
-        if let Some(after) = q.after_id {
-            clauses.push(format!("id > {after}"));
-        }
-        let filter = if clauses.is_empty() {
-            String::new()
-        } else {
-            format!(" WHERE {}", clauses.join(" AND "))
-        };
-        let order = if q.newest_first { "DESC" } else { "ASC" };
-        let limit = q.limit.map_or_else(String::new, |n| format!(" LIMIT {n}"));
-        let sql = format!("SELECT {COLUMNS} FROM audit{filter} ORDER BY id {order}{limit}");
+        let sql = format!("SELECT {COLUMNS} FROM audit{}", q.sql(UNVERIFIED_SQL, "?1"));
         let mut stmt = self.conn.prepare(&sql)?;
         let mut rows = match &q.kind {
             Some(k) => stmt.query(params![k])?,

@@ -18,7 +18,10 @@ fn the_sqlite_store_passes_the_contract() {
 fn a_read_only_store_reads_what_the_writer_wrote_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("audit.sqlite");
-    assert!(SqliteAuditStore::open_read_only(&path).is_err(), "no file, no store");
+    assert!(
+        SqliteAuditStore::open_read_only(&path).is_err(),
+        "no file, no store"
+    );
     let mut writer = SqliteAuditStore::open(&path).unwrap();
     writer.write(&[contract::record("one")]).unwrap();
     let mut reader = SqliteAuditStore::open_read_only(&path).unwrap();

@@ -108,6 +108,22 @@ pub struct SentPassageInfo {
     pub score: Option<f32>,
 }
 
+impl SentPassageInfo {
+    /// The passages sent, numbered from 1 in order.
+    pub fn numbered(sent: &[Passage]) -> Vec<SentPassageInfo> {
+        sent.iter()
+            .enumerate()
+            .map(|(i, p)| SentPassageInfo {
+                n: i + 1,
+                id: p.id.clone(),
+                source_url: p.source_url.clone(),
+                section: p.section.clone(),
+                score: p.score,
+            })
+            .collect()
+    }
+}
+
 /// One generation attempt, kept for the audit log.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Attempt {
@@ -319,17 +335,7 @@ impl Engine {
             rendered.system = prompt::rules(s.check.refusal_form, context.len());
         }
         let sent = context.sent();
-        let infos = sent
-            .iter()
-            .enumerate()
-            .map(|(i, p)| SentPassageInfo {
-                n: i + 1,
-                id: p.id.clone(),
-                source_url: p.source_url.clone(),
-                section: p.section.clone(),
-                score: p.score,
-            })
-            .collect();
+        let infos = SentPassageInfo::numbered(&sent);
         let request = ChatRequest {
             system: rendered.system,
             messages: vec![ChatMessage::user(rendered.user)],
@@ -624,7 +630,9 @@ impl Engine {
             Outcome::Answer(text) => {
                 let output = self.check(Some(question), &sent, &text);
                 match finalize::finalize_support(&text, &output, policy) {
-                    Decision::Serve { repaired: false, .. } => (text, output),
+                    Decision::Serve {
+                        repaired: false, ..
+                    } => (text, output),
                     // The flagged sentences were dropped: check what is served.
                     Decision::Serve { text, .. } => {
                         let output = self.check(Some(question), &sent, &text);

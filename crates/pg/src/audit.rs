@@ -29,7 +29,6 @@ pub const AUDIT_SCHEMA_VERSION: i32 = 3;
 
 const UNVERIFIED_SQL: &str =
     "(status = 'unverified' OR bad_ids <> '[]'::jsonb OR refusal = 'validation')";
-const UNSUPPORTED_SQL: &str = "(contradicted + unsupported > 0)";
 const COLUMNS: &str = "id, request_id, \
     to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), kind, question, status, \
     grounded, refusal, regenerated, contradicted, unsupported, uncited, bad_ids::text, \
@@ -145,28 +144,7 @@ impl PgAuditStore {
 
     /// The records matching `q`.
     pub fn list(&self, q: &AuditQuery) -> Result<Vec<AuditRecord>, Error> {
-        let mut clauses = Vec::new();
-        if q.incidents {
-            clauses.push(match (q.unverified, q.unsupported) {
-                (true, false) => UNVERIFIED_SQL.to_string(),
-                (false, true) => UNSUPPORTED_SQL.to_string(),
-                _ => format!("({UNVERIFIED_SQL} OR {UNSUPPORTED_SQL})"),
-            });
-        }
-        if q.kind.is_some() {
-            clauses.push("kind = $1".into());
-        }
-        if let Some(after) = q.after_id {
-            clauses.push(format!("id > {after}"));
-        }
-        let filter = if clauses.is_empty() {
-            String::new()
-        } else {
-            format!(" WHERE {}", clauses.join(" AND "))
-        };
-        let order = if q.newest_first { "DESC" } else { "ASC" };
-        let limit = q.limit.map_or_else(String::new, |n| format!(" LIMIT {n}"));
-        let sql = format!("SELECT {COLUMNS} FROM audit{filter} ORDER BY id {order}{limit}");
+        let sql = format!("SELECT {COLUMNS} FROM audit{}", q.sql(UNVERIFIED_SQL, "$1"));
         self.client.retry(is_transient, || async {
             let client = self.client.conn().await?;
             let rows = match &q.kind {

@@ -6,11 +6,11 @@
 //! loud message otherwise. Every check gets its own schema, dropped at the
 //! end, so checks and test runs do not see each other's records.
 
-use groundcite_audit::{AuditStore, SqliteAuditStore, contract};
+use groundcite_audit::{SqliteAuditStore, contract};
 use groundcite_pg::{PgAuditStore, PgOptions};
 
 /// Runs `check` on a fresh PostgreSQL store in a schema of its own.
-fn on_postgres(url: &str, name: &str, check: fn(&mut dyn AuditStore)) {
+fn on_postgres(url: &str, name: &str, check: contract::Check) {
     let schema = format!("t_audit_{name}_{}", std::process::id());
     let opts = PgOptions::default().with_schema(schema.chars().take(60).collect::<String>());
     groundcite_pg::migrate(url, &opts).expect("migrate");
@@ -71,7 +71,11 @@ fn postgres_stores_a_request_id_once_and_isolates_a_refused_record() {
             attempts: "not json".into(),
             ..contract::record("poison")
         };
-        let batch = [contract::record("good-1"), poison, contract::record("good-2")];
+        let batch = [
+            contract::record("good-1"),
+            poison,
+            contract::record("good-2"),
+        ];
         assert_eq!(store.write(&batch).unwrap(), 1, "one record refused");
         let ids: Vec<String> = groundcite_audit::list_all(store)
             .unwrap()

@@ -65,16 +65,10 @@ async fn main() -> anyhow::Result<()> {
     serve(state, addr.parse()?).await
 }
 
-#[cfg(feature = "engine")]
 fn engine(config: &mut ServerConfig) -> anyhow::Result<Arc<dyn groundcite_server::Answerer>> {
     let settings = groundcite_engine::Settings::default();
     config.check = settings.check.clone();
     Ok(Arc::new(groundcite_engine::Engine::from_settings(
         settings,
     )?))
-}
-
-#[cfg(not(feature = "engine"))]
-fn engine(_: &mut ServerConfig) -> anyhow::Result<Arc<dyn groundcite_server::Answerer>> {
-    anyhow::bail!("built without the `engine` feature")
 }

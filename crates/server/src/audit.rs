@@ -167,7 +167,10 @@ pub fn answer_record(request_id: &str, answer: &AskResult, report: JsonText) -> 
         question: Some(answer.question.clone()),
         status: answer.status.as_str().to_string(),
         grounded: answer.grounded,
-        refusal: answer.refusal.as_ref().map(|r| r.reason.as_str().to_string()),
+        refusal: answer
+            .refusal
+            .as_ref()
+            .map(|r| r.reason.as_str().to_string()),
         regenerated: answer.regenerated,
         contradicted: answer.counts.contradicted as u32,
         unsupported: answer.counts.unsupported as u32,
@@ -444,7 +447,7 @@ fn writer_loop(
     linger: Duration,
     metrics: &Metrics,
 ) {
-    let mut sink: Option<Box<dyn AuditStore>> = None;
+    let mut store: Option<Box<dyn AuditStore>> = None;
     let mut last_attempt: Option<Instant> = None;
     let mut pending: Vec<AuditRecord> = Vec::with_capacity(batch);
     let mut waiters: Vec<Ack> = Vec::new();
@@ -471,17 +474,17 @@ fn writer_loop(
         }
         let mut ok = false;
         if !pending.is_empty() {
-            if sink.is_none() && last_attempt.is_none_or(|t| t.elapsed() >= REOPEN_INTERVAL) {
+            if store.is_none() && last_attempt.is_none_or(|t| t.elapsed() >= REOPEN_INTERVAL) {
                 last_attempt = Some(Instant::now());
                 match location.open() {
-                    Ok(s) => sink = Some(s),
+                    Ok(s) => store = Some(s),
                     Err(err) => {
                         tracing::error!(location = %location.display(), error = %err, "cannot open the audit database");
                     }
                 }
             }
             let n = pending.len() as u64;
-            match sink.as_mut() {
+            match store.as_mut() {
                 None => metrics.audit_failure("open", n),
                 Some(s) => match s.write(&pending) {
                     Ok(rejected) => {
@@ -495,7 +498,7 @@ fn writer_loop(
                         tracing::error!(location = %location.display(), error = %err, records = n, "audit write failed");
                         metrics.audit_failure("write", n);
                         // Reopen on the next batch: the file may have gone.
-                        sink = None;
+                        store = None;
                         last_attempt = None;
                     }
                 },

@@ -122,11 +122,8 @@ impl StaticAnswerer {
         {
             return self.refusal(question);
         }
-        let report = Checker::new(self.config.clone()).check(
-            Some(question),
-            &self.passages,
-            &self.answer,
-        );
+        let report =
+            Checker::new(self.config.clone()).check(Some(question), &self.passages, &self.answer);
         let check_ms = started.elapsed().as_secs_f64() * 1000.0;
         let mut attempts = Vec::new();
         if let Some(first) = &self.first_attempt {
@@ -137,14 +134,20 @@ impl StaticAnswerer {
         let refusal = report.refusal.as_ref().map(|r| {
             let topics = self.topics();
             let handoff = "Ask the finance help desk.";
-            AskRefusal::new(RefusalReason::Sentinel, question, r.needed.clone(), topics, handoff)
+            AskRefusal::new(
+                RefusalReason::Sentinel,
+                question,
+                r.needed.clone(),
+                topics,
+                handoff,
+            )
         });
         AskResult {
             question: question.to_string(),
             answer: self.answer.clone(),
             findings: report.findings,
             counts: report.counts,
-            passages: self.passage_list(),
+            passages: SentPassageInfo::numbered(&self.passages),
             refusal,
             timings: Timings {
                 retrieve_ms: 0.4,
@@ -157,20 +160,6 @@ impl StaticAnswerer {
             generator: self.generator.clone(),
             regenerated: self.first_attempt.is_some(),
         }
-    }
-
-    fn passage_list(&self) -> Vec<SentPassageInfo> {
-        self.passages
-            .iter()
-            .enumerate()
-            .map(|(i, p)| SentPassageInfo {
-                n: i + 1,
-                id: p.id.clone(),
-                source_url: p.source_url.clone(),
-                section: p.section.clone(),
-                score: p.score,
-            })
-            .collect()
     }
 
     fn topics(&self) -> Vec<String> {

@@ -266,8 +266,8 @@ impl Metrics {
         {
             cause.increment(1);
         }
-        let invalid = !answer.bad_ids.is_empty()
-            || answer.attempts.iter().any(|a| !a.bad_ids.is_empty());
+        let invalid =
+            !answer.bad_ids.is_empty() || answer.attempts.iter().any(|a| !a.bad_ids.is_empty());
         if invalid {
             m.invalid_id_answers.increment(1);
         }
@@ -279,12 +279,11 @@ impl Metrics {
             m.coverage.record(answer.coverage);
         }
         let t = &answer.timings;
-        for (stage, ms) in STAGES.into_iter().zip([
-            t.retrieve_ms,
-            t.generate_ms,
-            t.check_ms,
-            t.total_ms,
-        ]) {
+        for (stage, ms) in
+            STAGES
+                .into_iter()
+                .zip([t.retrieve_ms, t.generate_ms, t.check_ms, t.total_ms])
+        {
             if let Some(h) = m.stages.get(stage) {
                 h.record(ms / 1000.0);
             }
@@ -359,7 +358,10 @@ mod tests {
                 .find(|&&b| b >= answer.coverage)
                 .unwrap()
         );
-        assert!(text.contains(&coverage_bucket), "{coverage_bucket} in {text}");
+        assert!(
+            text.contains(&coverage_bucket),
+            "{coverage_bucket} in {text}"
+        );
         assert!(
             text.contains("groundcite_stage_seconds_count{stage=\"total\"} 1"),
             "{text}"

@@ -223,15 +223,13 @@ fn sse(state: AppState, request_id: String, inner: BoxStream<'static, AnswerEven
                 .data(err.to_value().to_string())
         };
         let event = match tokio::time::timeout_at(st.deadline, st.inner.next()).await {
-            Ok(Some(AnswerEvent::Sentence(sentence))) => {
-                match to_json(&st.request_id, &sentence) {
-                    Ok(json) => Event::default().event("sentence").data(json.as_str()),
-                    Err(err) => {
-                        st.done = true;
-                        error_event(&st, err)
-                    }
+            Ok(Some(AnswerEvent::Sentence(sentence))) => match to_json(&st.request_id, &sentence) {
+                Ok(json) => Event::default().event("sentence").data(json.as_str()),
+                Err(err) => {
+                    st.done = true;
+                    error_event(&st, err)
                 }
-            }
+            },
             Ok(Some(AnswerEvent::Final(answer))) => {
                 st.done = true;
                 match finish_answer(&st.state, &st.request_id, &answer).await {
