@@ -13,8 +13,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use groundcite_index::{ChunkIndex, Index, IngestOptions, IngestSummary};
 use groundcite_pg::{PgIndex, PgOptions};
 
-const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared");
-
 /// Real handbook pages copied into every fixture, with questions they answer.
 const HANDBOOK_PAGES: &[&str] = &[
     "travel-and-leave/fmla.md",
@@ -150,7 +148,8 @@ fn corpus() -> tempfile::TempDir {
     write("fixture/diagram.png", b"\x89PNG not really");
     write(".hidden/secret.md", b"# Secret\n\nNever indexed.\n");
     for rel in HANDBOOK_PAGES {
-        let src = fs::read(format!("{SHARED}/corpora/tts-handbook/pages/{rel}")).expect("page");
+        let page = groundcite_testdata::fixture(&format!("corpora/tts-handbook/pages/{rel}"));
+        let src = fs::read(&page).expect("page");
         write(rel, &src);
     }
     dir
