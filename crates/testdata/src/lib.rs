@@ -24,7 +24,7 @@
 //! ```
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The fixture folder, `crates/testdata/fixtures`; its layout follows
 /// `../shared` (`cases/`, `corpora/tts-handbook/`).
@@ -59,11 +59,13 @@ pub fn in_ci() -> bool {
 /// it looked for to standard error (past the test harness's capture, so the
 /// line shows in `cargo test` output) and returns `None`.
 pub fn shared(what: &str) -> Option<PathBuf> {
-    let path = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared"));
+    // This crate is `<checkout>/crates/testdata`; `shared` sits beside `<checkout>`.
+    let beside = Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(3);
+    let path = beside.unwrap_or(Path::new("/")).join("shared");
     if path.is_dir() {
         return Some(path);
     }
-    let shown = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared");
+    let shown = path.display();
     if in_ci() {
         panic!("{what} needs {shown}, which is missing, and CI=true: CI runs every evaluation");
     }
