@@ -285,7 +285,10 @@ mod tests {
         assert_eq!(s.openai.transport.max_retries, 0);
         assert_eq!(s.openai.transport.backoff_ms, 500, "defaults fill the rest");
         let a = &s.anthropic.transport;
-        assert_eq!(s.anthropic.mode, groundcite_llm::AnthropicMode::NativeCitations);
+        assert_eq!(
+            s.anthropic.mode,
+            groundcite_llm::AnthropicMode::NativeCitations
+        );
         assert_eq!(
             (a.connect_timeout_secs, a.backoff_ms, a.max_backoff_ms),
             (2.5, 250, 4000)

@@ -11,8 +11,8 @@ use serde_json::json;
 use crate::http::{self, HttpCore, StreamDecoder, drive_stream, snippet};
 use crate::sse::SseEvent;
 use crate::{
-    BoxFuture, ChatRequest, EventStream, Generation, Generator, LlmError, Role, Secret, StreamEvent,
-    TransportConfig,
+    BoxFuture, ChatRequest, EventStream, Generation, Generator, LlmError, Role, Secret,
+    StreamEvent, TransportConfig,
 };
 
 /// Settings of [`OpenAiGenerator`], loadable from `groundcite.toml`.

@@ -129,7 +129,10 @@ mod tests {
         };
         let openai: OpenAiConfig = serde_json::from_value(section.clone()).unwrap();
         let anthropic: AnthropicConfig = serde_json::from_value(section).unwrap();
-        assert_eq!((&openai.model, &openai.transport), (&"m".to_string(), &expected));
+        assert_eq!(
+            (&openai.model, &openai.transport),
+            (&"m".to_string(), &expected)
+        );
         assert_eq!(anthropic.transport, expected);
         for written in [
             serde_json::to_value(&openai).unwrap(),

@@ -42,8 +42,7 @@ pub fn fixture(relative: &str) -> PathBuf {
 /// read.
 pub fn read_fixture(relative: &str) -> String {
     let path = fixture(relative);
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("fixture {}: {e}", path.display()))
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("fixture {}: {e}", path.display()))
 }
 
 /// Whether the tests run in CI: `CI` is `true` or `1` (as CI services set

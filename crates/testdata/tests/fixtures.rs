@@ -43,7 +43,10 @@ fn fixtures_are_copies_of_shared() {
         let copied = fs::read_to_string(fixture(name)).unwrap();
         assert!(copied.lines().count() >= 3, "{name}");
         for line in copied.lines() {
-            assert!(lines.contains(&line), "{name}: a line not in ../shared: {line:.80}");
+            assert!(
+                lines.contains(&line),
+                "{name}: a line not in ../shared: {line:.80}"
+            );
         }
     }
 }
@@ -56,7 +59,9 @@ fn the_fixture_corpus_carries_its_license() {
     let mut pages = Vec::new();
     files_under(&fixture("corpora/tts-handbook/pages"), &mut pages);
     for page in pages {
-        let relative = page.strip_prefix(fixture("corpora/tts-handbook/pages")).unwrap();
+        let relative = page
+            .strip_prefix(fixture("corpora/tts-handbook/pages"))
+            .unwrap();
         assert!(
             source.contains(&format!("`{}`", relative.display())),
             "SOURCE.md does not list {}",
