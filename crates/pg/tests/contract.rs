@@ -64,24 +64,7 @@ fn embedded(_name: &str) -> Option<Backend> {
 }
 
 fn database_url() -> Option<String> {
-    match std::env::var("GROUNDCITE_TEST_DATABASE_URL") {
-        Ok(url) if !url.trim().is_empty() => Some(url),
-        _ => {
-            if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
-                panic!(
-                    "GROUNDCITE_TEST_DATABASE_URL is not set and CI=true: the PostgreSQL \
-                     contract tests must run in CI (eval \"$(.ci/pg.sh)\" first)"
-                );
-            }
-            eprintln!(
-                "\n**********************************************************************\n\
-                 ** SKIPPED: PostgreSQL contract test (GROUNDCITE_TEST_DATABASE_URL   **\n\
-                 ** is not set; run `eval \"$(.ci/pg.sh)\"` to start a test server)    **\n\
-                 **********************************************************************\n"
-            );
-            None
-        }
-    }
+    groundcite_testdata::database_url("the PostgreSQL contract tests")
 }
 
 /// A unique schema per test and process: tests run in parallel.

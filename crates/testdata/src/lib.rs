@@ -1,8 +1,7 @@
-//! Where the tests of groundcite find their data. Test-only
-//! (`publish = false`), a dev-dependency of every crate whose tests read
-//! files.
+//! Where the tests of groundcite find their data, and what they do when it
+//! is not there. Test-only (`publish = false`), a dev-dependency of every
+//! crate whose tests read files.
 //!
-//! Two sources:
 //!
 //! * [`fixtures`]: a small set inside the repository (a few labelled cases,
 //!   a few handbook pages with their license; `fixtures/README.md` lists
@@ -13,6 +12,7 @@
 //!   The evaluations over all of it call `shared(...)`: when the folder is
 //!   missing they are skipped with a printed reason, except under `CI=true`,
 //!   where a missing `../shared` fails the test, so CI always runs them.
+//! * [`database_url`]: the PostgreSQL test database, under the same rule.
 //!
 //! ```no_run
 //! // A data-heavy evaluation:
@@ -64,15 +64,38 @@ pub fn shared(what: &str) -> Option<PathBuf> {
     if path.is_dir() {
         return Some(path);
     }
-    let shown = path.display();
+    unavailable(
+        what,
+        &format!(
+            "{}, which is not there; a plain clone runs only the fixtures",
+            path.display()
+        ),
+    )
+}
+
+/// The PostgreSQL test database, `GROUNDCITE_TEST_DATABASE_URL` (`eval
+/// "$(.ci/pg.sh)"` starts one and sets it), for the test named by `what`.
+/// When it is unset or empty: a panic under `CI=true`, else a `SKIPPED`
+/// line and `None`, as for [`shared`].
+pub fn database_url(what: &str) -> Option<String> {
+    match std::env::var("GROUNDCITE_TEST_DATABASE_URL") {
+        Ok(url) if !url.trim().is_empty() => Some(url),
+        _ => unavailable(
+            what,
+            "GROUNDCITE_TEST_DATABASE_URL, which is not set; run `eval \"$(.ci/pg.sh)\"` \
+             to start a test server",
+        ),
+    }
+}
+
+/// A test cannot run without `needs`: it fails under CI, else is skipped
+/// with a line on standard error.
+fn unavailable<T>(what: &str, needs: &str) -> Option<T> {
     if in_ci() {
-        panic!("{what} needs {shown}, which is missing, and CI=true: CI runs every evaluation");
+        panic!("{what} needs {needs}; with CI=true it must run, not be skipped");
     }
     // Straight to the stream: `eprintln!` would be captured by the harness.
-    let _ = writeln!(
-        std::io::stderr(),
-        "SKIPPED: {what} (needs {shown}, which is not there; a plain clone runs only the fixtures)"
-    );
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {what} (needs {needs})");
     None
 }
 
