@@ -1,4 +1,5 @@
-//! `groundcite check` and `groundcite prompt`.
+//! `groundcite check`: markers, sentences, support and sources of answers,
+//! one at a time or a JSONL file of cases.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -8,8 +9,6 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use groundcite_core::check::{self, CheckOutput};
 use groundcite_core::config::CheckConfig;
-use groundcite_core::passage::{ApproxTokens, assemble};
-use groundcite_core::{RefusalForm, prompt};
 use groundcite_support::LexicalVerifier;
 
 use crate::{input, render};
@@ -39,41 +38,6 @@ pub struct CheckArgs {
     #[arg(long)]
     no_support: bool,
 }
-
-#[derive(Args)]
-pub struct PromptArgs {
-    /// A JSON file with the ranked passages.
-    #[arg(long)]
-    passages: PathBuf,
-    /// The question.
-    #[arg(long)]
-    question: String,
-    /// The refusal form the contract asks for.
-    #[arg(long, value_enum, default_value = "sentence")]
-    refusal_form: FormArg,
-    /// Context budget in tokens.
-    #[arg(long)]
-    budget: Option<usize>,
-    /// Print `{system, user, passages}` as JSON.
-    #[arg(long)]
-    json: bool,
-}
-
-#[derive(Clone, Copy, clap::ValueEnum)]
-pub enum FormArg {
-    Sentence,
-    Sentinel,
-}
-
-impl From<FormArg> for RefusalForm {
-    fn from(f: FormArg) -> Self {
-        match f {
-            FormArg::Sentence => RefusalForm::Sentence,
-            FormArg::Sentinel => RefusalForm::Sentinel,
-        }
-    }
-}
-
 pub fn run_check(args: CheckArgs) -> Result<ExitCode> {
     let config = CheckConfig {
         verify_support: !args.no_support,
@@ -146,39 +110,6 @@ fn check_cases(
     if failed > 0 {
         eprintln!("groundcite: {failed} case(s) could not be checked");
         return Ok(ExitCode::from(1));
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-pub fn run_prompt(args: PromptArgs) -> Result<ExitCode> {
-    let passages = input::read_passages(&args.passages)?;
-    if args.question.trim().is_empty() {
-        bail!("the question is empty");
-    }
-    let mut config = CheckConfig::default().assembly;
-    if let Some(budget) = args.budget {
-        config.budget_tokens = budget;
-    }
-    let context = assemble(&passages, &config, &ApproxTokens);
-    let rendered = prompt::render(&args.question, &context, args.refusal_form.into());
-    let mut out = std::io::stdout().lock();
-    if args.json {
-        let sent: Vec<serde_json::Value> = context
-            .passages
-            .iter()
-            .map(|p| serde_json::json!({"n": p.n, "id": p.passage.id, "source_url": p.passage.source_url, "section": p.passage.section, "trimmed": p.trimmed}))
-            .collect();
-        serde_json::to_writer_pretty(
-            &mut out,
-            &serde_json::json!({"system": rendered.system, "user": rendered.user, "passages": sent}),
-        )?;
-        writeln!(out)?;
-    } else {
-        writeln!(
-            out,
-            "=== system ===\n{}\n\n=== user ===\n{}",
-            rendered.system, rendered.user
-        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use groundcite_pg::{PgOptions, SchemaStatus};
 
-use crate::ask_cmd::CommonArgs;
+use crate::args::CommonArgs;
 
 /// The PostgreSQL index: schema migrations.
 #[derive(Subcommand)]

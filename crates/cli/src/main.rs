@@ -2,12 +2,18 @@
 //! to an exit code. 0: success; 1: some input failed or a check found a
 //! hard failure the command was asked to gate on; 2: usage or fatal error.
 
+mod args;
 mod ask_cmd;
+mod audit_cmd;
 mod check_cmd;
+mod config_cmd;
 mod db_cmd;
 mod eval_cmd;
+mod ingest_cmd;
 mod input;
+mod prompt_cmd;
 mod render;
+mod search_cmd;
 mod serve_cmd;
 
 use std::process::ExitCode;
@@ -22,7 +28,7 @@ use clap::{Parser, Subcommand};
 )]
 struct Cli {
     #[command(flatten)]
-    common: ask_cmd::CommonArgs,
+    common: args::CommonArgs,
     #[command(subcommand)]
     command: Command,
 }
@@ -32,22 +38,22 @@ enum Command {
     /// Check answers: markers, sentences, support, sources.
     Check(check_cmd::CheckArgs),
     /// Print the rendered contract and context for a question.
-    Prompt(check_cmd::PromptArgs),
+    Prompt(prompt_cmd::PromptArgs),
     /// Ingest files or folders into the index (incremental).
-    Ingest(ask_cmd::IngestArgs),
+    Ingest(ingest_cmd::IngestArgs),
     /// Search the index: top-k chunks with normalised scores.
-    Search(ask_cmd::SearchArgs),
+    Search(search_cmd::SearchArgs),
     /// Answer a question from the index with checked citations.
     Ask(ask_cmd::AskArgs),
     /// Print the effective configuration (secrets masked).
-    Config(ask_cmd::ConfigArgs),
+    Config(config_cmd::ConfigArgs),
     /// Score the checker on labelled data.
     #[command(subcommand)]
     Eval(eval_cmd::EvalCommand),
     /// Serve the HTTP API and the web page.
     Serve(serve_cmd::ServeArgs),
     /// The incident log: unverified and unsupported answers; JSONL export.
-    Audit(serve_cmd::AuditArgs),
+    Audit(audit_cmd::AuditArgs),
     /// The PostgreSQL index: schema migrations and status.
     #[command(subcommand)]
     Db(db_cmd::DbCommand),
@@ -57,15 +63,15 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check(args) => check_cmd::run_check(args),
-        Command::Prompt(args) => check_cmd::run_prompt(args),
+        Command::Prompt(args) => prompt_cmd::run_prompt(args),
         Command::Eval(cmd) => eval_cmd::run(cmd),
-        Command::Ingest(args) => ask_cmd::run_ingest(&cli.common, args),
+        Command::Ingest(args) => ingest_cmd::run_ingest(&cli.common, args),
         Command::Db(cmd) => db_cmd::run(&cli.common, cmd),
-        Command::Search(args) => ask_cmd::run_search(&cli.common, args),
+        Command::Search(args) => search_cmd::run_search(&cli.common, args),
         Command::Ask(args) => ask_cmd::run_ask(&cli.common, args),
-        Command::Config(args) => ask_cmd::run_config(&cli.common, args),
+        Command::Config(args) => config_cmd::run_config(&cli.common, args),
         Command::Serve(args) => serve_cmd::run_serve(&cli.common, args),
-        Command::Audit(args) => serve_cmd::run_audit(&cli.common, args),
+        Command::Audit(args) => audit_cmd::run_audit(&cli.common, args),
     };
     match result {
         Ok(code) => code,

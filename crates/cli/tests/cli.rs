@@ -5,10 +5,11 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_groundcite");
-const DEV: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/cases/dev.jsonl"
-);
+/// The labelled cases of the fixtures (a part of `shared/cases/dev.jsonl`).
+fn dev() -> String {
+    let path = groundcite_testdata::fixture("cases/dev.jsonl");
+    path.to_str().expect("a UTF-8 path").to_string()
+}
 
 fn run(args: &[&str], dir: &Path) -> Output {
     Command::new(BIN)
@@ -31,13 +32,14 @@ fn stderr(o: &Output) -> String {
 #[test]
 fn check_cases_writes_one_report_per_line_in_order() {
     let dir = tempfile::tempdir().unwrap();
-    let o = run(&["check", "--cases", DEV], dir.path());
+    let dev = dev();
+    let o = run(&["check", "--cases", &dev], dir.path());
     assert!(o.status.success(), "{}", stderr(&o));
     let lines: Vec<serde_json::Value> = stdout(&o)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let expected: Vec<String> = std::fs::read_to_string(DEV)
+    let expected: Vec<String> = std::fs::read_to_string(&dev)
         .unwrap()
         .lines()
         .filter(|l| !l.trim().is_empty())
@@ -70,7 +72,7 @@ fn check_cases_writes_one_report_per_line_in_order() {
 #[test]
 fn bad_lines_are_reported_with_file_and_line_and_the_rest_is_checked() {
     let dir = tempfile::tempdir().unwrap();
-    let good = std::fs::read_to_string(DEV)
+    let good = std::fs::read_to_string(dev())
         .unwrap()
         .lines()
         .next()

@@ -270,6 +270,40 @@ mod tests {
         assert!(Settings::from_toml("top_k = \"x\"").is_err());
     }
 
+    /// A `groundcite.toml` written when each backend section listed its own
+    /// timeouts and retries still reads the same, and `groundcite config`
+    /// writes them back in the same place.
+    #[test]
+    fn transport_keys_of_existing_files_keep_working() {
+        let file = "generator = \"anthropic\"\n\
+                    [openai]\nmodel = \"llama3.2\"\ntimeout_secs = 30\nmax_retries = 0\n\
+                    [anthropic]\nmode = \"native_citations\"\nconnect_timeout_secs = 2.5\n\
+                    backoff_ms = 250\nmax_backoff_ms = 4000\nmax_retry_after_secs = 5\n";
+        let s = Settings::from_toml(file).unwrap();
+        assert_eq!(s.openai.model, "llama3.2");
+        assert_eq!(s.openai.transport.timeout_secs, 30.0);
+        assert_eq!(s.openai.transport.max_retries, 0);
+        assert_eq!(s.openai.transport.backoff_ms, 500, "defaults fill the rest");
+        let a = &s.anthropic.transport;
+        assert_eq!(
+            s.anthropic.mode,
+            groundcite_llm::AnthropicMode::NativeCitations
+        );
+        assert_eq!(
+            (a.connect_timeout_secs, a.backoff_ms, a.max_backoff_ms),
+            (2.5, 250, 4000)
+        );
+        assert_eq!((a.max_retry_after_secs, a.max_retries), (5.0, 2));
+        let text = s.to_masked_toml();
+        let openai = &text[text.find("[openai]\n").unwrap()..text.find("[anthropic]").unwrap()];
+        assert!(openai.contains("\ntimeout_secs = 30.0\n"), "{text}");
+        assert!(openai.contains("\nmax_retries = 0\n"), "{text}");
+        assert!(!text.contains("transport"), "{text}");
+        let again = Settings::from_toml(&text).unwrap();
+        assert_eq!(again.openai, s.openai);
+        assert_eq!(again.anthropic, s.anthropic);
+    }
+
     #[test]
     fn masked_config_never_prints_a_key() {
         let s = Settings::default();

@@ -10,13 +10,14 @@ use groundcite_engine::eval;
 use groundcite_engine::{Engine, ExtractiveGenerator, Settings};
 use groundcite_index::{Index, IngestOptions};
 
-const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared");
-
 #[tokio::test]
 async fn handbook_questions_meet_the_bars() {
+    let Some(shared) = groundcite_testdata::shared("the handbook questions end to end") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let mut index = Index::open_or_create(dir.path()).unwrap();
-    let pages = std::path::PathBuf::from(format!("{SHARED}/corpora/tts-handbook/pages"));
+    let pages = shared.join("corpora/tts-handbook/pages");
     let summary = index
         .ingest(&[pages], &IngestOptions::handbook(), &mut |_| {})
         .unwrap();
@@ -27,7 +28,7 @@ async fn handbook_questions_meet_the_bars() {
         settings.check.refusal_form,
     ));
     let engine = Engine::new(settings, Arc::new(index), generator);
-    let text = std::fs::read_to_string(format!("{SHARED}/cases/questions-dev.jsonl")).unwrap();
+    let text = std::fs::read_to_string(shared.join("cases/questions-dev.jsonl")).unwrap();
     let questions = eval::parse_questions(&text).unwrap();
     let s = eval::questions(&engine, &questions).await.unwrap();
     for o in &s.outcomes {

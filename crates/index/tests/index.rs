@@ -1,17 +1,16 @@
-//! Integration tests: real handbook pages (read from ../shared), the on-disk
-//! index in temporary directories, and retrieval recall.
+//! Integration tests: real handbook pages (from the fixtures), the on-disk
+//! index in temporary directories, and retrieval recall (over the whole
+//! handbook in ../shared).
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use groundcite_index::{
     DEFAULT_GATE_THRESHOLD, Error, Index, IngestOptions, Progress, markdown, prepare_document,
 };
 
-const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared");
-
 fn handbook_page(rel: &str) -> String {
-    fs::read_to_string(format!("{SHARED}/corpora/tts-handbook/pages/{rel}")).expect("handbook page")
+    groundcite_testdata::read_fixture(&format!("corpora/tts-handbook/pages/{rel}"))
 }
 
 fn chunks_of(rel: &str) -> Vec<groundcite_index::Chunk> {
@@ -440,14 +439,17 @@ fn demo_corpus_ingests_and_answers() {
 /// above the default gate.
 #[test]
 fn handbook_recall_at_5_and_gate() {
+    let Some(shared) = groundcite_testdata::shared("retrieval recall on the whole handbook") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let mut index = Index::open_or_create(dir.path()).unwrap();
-    let root = PathBuf::from(format!("{SHARED}/corpora/tts-handbook"));
+    let root = shared.join("corpora/tts-handbook");
     let s = index
         .ingest(&[root], &IngestOptions::handbook(), &mut |_| {})
         .unwrap();
     assert!(s.indexed >= 240 && s.errors.is_empty(), "{s:?}");
-    let questions = fs::read_to_string(format!("{SHARED}/cases/questions-dev.jsonl")).unwrap();
+    let questions = fs::read_to_string(shared.join("cases/questions-dev.jsonl")).unwrap();
     let (mut answerable, mut found) = (0, 0);
     for line in questions.lines().filter(|l| !l.trim().is_empty()) {
         let q: serde_json::Value = serde_json::from_str(line).unwrap();

@@ -9,11 +9,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::http::{self, HttpCore, StreamDecoder, drive_stream, snippet};
-use crate::openai::retry_policy;
 use crate::sse::SseEvent;
 use crate::{
     BoxFuture, ChatRequest, Document, EventStream, Generation, Generator, LlmError, NativeCitation,
-    Role, Secret, StreamEvent,
+    Role, Secret, StreamEvent, TransportConfig,
 };
 
 /// How passages reach Claude.
@@ -56,21 +55,11 @@ pub struct AnthropicConfig {
     /// Answer length limit (`max_tokens`, required by the API), unless the
     /// request overrides it. Default `512`.
     pub max_tokens: u32,
-    /// Seconds to wait for a complete answer; when streaming, for the first
-    /// chunk, then for each next chunk. Default `60`.
-    pub timeout_secs: f64,
-    /// Seconds to wait for the TCP/TLS connection. Default `10`.
-    pub connect_timeout_secs: f64,
-    /// Retries after the first attempt, for retryable failures (429, 5xx
-    /// including 529 overloaded, connection errors). Default `2`.
-    pub max_retries: u32,
-    /// The first backoff in milliseconds; doubles per retry. Default `500`.
-    pub backoff_ms: u64,
-    /// The longest backoff in milliseconds. Default `8000`.
-    pub max_backoff_ms: u64,
-    /// The longest `Retry-After` (seconds) the client waits; a longer one
-    /// fails at once with `RateLimited`. Default `30`.
-    pub max_retry_after_secs: f64,
+    /// Timeouts and retries (keys `timeout_secs`, `connect_timeout_secs`,
+    /// `max_retries`, `backoff_ms`, `max_backoff_ms`,
+    /// `max_retry_after_secs` in this same section).
+    #[serde(flatten)]
+    pub transport: TransportConfig,
 }
 
 impl Default for AnthropicConfig {
@@ -83,12 +72,7 @@ impl Default for AnthropicConfig {
             version: "2023-06-01".to_string(),
             temperature: 0.0,
             max_tokens: 512,
-            timeout_secs: 60.0,
-            connect_timeout_secs: 10.0,
-            max_retries: 2,
-            backoff_ms: 500,
-            max_backoff_ms: 8000,
-            max_retry_after_secs: 30.0,
+            transport: TransportConfig::default(),
         }
     }
 }
@@ -157,19 +141,7 @@ impl AnthropicGenerator {
             ))
         })?;
         headers.insert(HeaderName::from_static("anthropic-version"), version);
-        let core = HttpCore::new(
-            url,
-            loopback,
-            headers,
-            http::seconds("timeout_secs", config.timeout_secs)?,
-            http::seconds("connect_timeout_secs", config.connect_timeout_secs)?,
-            retry_policy(
-                config.max_retries,
-                config.backoff_ms,
-                config.max_backoff_ms,
-                config.max_retry_after_secs,
-            )?,
-        )?;
+        let core = config.transport.core(url, loopback, headers)?;
         Ok(AnthropicGenerator {
             name: format!("anthropic:{}", config.model),
             config,

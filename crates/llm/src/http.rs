@@ -47,17 +47,6 @@ pub(crate) fn endpoint(base_url: &str, path: &str) -> Result<(String, bool), Llm
     Ok((url, loopback))
 }
 
-/// Converts a configured number of seconds into a duration.
-pub(crate) fn seconds(name: &str, value: f64) -> Result<Duration, LlmError> {
-    if value.is_finite() && value > 0.0 && value < 1e9 {
-        Ok(Duration::from_secs_f64(value))
-    } else {
-        Err(LlmError::Config(format!(
-            "{name} must be a positive number of seconds, got {value}"
-        )))
-    }
-}
-
 /// One endpoint with its client, headers, timeouts and retry policy.
 pub(crate) struct HttpCore {
     client: reqwest::Client,

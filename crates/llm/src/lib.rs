@@ -37,8 +37,10 @@
 //!
 //! The HTTP backends are built from [`OpenAiConfig`] / [`AnthropicConfig`]
 //! (serde, every field defaulted and documented, ready for a
-//! `groundcite.toml` section). A missing key fails at construction with
-//! [`LlmError::MissingApiKey`] naming the variable, before any request.
+//! `groundcite.toml` section); their timeouts and retries are one
+//! [`TransportConfig`], flattened into each section. A missing key fails
+//! at construction with [`LlmError::MissingApiKey`] naming the variable,
+//! before any request.
 //! Keys are held in [`Secret`], whose `Debug`/`Display` print `***`, are
 //! sent in headers marked sensitive, and never appear in errors or logs.
 //!
@@ -116,6 +118,7 @@ mod retry;
 mod scripted;
 mod secret;
 mod sse;
+mod transport;
 mod types;
 
 pub use anthropic::{AnthropicConfig, AnthropicGenerator, AnthropicMode};
@@ -125,6 +128,7 @@ pub use openai::{OpenAiConfig, OpenAiGenerator};
 pub use retry::{RetryPolicy, parse_retry_after};
 pub use scripted::{Exhausted, ScriptedGenerator};
 pub use secret::Secret;
+pub use transport::TransportConfig;
 pub use types::{
     ChatMessage, ChatRequest, Document, Generation, NativeCitation, Role, StreamEvent,
 };

@@ -2,7 +2,6 @@
 //! (Ollama, llama.cpp's server, vLLM, LM Studio) that speak the same API.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::Bytes;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
@@ -10,10 +9,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::http::{self, HttpCore, StreamDecoder, drive_stream, snippet};
-use crate::retry::RetryPolicy;
 use crate::sse::SseEvent;
 use crate::{
-    BoxFuture, ChatRequest, EventStream, Generation, Generator, LlmError, Role, Secret, StreamEvent,
+    BoxFuture, ChatRequest, EventStream, Generation, Generator, LlmError, Role, Secret,
+    StreamEvent, TransportConfig,
 };
 
 /// Settings of [`OpenAiGenerator`], loadable from `groundcite.toml`.
@@ -40,21 +39,11 @@ pub struct OpenAiConfig {
     /// Answer length limit (`max_tokens`), unless the request overrides it.
     /// Default `512`.
     pub max_tokens: u32,
-    /// Seconds to wait for a complete answer; when streaming, for the first
-    /// chunk, then for each next chunk. Default `60`.
-    pub timeout_secs: f64,
-    /// Seconds to wait for the TCP/TLS connection. Default `10`.
-    pub connect_timeout_secs: f64,
-    /// Retries after the first attempt, for retryable failures (see the
-    /// crate docs). Default `2`.
-    pub max_retries: u32,
-    /// The first backoff in milliseconds; doubles per retry. Default `500`.
-    pub backoff_ms: u64,
-    /// The longest backoff in milliseconds. Default `8000`.
-    pub max_backoff_ms: u64,
-    /// The longest `Retry-After` (seconds) the client waits; a longer one
-    /// fails at once with `RateLimited`. Default `30`.
-    pub max_retry_after_secs: f64,
+    /// Timeouts and retries (keys `timeout_secs`, `connect_timeout_secs`,
+    /// `max_retries`, `backoff_ms`, `max_backoff_ms`,
+    /// `max_retry_after_secs` in this same section).
+    #[serde(flatten)]
+    pub transport: TransportConfig,
 }
 
 impl Default for OpenAiConfig {
@@ -66,12 +55,7 @@ impl Default for OpenAiConfig {
             api_key_required: None,
             temperature: 0.0,
             max_tokens: 512,
-            timeout_secs: 60.0,
-            connect_timeout_secs: 10.0,
-            max_retries: 2,
-            backoff_ms: 500,
-            max_backoff_ms: 8000,
-            max_retry_after_secs: 30.0,
+            transport: TransportConfig::default(),
         }
     }
 }
@@ -142,19 +126,7 @@ impl OpenAiGenerator {
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
         }
-        let core = HttpCore::new(
-            url,
-            loopback,
-            headers,
-            http::seconds("timeout_secs", config.timeout_secs)?,
-            http::seconds("connect_timeout_secs", config.connect_timeout_secs)?,
-            retry_policy(
-                config.max_retries,
-                config.backoff_ms,
-                config.max_backoff_ms,
-                config.max_retry_after_secs,
-            )?,
-        )?;
+        let core = config.transport.core(url, loopback, headers)?;
         Ok(OpenAiGenerator {
             name: format!("openai:{}", config.model),
             config,
@@ -188,25 +160,6 @@ impl OpenAiGenerator {
         });
         Bytes::from(body.to_string())
     }
-}
-
-pub(crate) fn retry_policy(
-    max_retries: u32,
-    backoff_ms: u64,
-    max_backoff_ms: u64,
-    max_retry_after_secs: f64,
-) -> Result<RetryPolicy, LlmError> {
-    if !(max_retry_after_secs.is_finite() && max_retry_after_secs >= 0.0) {
-        return Err(LlmError::Config(format!(
-            "max_retry_after_secs must be a number of seconds >= 0, got {max_retry_after_secs}"
-        )));
-    }
-    Ok(RetryPolicy {
-        max_retries,
-        backoff: Duration::from_millis(backoff_ms),
-        max_backoff: Duration::from_millis(max_backoff_ms.max(backoff_ms)),
-        max_retry_after: Duration::from_secs_f64(max_retry_after_secs.min(1e9)),
-    })
 }
 
 impl Generator for OpenAiGenerator {
@@ -408,8 +361,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!(config.api_key_env, "OPENAI_API_KEY");
-        assert_eq!(config.max_retries, 2);
-        assert_eq!(config.timeout_secs, 5.0);
+        assert_eq!(config.transport.max_retries, 2);
+        assert_eq!(config.transport.timeout_secs, 5.0);
         // A loopback server needs no key.
         let generator = OpenAiGenerator::new(OpenAiConfig {
             api_key_env: "GROUNDCITE_TEST_NEVER_SET_7Q".to_string(),

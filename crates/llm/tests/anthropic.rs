@@ -377,7 +377,7 @@ async fn overloaded_529_is_retried() {
     ])
     .await;
     let mut config = generator(&server, AnthropicMode::Contract).config().clone();
-    config.backoff_ms = 5;
+    config.transport.backoff_ms = 5;
     let generator = AnthropicGenerator::with_api_key(config, Secret::new("k")).unwrap();
     let generation = generator.generate(&request()).await.unwrap();
     assert_eq!(generation.text, "Fine [1].");

@@ -10,7 +10,7 @@ use common::{FakeServer, Reply, STALL};
 use futures::StreamExt;
 use groundcite_llm::{
     AnthropicConfig, AnthropicGenerator, ChatMessage, ChatRequest, Document, Generation, Generator,
-    LlmError, OpenAiConfig, OpenAiGenerator, Secret, StreamEvent,
+    LlmError, OpenAiConfig, OpenAiGenerator, Secret, StreamEvent, TransportConfig,
 };
 use serde_json::json;
 
@@ -42,6 +42,19 @@ impl Default for Settings {
     }
 }
 
+impl Settings {
+    fn transport(self) -> TransportConfig {
+        TransportConfig {
+            timeout_secs: self.timeout_secs,
+            connect_timeout_secs: 2.0,
+            max_retries: self.max_retries,
+            backoff_ms: self.backoff_ms,
+            max_retry_after_secs: self.max_retry_after_secs,
+            ..TransportConfig::default()
+        }
+    }
+}
+
 impl Kind {
     fn generator_with(self, server: &FakeServer, s: Settings) -> Box<dyn Generator> {
         match self {
@@ -50,11 +63,7 @@ impl Kind {
                     OpenAiConfig {
                         base_url: server.base_url.clone(),
                         model: "fake-model".into(),
-                        timeout_secs: s.timeout_secs,
-                        connect_timeout_secs: 2.0,
-                        max_retries: s.max_retries,
-                        backoff_ms: s.backoff_ms,
-                        max_retry_after_secs: s.max_retry_after_secs,
+                        transport: s.transport(),
                         ..OpenAiConfig::default()
                     },
                     Some(Secret::new(KEY)),
@@ -66,11 +75,7 @@ impl Kind {
                     AnthropicConfig {
                         base_url: server.base_url.clone(),
                         model: "fake-claude".into(),
-                        timeout_secs: s.timeout_secs,
-                        connect_timeout_secs: 2.0,
-                        max_retries: s.max_retries,
-                        backoff_ms: s.backoff_ms,
-                        max_retry_after_secs: s.max_retry_after_secs,
+                        transport: s.transport(),
                         ..AnthropicConfig::default()
                     },
                     Secret::new(KEY),

@@ -6,7 +6,7 @@ use common::{FakeServer, Reply, openai_chunk, openai_completion};
 use futures::StreamExt;
 use groundcite_llm::{
     ChatMessage, ChatRequest, Generation, Generator, LlmError, OpenAiConfig, OpenAiGenerator,
-    Secret, StreamEvent,
+    Secret, StreamEvent, TransportConfig,
 };
 use serde_json::json;
 
@@ -15,7 +15,10 @@ fn config(base_url: String) -> OpenAiConfig {
         base_url,
         model: "llama3.2".into(),
         api_key_env: "GROUNDCITE_TEST_NEVER_SET_OPENAI".into(),
-        backoff_ms: 5,
+        transport: TransportConfig {
+            backoff_ms: 5,
+            ..TransportConfig::default()
+        },
         ..OpenAiConfig::default()
     }
 }
@@ -122,7 +125,10 @@ fn bad_settings_are_config_errors() {
             ..config(String::new())
         },
         OpenAiConfig {
-            timeout_secs: 0.0,
+            transport: TransportConfig {
+                timeout_secs: 0.0,
+                ..TransportConfig::default()
+            },
             ..config("http://127.0.0.1:1".into())
         },
         OpenAiConfig {
@@ -235,11 +241,9 @@ async fn non_json_error_body_is_quoted() {
         body: "<html>Bad gateway</html>".into(),
     }])
     .await;
-    let generator = OpenAiGenerator::new(OpenAiConfig {
-        max_retries: 0,
-        ..config(server.base_url.clone())
-    })
-    .unwrap();
+    let mut config = config(server.base_url.clone());
+    config.transport.max_retries = 0;
+    let generator = OpenAiGenerator::new(config).unwrap();
     assert_eq!(
         generator.generate(&request()).await.unwrap_err(),
         LlmError::Http {

@@ -13,8 +13,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use groundcite_index::{ChunkIndex, Index, IngestOptions, IngestSummary};
 use groundcite_pg::{PgIndex, PgOptions};
 
-const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared");
-
 /// Real handbook pages copied into every fixture, with questions they answer.
 const HANDBOOK_PAGES: &[&str] = &[
     "travel-and-leave/fmla.md",
@@ -66,24 +64,7 @@ fn embedded(_name: &str) -> Option<Backend> {
 }
 
 fn database_url() -> Option<String> {
-    match std::env::var("GROUNDCITE_TEST_DATABASE_URL") {
-        Ok(url) if !url.trim().is_empty() => Some(url),
-        _ => {
-            if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
-                panic!(
-                    "GROUNDCITE_TEST_DATABASE_URL is not set and CI=true: the PostgreSQL \
-                     contract tests must run in CI (eval \"$(.ci/pg.sh)\" first)"
-                );
-            }
-            eprintln!(
-                "\n**********************************************************************\n\
-                 ** SKIPPED: PostgreSQL contract test (GROUNDCITE_TEST_DATABASE_URL   **\n\
-                 ** is not set; run `eval \"$(.ci/pg.sh)\"` to start a test server)    **\n\
-                 **********************************************************************\n"
-            );
-            None
-        }
-    }
+    groundcite_testdata::database_url("the PostgreSQL contract tests")
 }
 
 /// A unique schema per test and process: tests run in parallel.
@@ -150,7 +131,8 @@ fn corpus() -> tempfile::TempDir {
     write("fixture/diagram.png", b"\x89PNG not really");
     write(".hidden/secret.md", b"# Secret\n\nNever indexed.\n");
     for rel in HANDBOOK_PAGES {
-        let src = fs::read(format!("{SHARED}/corpora/tts-handbook/pages/{rel}")).expect("page");
+        let page = groundcite_testdata::fixture(&format!("corpora/tts-handbook/pages/{rel}"));
+        let src = fs::read(&page).expect("page");
         write(rel, &src);
     }
     dir

@@ -1,13 +1,9 @@
-//! The labelled dev cases of `shared/cases/dev.jsonl`: every contradicted sentence flagged as
-//! contradicted, at least 90% of unsupported ones flagged, at most 1 in 20 supported ones flagged.
+//! The labelled dev cases of `shared/cases/dev.jsonl` (without `../shared`, the fixtures' part of
+//! them): every contradicted sentence flagged as contradicted, at least 90% of unsupported ones
+//! flagged, at most 1 in 20 supported ones flagged.
 
 use groundcite_support::{Claim, LexicalVerifier, Verdict, Verifier};
 use serde_json::Value;
-
-const DEV: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/cases/dev.jsonl"
-);
 
 /// Split after `.`/`!`/`?` followed by whitespace.
 fn split_sentences(text: &str) -> Vec<&str> {
@@ -53,7 +49,8 @@ fn cited(sentence: &str, n_passages: usize) -> Vec<usize> {
 
 #[test]
 fn dev_cases() {
-    let data = std::fs::read_to_string(DEV).expect("shared/cases/dev.jsonl beside the repo");
+    // Every dev case when ../shared is there, else the fixtures' part of them.
+    let (data, _) = groundcite_testdata::read_shared_or_fixture("cases/dev.jsonl");
     let verifier = LexicalVerifier::default();
     let (mut contra, mut contra_ok) = (0, 0);
     let (mut unsup, mut unsup_ok) = (0, 0);
