@@ -8,7 +8,7 @@ use std::sync::Arc;
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures::StreamExt;
 use groundcite_engine::{AskEvent, AskOptions, Engine, ExtractiveGenerator, Settings};
-use groundcite_index::{Index, IngestOptions};
+use groundcite_index::{ChunkIndex, Index, IngestOptions};
 use groundcite_llm::{Generator, ScriptedGenerator, StreamEvent};
 
 const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared");

@@ -756,7 +756,13 @@ fn open_index(settings: &Settings) -> Result<groundcite_index::Index, EngineErro
     if index.num_chunks() == 0 && settings.demo_on_first_use && is_default {
         let docs = groundcite_index::demo_documents();
         let opts = groundcite_index::IngestOptions::default();
-        index.ingest_documents("demo", docs, &opts, &mut |_| {})?;
+        groundcite_index::ChunkIndex::ingest_documents(
+            &mut index,
+            "demo",
+            docs,
+            &opts,
+            &mut |_| {},
+        )?;
     }
     Ok(index)
 }

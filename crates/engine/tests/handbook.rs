@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use groundcite_engine::eval;
 use groundcite_engine::{Engine, ExtractiveGenerator, Settings};
-use groundcite_index::{Index, IngestOptions};
+use groundcite_index::{ChunkIndex, Index, IngestOptions};
 
 #[tokio::test]
 async fn handbook_questions_meet_the_bars() {

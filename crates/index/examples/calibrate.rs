@@ -16,7 +16,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use groundcite_index::{DEFAULT_GATE_THRESHOLD, Index, IngestOptions};
+use groundcite_index::{ChunkIndex, DEFAULT_GATE_THRESHOLD, Index, IngestOptions};
 
 const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared");
 

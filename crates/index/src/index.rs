@@ -1,6 +1,6 @@
 //! The on-disk tantivy index: a thin adapter around the pure parts.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -19,7 +19,7 @@ use tantivy::{IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 use crate::ingest::IngestOptions;
 use crate::score::{self, QueryTerm};
 use crate::source::{self, Plan};
-use crate::{Chunk, Error, Hit, IngestError, IngestSummary, Progress, Result};
+use crate::{Chunk, Error, Hit, IngestSummary, Progress, Result};
 
 const TOKENIZER: &str = "groundcite_en";
 const MANIFEST: &str = "groundcite-manifest.json";
@@ -262,154 +262,37 @@ impl Index {
         self.reader.searcher().num_docs()
     }
 
-    /// Ingests every supported file under `roots` (files or folders; hidden
-    /// files and folders are skipped). Changed files are replaced, files that
-    /// disappeared from an ingested root are removed, unchanged ones skipped.
-    /// One tantivy commit per run; the manifest is written after it.
-    pub fn ingest(
-        &mut self,
-        roots: &[PathBuf],
-        opts: &IngestOptions,
-        progress: &mut dyn FnMut(Progress),
-    ) -> Result<IngestSummary> {
-        let mut summary = IngestSummary::default();
-        let plan = source::walk(roots, &mut summary);
-        self.run(plan, opts, summary, progress)
-    }
-
-    /// Ingests in-memory documents `(relative_path, contents)` under the
-    /// logical root `root_name`. Documents of that root not in `docs` are
-    /// removed, so calling it again with the same set changes nothing.
-    pub fn ingest_documents(
-        &mut self,
-        root_name: &str,
-        docs: &[(&str, &str)],
-        opts: &IngestOptions,
-        progress: &mut dyn FnMut(Progress),
-    ) -> Result<IngestSummary> {
-        let mut summary = IngestSummary::default();
-        let plan = source::memory(root_name, docs, &mut summary);
-        self.run(plan, opts, summary, progress)
-    }
-
-    fn run(
+    /// One ingest run: one tantivy commit, then the manifest (the store half
+    /// of [`ChunkIndex::ingest`](crate::ChunkIndex::ingest)).
+    pub(crate) fn run(
         &mut self,
         plan: Plan,
         opts: &IngestOptions,
         mut summary: IngestSummary,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<IngestSummary> {
-        let Plan { sources, roots } = plan;
-        let total = sources.len();
-        progress(Progress::Started { total_files: total });
-        let mut writer: Option<IndexWriter> = None;
-        let mut seen = HashSet::new();
-        let mut changed = false;
-        // Work on a copy: if the run fails or panics before the commit, the
-        // manifest in memory still describes the committed index.
-        let mut manifest = self.manifest.clone();
-        for (done, src) in sources.into_iter().enumerate() {
-            seen.insert(src.key.clone());
-            let bytes = match src.read() {
-                Ok(b) => b,
-                Err(message) => {
-                    summary.errors.push(IngestError {
-                        path: src.report_path.clone(),
-                        message,
-                    });
-                    progress(Progress::File {
-                        path: src.report_path,
-                        done: done + 1,
-                        total,
-                    });
-                    continue;
-                }
-            };
-            let hash = source::content_hash(opts, &bytes);
-            if self
-                .manifest
-                .files
-                .get(&src.key)
-                .is_some_and(|e| e.hash == hash)
-            {
-                summary.unchanged += 1;
-                progress(Progress::File {
-                    path: src.report_path,
-                    done: done + 1,
-                    total,
-                });
-                continue;
-            }
-            let w = match &mut writer {
-                Some(w) => w,
-                None => writer.insert(self.writer(opts)?),
-            };
-            // Whatever happens next, the old chunks of this file go.
-            w.delete_term(Term::from_field_text(self.fields.key, &src.key));
-            let had_entry = manifest.files.remove(&src.key).is_some();
-            changed = true;
-            match src.chunks(bytes, opts) {
-                Ok(chunks) => {
-                    for chunk in &chunks {
-                        w.add_document(self.to_doc(&src.key, chunk))?;
-                    }
-                    summary.indexed += 1;
-                    summary.chunks += chunks.len();
-                    manifest.files.insert(
-                        src.key.clone(),
-                        FileEntry {
-                            root: src.root.clone(),
-                            path: src.rel.clone(),
-                            hash,
-                            chunks: chunks.len(),
-                        },
-                    );
-                }
-                Err(message) => {
-                    let message = if had_entry {
-                        format!("{message}; its previous chunks were removed")
-                    } else {
-                        message
-                    };
-                    summary.errors.push(IngestError {
-                        path: src.report_path.clone(),
-                        message,
-                    });
-                }
-            }
-            progress(Progress::File {
-                path: src.report_path,
-                done: done + 1,
-                total,
-            });
-        }
-        // Files that disappeared from an ingested root.
-        let gone: Vec<String> = self
-            .manifest
-            .files
-            .iter()
-            .filter(|(k, e)| roots.contains(&e.root) && !seen.contains(*k))
-            .map(|(k, _)| k.clone())
-            .collect();
-        for key in gone {
-            let w = match &mut writer {
-                Some(w) => w,
-                None => writer.insert(self.writer(opts)?),
-            };
-            w.delete_term(Term::from_field_text(self.fields.key, &key));
-            manifest.files.remove(&key);
-            summary.removed += 1;
-            changed = true;
-        }
+        // Work on a copy of the manifest: if the run fails or panics before
+        // the commit, the manifest in memory still describes the committed
+        // index.
+        let mut run = TantivyRun {
+            index: self,
+            opts,
+            writer: None,
+            manifest: self.manifest.clone(),
+        };
+        plan.run(&mut run, opts, &mut summary, progress)?;
+        let TantivyRun {
+            writer, manifest, ..
+        } = run;
         if let Some(mut w) = writer {
-            if changed {
-                progress(Progress::Committing);
-                w.commit()?;
-            }
+            progress(Progress::Committing);
+            w.commit()?;
             w.wait_merging_threads()?;
             self.reader.reload()?;
-            manifest.version = 1;
-            self.manifest = manifest;
+            self.manifest = Manifest {
+                version: 1,
+                ..manifest
+            };
             write_manifest(&self.dir.join(MANIFEST), &self.manifest)?;
         }
         Ok(summary)
@@ -557,6 +440,71 @@ fn read_manifest(path: &Path) -> Result<Manifest> {
 
 /// Writes the manifest atomically: a temporary file in the same directory,
 /// synced, then renamed over the old one.
+/// The tantivy half of an ingest run: a writer opened at the first change,
+/// and the manifest to write after the commit.
+struct TantivyRun<'a> {
+    index: &'a Index,
+    opts: &'a IngestOptions,
+    writer: Option<IndexWriter>,
+    manifest: Manifest,
+}
+
+impl TantivyRun<'_> {
+    /// Deletes every chunk of `key` (the writer is opened on first use).
+    fn delete(&mut self, key: &str) -> Result<&mut IndexWriter> {
+        let w = match self.writer.take() {
+            Some(w) => w,
+            None => self.index.writer(self.opts)?,
+        };
+        let w = self.writer.insert(w);
+        w.delete_term(Term::from_field_text(self.index.fields.key, key));
+        Ok(w)
+    }
+}
+
+impl source::IngestStore for TantivyRun<'_> {
+    type Error = Error;
+
+    fn indexed_hash(&self, key: &str) -> Option<&str> {
+        self.manifest.files.get(key).map(|e| e.hash.as_str())
+    }
+
+    fn remove(&mut self, key: &str) -> Result<()> {
+        self.delete(key)?;
+        self.manifest.files.remove(key);
+        Ok(())
+    }
+
+    fn add(&mut self, src: &source::Source, hash: String, chunks: &[Chunk]) -> Result<()> {
+        // Delete by key even for a file the manifest does not know: a run
+        // killed between the commit and the manifest write left its chunks.
+        let index = self.index;
+        let w = self.delete(&src.key)?;
+        for chunk in chunks {
+            w.add_document(index.to_doc(&src.key, chunk))?;
+        }
+        self.manifest.files.insert(
+            src.key.clone(),
+            FileEntry {
+                root: src.root.clone(),
+                path: src.rel.clone(),
+                hash,
+                chunks: chunks.len(),
+            },
+        );
+        Ok(())
+    }
+
+    fn keys_under(&self, roots: &BTreeSet<String>) -> Vec<String> {
+        self.manifest
+            .files
+            .iter()
+            .filter(|(_, e)| roots.contains(&e.root))
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+}
+
 fn write_manifest(path: &Path, manifest: &Manifest) -> Result<()> {
     let tmp = path.with_extension("json.tmp");
     let io = |e| Error::Io {

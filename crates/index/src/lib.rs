@@ -24,7 +24,7 @@
 //! gives the same ids.
 //!
 //! ```no_run
-//! use groundcite_index::{Index, IngestOptions};
+//! use groundcite_index::{ChunkIndex, Index, IngestOptions};
 //! # fn main() -> groundcite_index::Result<()> {
 //! let mut index = Index::open_or_create(&Index::default_dir())?;
 //! let summary = index.ingest(&["docs".into()], &IngestOptions::default(), &mut |_| {})?;
@@ -152,15 +152,34 @@ pub trait ChunkIndex: Send + Sync {
         roots: &[PathBuf],
         opts: &IngestOptions,
         progress: &mut dyn FnMut(Progress),
-    ) -> Result<IngestSummary>;
+    ) -> Result<IngestSummary> {
+        let mut summary = IngestSummary::default();
+        let plan = source::walk(roots, &mut summary);
+        self.ingest_plan(plan, opts, summary, progress)
+    }
 
     /// Ingests in-memory documents `(relative_path, contents)` under the
-    /// logical root `root_name`; documents of that root not given are removed.
+    /// logical root `root_name`; documents of that root not given are removed,
+    /// so calling it again with the same set changes nothing.
     fn ingest_documents(
         &mut self,
         root_name: &str,
         docs: &[(&str, &str)],
         opts: &IngestOptions,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<IngestSummary> {
+        let mut summary = IngestSummary::default();
+        let plan = source::memory(root_name, docs, &mut summary);
+        self.ingest_plan(plan, opts, summary, progress)
+    }
+
+    /// Runs one ingest plan atomically ([`source::Plan::run`] against this
+    /// backend's store), adding to `summary` what the plan's walk counted.
+    fn ingest_plan(
+        &mut self,
+        plan: source::Plan,
+        opts: &IngestOptions,
+        summary: IngestSummary,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<IngestSummary>;
 
@@ -185,23 +204,14 @@ pub trait ChunkIndex: Send + Sync {
 }
 
 impl ChunkIndex for Index {
-    fn ingest(
+    fn ingest_plan(
         &mut self,
-        roots: &[PathBuf],
+        plan: source::Plan,
         opts: &IngestOptions,
+        summary: IngestSummary,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<IngestSummary> {
-        Index::ingest(self, roots, opts, progress)
-    }
-
-    fn ingest_documents(
-        &mut self,
-        root_name: &str,
-        docs: &[(&str, &str)],
-        opts: &IngestOptions,
-        progress: &mut dyn FnMut(Progress),
-    ) -> Result<IngestSummary> {
-        Index::ingest_documents(self, root_name, docs, opts, progress)
+        Index::run(self, plan, opts, summary, progress)
     }
 
     fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>> {

@@ -166,3 +166,109 @@ pub fn content_hash(opts: &IngestOptions, bytes: &[u8]) -> String {
     h.update(bytes);
     h.finalize().to_hex().to_string()
 }
+
+/// The backend half of an ingest run: what a store does with each file.
+/// [`Plan::run`] is the other half, shared, so every backend agrees on what
+/// is unchanged, what is replaced, what a failed file loses and what is
+/// gone.
+pub trait IngestStore {
+    type Error;
+    /// The content hash recorded for `key`, if that file is indexed.
+    fn indexed_hash(&self, key: &str) -> Option<&str>;
+    /// Removes a file's chunks and its entry.
+    fn remove(&mut self, key: &str) -> Result<(), Self::Error>;
+    /// Adds a file's chunks and its entry (hash and chunk count).
+    fn add(&mut self, src: &Source, hash: String, chunks: &[Chunk]) -> Result<(), Self::Error>;
+    /// The keys of the indexed files under `roots`.
+    fn keys_under(&self, roots: &BTreeSet<String>) -> Vec<String>;
+    /// Removes the files that disappeared from an ingested root; one at a
+    /// time unless the store can do better.
+    fn remove_gone(&mut self, keys: &[String]) -> Result<(), Self::Error> {
+        keys.iter().try_for_each(|k| self.remove(k))
+    }
+}
+
+impl Plan {
+    /// Runs the plan against `store`: unchanged files (same
+    /// [`content_hash`]) are skipped, changed ones replaced, files that
+    /// cannot be read or chunked reported in `summary.errors` (losing their
+    /// previous chunks, which the message says), and files gone from an
+    /// ingested root removed. The caller opens and commits the store's
+    /// transaction around it.
+    pub fn run<S: IngestStore>(
+        self,
+        store: &mut S,
+        opts: &IngestOptions,
+        summary: &mut IngestSummary,
+        progress: &mut dyn FnMut(crate::Progress),
+    ) -> Result<(), S::Error> {
+        let Plan { sources, roots } = self;
+        let total = sources.len();
+        progress(crate::Progress::Started { total_files: total });
+        let gone: Vec<String> = {
+            let keys: BTreeSet<&str> = sources.iter().map(|s| s.key.as_str()).collect();
+            store
+                .keys_under(&roots)
+                .into_iter()
+                .filter(|k| !keys.contains(k.as_str()))
+                .collect()
+        };
+        for (done, src) in sources.into_iter().enumerate() {
+            store_file(store, &src, opts, summary)?;
+            progress(crate::Progress::File {
+                path: src.report_path,
+                done: done + 1,
+                total,
+            });
+        }
+        if !gone.is_empty() {
+            store.remove_gone(&gone)?;
+            summary.removed += gone.len();
+        }
+        Ok(())
+    }
+}
+
+/// One file of [`Plan::run`].
+fn store_file<S: IngestStore>(
+    store: &mut S,
+    src: &Source,
+    opts: &IngestOptions,
+    summary: &mut IngestSummary,
+) -> Result<(), S::Error> {
+    let mut fail = |message: String| {
+        summary.errors.push(IngestError {
+            path: src.report_path.clone(),
+            message,
+        })
+    };
+    let bytes = match src.read() {
+        Ok(b) => b,
+        Err(message) => {
+            fail(message);
+            return Ok(());
+        }
+    };
+    let hash = content_hash(opts, &bytes);
+    let previous = store.indexed_hash(&src.key).map(str::to_owned);
+    if previous.as_deref() == Some(hash.as_str()) {
+        summary.unchanged += 1;
+        return Ok(());
+    }
+    // Whatever happens next, the old chunks of this file go.
+    if previous.is_some() {
+        store.remove(&src.key)?;
+    }
+    match src.chunks(bytes, opts) {
+        Ok(chunks) => {
+            store.add(src, hash, &chunks)?;
+            summary.indexed += 1;
+            summary.chunks += chunks.len();
+        }
+        Err(message) if previous.is_some() => {
+            fail(format!("{message}; its previous chunks were removed"))
+        }
+        Err(message) => fail(message),
+    }
+    Ok(())
+}

@@ -6,7 +6,8 @@ use std::fs;
 use std::path::Path;
 
 use groundcite_index::{
-    DEFAULT_GATE_THRESHOLD, Error, Index, IngestOptions, Progress, markdown, prepare_document,
+    ChunkIndex, DEFAULT_GATE_THRESHOLD, Error, Index, IngestOptions, Progress, markdown,
+    prepare_document,
 };
 
 fn handbook_page(rel: &str) -> String {

@@ -1,14 +1,13 @@
 //! [`PgIndex`]: the chunk index in PostgreSQL.
 
-use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::collections::{BTreeSet, HashMap};
 
 use groundcite_index::score::idf;
-use groundcite_index::source::{self, Plan};
+use groundcite_index::source::{self, Plan, Source};
 use groundcite_index::{
-    Chunk, ChunkIndex, Hit, IngestError, IngestOptions, IngestSummary, Progress, query_words,
+    Chunk, ChunkIndex, Hit, IngestOptions, IngestSummary, Progress, query_words,
 };
-use tokio_postgres::Row;
+use tokio_postgres::{Row, Statement, Transaction};
 
 use crate::client::Client;
 use crate::migrate::{latest_version, lock_key, read_status};
@@ -207,128 +206,106 @@ impl PgIndex {
         mut summary: IngestSummary,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<IngestSummary, Error> {
-        let Plan { sources, roots } = plan;
-        let total = sources.len();
-        progress(Progress::Started { total_files: total });
         let mut client = self.client.block(self.client.conn())?;
         let tx = self.client.block(client.transaction())?;
         let key = lock_key("ingest", &self.client.opts.schema);
         self.client
             .block(tx.execute("SELECT pg_advisory_xact_lock($1)", &[&key]))?;
-        let roots_vec: Vec<String> = roots.iter().cloned().collect();
+        let roots: Vec<String> = plan.roots.iter().cloned().collect();
         let known: HashMap<String, String> = self
             .client
             .block(tx.query(
                 "SELECT key, hash FROM files WHERE root = ANY($1)",
-                &[&roots_vec],
+                &[&roots],
             ))?
             .iter()
             .map(|r| (r.get(0), r.get(1)))
             .collect();
         let insert = self.client.block(tx.prepare(INSERT_CHUNKS_SQL))?;
-        let mut seen = HashSet::new();
-        for (done, src) in sources.into_iter().enumerate() {
-            seen.insert(src.key.clone());
-            let file_done = |progress: &mut dyn FnMut(Progress), path| {
-                progress(Progress::File {
-                    path,
-                    done: done + 1,
-                    total,
-                })
-            };
-            let bytes = match src.read() {
-                Ok(b) => b,
-                Err(message) => {
-                    summary.errors.push(IngestError {
-                        path: src.report_path.clone(),
-                        message,
-                    });
-                    file_done(progress, src.report_path);
-                    continue;
-                }
-            };
-            let hash = source::content_hash(opts, &bytes);
-            let previous = known.get(&src.key);
-            if previous == Some(&hash) {
-                summary.unchanged += 1;
-                file_done(progress, src.report_path);
-                continue;
-            }
-            // Whatever happens next, the old chunks of this file go.
-            if previous.is_some() {
-                self.client.block(async {
-                    tx.execute("DELETE FROM chunks WHERE file_key = $1", &[&src.key])
-                        .await?;
-                    tx.execute("DELETE FROM files WHERE key = $1", &[&src.key])
-                        .await
-                })?;
-            }
-            match src.chunks(bytes, opts) {
-                Ok(chunks) => {
-                    let col = |f: fn(&Chunk) -> String| chunks.iter().map(f).collect::<Vec<_>>();
-                    let ids = col(|c| c.id.clone());
-                    let paths = col(|c| c.path.clone());
-                    let titles = col(|c| c.title.clone());
-                    let sections = col(|c| c.section.clone());
-                    let urls = col(|c| c.source_url.clone());
-                    let texts = col(|c| c.text.clone());
-                    let metadata = col(|c| c.metadata.to_string());
-                    let starts: Vec<i64> = chunks.iter().map(|c| c.start as i64).collect();
-                    let ends: Vec<i64> = chunks.iter().map(|c| c.end as i64).collect();
-                    let n_chunks = chunks.len() as i32;
-                    self.client.block(async {
-                        if n_chunks > 0 {
-                            tx.execute(
-                                &insert,
-                                &[
-                                    &src.key, &ids, &paths, &titles, &sections, &urls, &texts,
-                                    &starts, &ends, &metadata,
-                                ],
-                            )
-                            .await?;
-                        }
-                        tx.execute(
-                            "INSERT INTO files (key, root, path, hash, chunks)
-                             VALUES ($1, $2, $3, $4, $5)",
-                            &[&src.key, &src.root, &src.rel, &hash, &n_chunks],
-                        )
-                        .await
-                    })?;
-                    summary.indexed += 1;
-                    summary.chunks += chunks.len();
-                }
-                Err(message) => {
-                    let message = if previous.is_some() {
-                        format!("{message}; its previous chunks were removed")
-                    } else {
-                        message
-                    };
-                    summary.errors.push(IngestError {
-                        path: src.report_path.clone(),
-                        message,
-                    });
-                }
-            }
-            file_done(progress, src.report_path);
-        }
-        // Files that disappeared from an ingested root.
-        let gone: Vec<String> = known
-            .keys()
-            .filter(|k| !seen.contains(*k))
-            .cloned()
-            .collect();
-        if !gone.is_empty() {
-            self.client.block(async {
-                tx.execute("DELETE FROM chunks WHERE file_key = ANY($1)", &[&gone])
-                    .await?;
-                tx.execute("DELETE FROM files WHERE key = ANY($1)", &[&gone])
-                    .await
-            })?;
-            summary.removed += gone.len();
-        }
+        let mut run = PgRun {
+            client: &self.client,
+            tx: &tx,
+            insert: &insert,
+            known,
+        };
+        plan.run(&mut run, opts, &mut summary, progress)?;
         progress(Progress::Committing);
         self.client.block(tx.commit())?;
         Ok(summary)
+    }
+}
+
+/// The PostgreSQL half of an ingest run: statements in the run's
+/// transaction, and the files of its roots as they were when it began.
+struct PgRun<'a> {
+    client: &'a Client,
+    tx: &'a Transaction<'a>,
+    insert: &'a Statement,
+    known: HashMap<String, String>,
+}
+
+impl source::IngestStore for PgRun<'_> {
+    type Error = Error;
+
+    fn indexed_hash(&self, key: &str) -> Option<&str> {
+        self.known.get(key).map(String::as_str)
+    }
+
+    fn remove(&mut self, key: &str) -> Result<(), Error> {
+        self.remove_gone(&[key.to_owned()])?;
+        self.known.remove(key);
+        Ok(())
+    }
+
+    fn add(&mut self, src: &Source, hash: String, chunks: &[Chunk]) -> Result<(), Error> {
+        let col = |f: fn(&Chunk) -> String| chunks.iter().map(f).collect::<Vec<_>>();
+        let ids = col(|c| c.id.clone());
+        let paths = col(|c| c.path.clone());
+        let titles = col(|c| c.title.clone());
+        let sections = col(|c| c.section.clone());
+        let urls = col(|c| c.source_url.clone());
+        let texts = col(|c| c.text.clone());
+        let metadata = col(|c| c.metadata.to_string());
+        let starts: Vec<i64> = chunks.iter().map(|c| c.start as i64).collect();
+        let ends: Vec<i64> = chunks.iter().map(|c| c.end as i64).collect();
+        let n_chunks = chunks.len() as i32;
+        let tx = self.tx;
+        self.client.block(async {
+            if n_chunks > 0 {
+                tx.execute(
+                    self.insert,
+                    &[
+                        &src.key, &ids, &paths, &titles, &sections, &urls, &texts, &starts, &ends,
+                        &metadata,
+                    ],
+                )
+                .await?;
+            }
+            tx.execute(
+                "INSERT INTO files (key, root, path, hash, chunks)
+                 VALUES ($1, $2, $3, $4, $5)",
+                &[&src.key, &src.root, &src.rel, &hash, &n_chunks],
+            )
+            .await
+        })?;
+        self.known.insert(src.key.clone(), hash);
+        Ok(())
+    }
+
+    fn keys_under(&self, _roots: &BTreeSet<String>) -> Vec<String> {
+        // `known` holds exactly the files of the run's roots.
+        self.known.keys().cloned().collect()
+    }
+
+    fn remove_gone(&mut self, keys: &[String]) -> Result<(), Error> {
+        let tx = self.tx;
+        self.client.block(async {
+            tx.execute("DELETE FROM chunks WHERE file_key = ANY($1)", &[&keys])
+                .await?;
+            tx.execute("DELETE FROM files WHERE key = ANY($1)", &[&keys])
+                .await
+        })?;
+        Ok(())
     }
 }
 
@@ -354,26 +331,13 @@ fn is_transient(e: &Error) -> bool {
 }
 
 impl ChunkIndex for PgIndex {
-    fn ingest(
+    fn ingest_plan(
         &mut self,
-        roots: &[PathBuf],
+        plan: Plan,
         opts: &IngestOptions,
+        summary: IngestSummary,
         progress: &mut dyn FnMut(Progress),
     ) -> groundcite_index::Result<IngestSummary> {
-        let mut summary = IngestSummary::default();
-        let plan = source::walk(roots, &mut summary);
-        Ok(self.run(plan, opts, summary, progress)?)
-    }
-
-    fn ingest_documents(
-        &mut self,
-        root_name: &str,
-        docs: &[(&str, &str)],
-        opts: &IngestOptions,
-        progress: &mut dyn FnMut(Progress),
-    ) -> groundcite_index::Result<IngestSummary> {
-        let mut summary = IngestSummary::default();
-        let plan = source::memory(root_name, docs, &mut summary);
         Ok(self.run(plan, opts, summary, progress)?)
     }
 
