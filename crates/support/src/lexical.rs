@@ -1,8 +1,8 @@
 //! The default verifier: lexical alignment, quantities, polarity, restriction and entity slots.
 
-use crate::quantity::{self, Quantity, Unit};
-use crate::text::{
-    self, CAP, COMMON, EXCL, NEG_CUE, NEG_PREFIX, QUANT, STOP, Token, marker_ranges,
+use groundcite_text::quantity::{self, Quantity, Unit};
+use groundcite_text::{
+    self as text, CAP, COMMON, EXCL, NEG_CUE, NEG_PREFIX, QUANT, STOP, Token, marker_ranges,
 };
 use crate::{Claim, Evidence, Judgement, Reason, SupportConfig, Verdict, Verifier};
 
@@ -354,7 +354,7 @@ fn analyse_claim<'c>(
         }
         let adverbial = t.flags & QUANT != 0
             && !quants.iter().any(|q| t.start >= q.start && t.end <= q.end)
-            && t.flags & crate::text::DIGIT == 0;
+            && t.flags & text::DIGIT == 0;
         if (t.flags & STOP != 0 || (t.flags & QUANT != 0 && !adverbial)) || terms.len() >= MAX_TERMS
         {
             continue;

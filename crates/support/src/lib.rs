@@ -118,8 +118,6 @@
 //!   same number anywhere in the window (lenient), and durations convert at 30 days a month.
 
 mod lexical;
-mod quantity;
-mod text;
 
 pub use lexical::LexicalVerifier;
 
