@@ -239,6 +239,40 @@ pub const STOP_WORDS: &[&str] = &[
     "currently",
 ];
 
+/// The generic verbs and adverbs questions are phrased with ("how long does it take", "can I
+/// get"): no topic of a question (see [`is_question_filler`]).
+const QUESTION_FILLERS: &[&str] = &[
+    "able",
+    "allowed",
+    "doing",
+    "get",
+    "gets",
+    "getting",
+    "give",
+    "given",
+    "gives",
+    "go",
+    "goes",
+    "happen",
+    "happens",
+    "include",
+    "included",
+    "includes",
+    "including",
+    "know",
+    "let",
+    "long",
+    "need",
+    "needs",
+    "once",
+    "take",
+    "takes",
+    "use",
+    "used",
+    "want",
+    "work",
+];
+
 /// Frequent English content words: they carry little evidence on their own. Looked up as
 /// written, then by stem (see [`is_common_word`]).
 const COMMON_WORDS: &[&str] = &[
@@ -576,6 +610,12 @@ pub(crate) fn class(folded: &str) -> u8 {
 /// Whether a folded word is a stop word.
 pub fn is_stop_word(folded: &str) -> bool {
     class(folded) & STOP != 0
+}
+
+/// Whether a folded word is one of the generic words questions are phrased with ("take",
+/// "long", "allowed"): not a stop word in an answer, but no topic of a question.
+pub fn is_question_filler(folded: &str) -> bool {
+    QUESTION_FILLERS.contains(&folded)
 }
 
 /// Whether a word (as written) is a frequent English word, as written or by stem.
