@@ -117,6 +117,7 @@
 //! - Quantities are compared by value and unit family; a number before an unknown noun matches the
 //!   same number anywhere in the window (lenient), and durations convert at 30 days a month.
 
+mod bits;
 mod lexical;
 
 pub use lexical::LexicalVerifier;
