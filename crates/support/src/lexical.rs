@@ -3,10 +3,9 @@
 use crate::bits::Bits;
 use crate::{Claim, Evidence, Judgement, Reason, SupportConfig, Verdict, Verifier};
 use groundcite_text::quantity::{self, Quantity, Unit};
-use groundcite_text::{
-    self as text, CAP, COMMON, EXCL, NEG_CUE, NEG_PREFIX, QUANT, STOP, Token, marker_ranges,
-};
+use groundcite_text::{self as text, CAP, COMMON, EXCL, NEG_CUE, NEG_PREFIX, QUANT, STOP, Token};
 use std::collections::HashMap;
+use std::ops::Range;
 
 /// The default, deterministic verifier. See the crate documentation for its rules.
 #[derive(Debug, Clone, Default)]
@@ -253,8 +252,10 @@ fn index_term(index: &mut TermIndex, key: u64, i: usize) {
     }
 }
 
+/// `markers`: the byte spans of the claim's citation markers, if the caller parsed them.
 fn analyse_claim<'c>(
     text: &'c str,
+    markers: Option<&[Range<usize>]>,
     question_tokens: &[Token],
     cfg: &SupportConfig,
     bufs: ClaimBufs,
@@ -271,7 +272,17 @@ fn analyse_claim<'c>(
     tokens.clear();
     quants.clear();
     terms.clear();
-    marker_ranges(text, &mut skip);
+    // Markers and a leading list bullet are not content.
+    skip.extend(text::list_bullet(text).map(|r| (r.start, r.end)));
+    match markers {
+        Some(spans) => skip.extend(spans.iter().map(|r| (r.start, r.end))),
+        None => skip.extend(
+            text::Markers::parse(text)
+                .markers
+                .iter()
+                .map(|m| (m.start, m.end)),
+        ),
+    }
     tokens.reserve(text.len() / 5 + 1);
     text::tokenize(text, &skip, true, &mut tokens);
     clear_bound_negations(&mut tokens, text);
@@ -456,6 +467,29 @@ impl Verifier for LexicalVerifier {
         passages: &[&str],
         claims: &[Claim<'_>],
     ) -> Vec<Judgement> {
+        self.verify_claims(question, passages, claims, None)
+    }
+
+    fn verify_marked(
+        &self,
+        question: Option<&str>,
+        passages: &[&str],
+        claims: &[Claim<'_>],
+        markers: &[Vec<Range<usize>>],
+    ) -> Vec<Judgement> {
+        self.verify_claims(question, passages, claims, Some(markers))
+    }
+}
+
+impl LexicalVerifier {
+    /// `verify`, with the claims' marker spans when the caller has them.
+    fn verify_claims(
+        &self,
+        question: Option<&str>,
+        passages: &[&str],
+        claims: &[Claim<'_>],
+        markers: Option<&[Vec<Range<usize>>]>,
+    ) -> Vec<Judgement> {
         let mut analysed: Vec<Passage<'_>> = passages.iter().map(|p| Passage::pending(p)).collect();
         // Room for the sentences of every passage (about one per 40 bytes), so that analysing
         // passages does not reallocate.
@@ -488,21 +522,24 @@ impl Verifier for LexicalVerifier {
         }
         claims
             .iter()
-            .map(|c| self.judge(&question_tokens, &mut analysed, c, &mut scratch))
+            .enumerate()
+            .map(|(i, c)| {
+                let spans = markers.map(|m| m.get(i).map_or(&[][..], Vec::as_slice));
+                self.judge(&question_tokens, &mut analysed, c, spans, &mut scratch)
+            })
             .collect()
     }
-}
 
-impl LexicalVerifier {
     fn judge(
         &self,
         question_tokens: &[Token],
         all_passages: &mut [Passage<'_>],
         claim: &Claim<'_>,
+        markers: Option<&[Range<usize>]>,
         scratch: &mut Scratch,
     ) -> Judgement {
         let bufs = std::mem::take(&mut scratch.claim);
-        let mut info = analyse_claim(claim.text, question_tokens, &self.config, bufs);
+        let mut info = analyse_claim(claim.text, markers, question_tokens, &self.config, bufs);
         let judgement = self.judge_claim(all_passages, &mut info, claim, scratch);
         scratch.claim = info.into_bufs();
         judgement

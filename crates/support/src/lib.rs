@@ -218,7 +218,8 @@ impl Default for SupportConfig {
 #[derive(Debug, Clone, Copy)]
 pub struct Claim<'a> {
     /// The answer sentence as written. It may contain citation markers such as `[2]`, `[1][3]`,
-    /// `[1, 3]`, `[2-4]`, and may start with a list bullet ("- ", "* ", "1. "): ignore those as content.
+    /// `[1, 3]`, `[2-4]` (the grammar of [`groundcite_text::marker`]), and may start with a list
+    /// bullet ("- ", "* ", "1. "): ignore those as content.
     pub text: &'a str,
     /// 1-based numbers of the passages this sentence cites; all valid (in 1..=passages.len()), sorted, unique.
     /// May be empty (an uncited factual sentence): then judge against all passages and fill `suggested`.
@@ -387,6 +388,20 @@ pub trait Verifier {
         passages: &[&str],
         claims: &[Claim<'_>],
     ) -> Vec<Judgement>;
+
+    /// [`Verifier::verify`] for claims whose citation markers the caller has already parsed
+    /// (`groundcite-core` has): `markers[i]` holds the byte spans of the markers of `claims[i]`,
+    /// relative to its text, so they are not looked for again. The default ignores them.
+    fn verify_marked(
+        &self,
+        question: Option<&str>,
+        passages: &[&str],
+        claims: &[Claim<'_>],
+        markers: &[Vec<std::ops::Range<usize>>],
+    ) -> Vec<Judgement> {
+        let _ = markers;
+        self.verify(question, passages, claims)
+    }
 }
 
 #[cfg(test)]

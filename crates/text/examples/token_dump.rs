@@ -12,7 +12,7 @@
 
 use std::fmt::Write as _;
 
-use groundcite_text::{marker_ranges, sentence_spans, tokenize};
+use groundcite_text::{Markers, list_bullet, sentence_spans, tokenize};
 
 fn main() {
     let shared = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared");
@@ -87,7 +87,9 @@ fn main() {
     for (ti, t) in texts.iter().enumerate() {
         writeln!(out, "# {ti} {}", t.len()).unwrap();
         skip.clear();
-        marker_ranges(t, &mut skip);
+        // What a claim's tokenizer skips: a leading bullet and the markers.
+        skip.extend(list_bullet(t).map(|r| (r.start, r.end)));
+        skip.extend(Markers::parse(t).markers.iter().map(|m| (m.start, m.end)));
         for (mode, sk) in [(false, &[][..]), (true, &skip[..])] {
             toks.clear();
             tokenize(t, sk, mode, &mut toks);

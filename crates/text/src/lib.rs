@@ -3,8 +3,9 @@
 //! Everything groundcite knows about English text, in one place, over borrowed text and with
 //! byte offsets into it: tokens ([`tokenize`]), folding ([`fold`]) and stems ([`stem`]), word
 //! classes (stop words, frequent words, negation and restriction cues: [`words`]), quantities
-//! ([`quantity`]), the sentences of a passage ([`sentence_spans`]) and the citation markers a
-//! claim's tokenizer skips ([`marker_ranges`]).
+//! ([`quantity`]), the sentences of a passage ([`sentence_spans`]) and citation markers
+//! ([`marker`]: `[2]`, `[1][3]`, `[1, 3]`, `[2-4]`; core validates them, a claim's tokenizer
+//! skips them).
 //!
 //! The crate is pure (no I/O, no clock, no async, no global mutable state; the word tables are
 //! built once, read-only) and depends on no other groundcite crate: `groundcite-support` and
@@ -37,7 +38,7 @@
 
 mod fold;
 mod key;
-mod marker;
+pub mod marker;
 pub mod quantity;
 mod sentence;
 pub mod stem;
@@ -46,7 +47,7 @@ pub mod words;
 
 pub use fold::{fold, fold_into};
 pub use key::{key, number_key};
-pub use marker::marker_ranges;
+pub use marker::{Markers, list_bullet};
 pub use sentence::sentence_spans;
 pub use stem::{stem, stem_len};
 pub use token::{
