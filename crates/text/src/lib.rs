@@ -40,6 +40,7 @@ mod fold;
 mod key;
 pub mod marker;
 pub mod quantity;
+pub mod segment;
 mod sentence;
 pub mod stem;
 mod token;
