@@ -11,6 +11,8 @@
 
 use std::ops::Range;
 
+use groundcite_text::abbrev::{Abbrev, abbreviation};
+
 use crate::block::{Block, BlockKind};
 
 /// Chunk sizes, in bytes of cleaned text.
@@ -213,12 +215,6 @@ fn cut_long(text: &str, r: Range<usize>, max: usize) -> Vec<Range<usize>> {
     out
 }
 
-const ABBREVIATIONS: &[&str] = &[
-    "e.g", "i.e", "etc", "mr", "mrs", "ms", "dr", "st", "vs", "no", "jan", "feb", "mar", "apr",
-    "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "u.s", "approx", "dept", "inc", "ltd",
-    "co", "jr", "sr", "fig", "min", "max",
-];
-
 /// Splits prose into sentence ranges (byte ranges of `text`, covering it all).
 /// A boundary is `.`, `!` or `?` (plus closing quotes or brackets) followed by
 /// whitespace and an uppercase letter, digit, quote or bracket, unless the
@@ -264,14 +260,14 @@ pub fn split_sentences(text: &str) -> Vec<Range<usize>> {
     out
 }
 
+/// Whether the word ending `before` is an initial or an abbreviation (the text layer's list).
 fn is_abbreviation(before: &str) -> bool {
     let word = before
         .rsplit(|c: char| c.is_whitespace() || c == '(')
         .next()
         .unwrap_or("");
-    let lower = word.to_lowercase();
     (word.chars().count() == 1 && word.chars().all(char::is_alphabetic))
-        || ABBREVIATIONS.contains(&lower.as_str())
+        || abbreviation(word.as_bytes()) != Abbrev::None
 }
 
 #[cfg(test)]

@@ -36,6 +36,7 @@
 //! `examples/token_dump.rs` prints every token and sentence span of the handbook, the dev cases,
 //! HaluEval and synthetic edge cases: record before a change, diff after it.
 
+pub mod abbrev;
 mod fold;
 mod key;
 pub mod marker;

@@ -17,6 +17,7 @@
 //! Spans never include surrounding white space, and always slice the input
 //! on character boundaries.
 
+use crate::abbrev::{Abbrev, abbreviation};
 use crate::marker;
 
 /// What kind of line a sentence came from.
@@ -438,17 +439,6 @@ impl Segmenter<'_, '_> {
     }
 }
 
-#[derive(Debug, PartialEq, Eq)]
-enum Abbrev {
-    None,
-    /// Titles and Latin abbreviations that never end a sentence.
-    NeverEnds,
-    /// `U.S.`, `J.`: ends one only before a typical sentence start.
-    Initialism,
-    /// `etc.`, `Inc.`, `Jan.`, `a.m.`: ends one before a capital letter.
-    Other,
-}
-
 /// Classifies the token that ends just before the period at `p`.
 fn abbreviation_before(b: &[u8], p: usize) -> Abbrev {
     let mut s = p;
@@ -460,42 +450,7 @@ fn abbreviation_before(b: &[u8], p: usize) -> Abbrev {
     {
         s -= 1;
     }
-    let token = &b[s..p];
-    if token.is_empty() || token.len() > 8 {
-        return Abbrev::None;
-    }
-    let mut buf = [0u8; 8];
-    for (d, c) in buf.iter_mut().zip(token) {
-        *d = c.to_ascii_lowercase();
-    }
-    match &buf[..token.len()] {
-        // Titles and Latin abbreviations: never the end of a sentence.
-        b"mr" | b"mrs" | b"ms" | b"dr" | b"prof" | b"rev" | b"hon" | b"gen" | b"sen" | b"rep"
-        | b"sgt" | b"capt" | b"lt" | b"col" | b"st" | b"mt" | b"e.g" | b"i.e" | b"cf" | b"vs"
-        | b"viz" | b"approx" | b"incl" | b"esp" | b"fig" | b"figs" | b"no" | b"nos" | b"vol"
-        | b"pp" | b"sec" | b"ch" | b"dept" | b"est" | b"ave" | b"blvd" => return Abbrev::NeverEnds,
-        // May end one, before a capital letter.
-        b"etc" | b"inc" | b"ltd" | b"co" | b"corp" | b"jr" | b"sr" | b"llc" | b"al" | b"jan"
-        | b"feb" | b"mar" | b"apr" | b"jun" | b"jul" | b"aug" | b"sep" | b"sept" | b"oct"
-        | b"nov" | b"dec" | b"mon" | b"tue" | b"tues" | b"wed" | b"thu" | b"thur" | b"thurs"
-        | b"fri" | b"sat" | b"sun" | b"a.m" | b"p.m" | b"hrs" | b"min" | b"mins" | b"yrs"
-        | b"ft" | b"oz" | b"lb" | b"lbs" => return Abbrev::Other,
-        _ => {}
-    }
-    // Initialisms: `U.S`, `J`, `D.C` (letters separated by dots).
-    let is_initialism = token.len() % 2 == 1
-        && token.iter().enumerate().all(|(k, &c)| {
-            if k % 2 == 0 {
-                c.is_ascii_alphabetic()
-            } else {
-                c == b'.'
-            }
-        })
-        && (token.len() > 1 || token[0].is_ascii_uppercase());
-    if is_initialism {
-        return Abbrev::Initialism;
-    }
-    Abbrev::None
+    abbreviation(&b[s..p])
 }
 
 /// Words that typically start a sentence; after an initialism (`U.S.`) only

@@ -2,6 +2,8 @@
 //! initial), glued sentences ("century.First"), blank lines, headings, list items and table
 //! rows.
 
+use crate::abbrev::{Abbrev, abbreviation};
+
 /// Sentence (or table row, heading, list item) spans of a passage, trimmed, into `out`.
 pub fn sentence_spans(text: &str, out: &mut Vec<(u32, u32)>) {
     sentence_spans_with(text, out, memchr_stops(text.as_bytes()));
@@ -139,45 +141,7 @@ fn is_abbreviation(text: &str, from: usize, dot: usize) -> bool {
     if word.len() == 1 && word.as_bytes()[0].is_ascii_uppercase() {
         return true;
     }
-    if has_dot {
-        return true; // "e.g", "U.S"
-    }
-    if word.len() > 6 || word.len() < 2 {
-        return false; // longer or shorter than any below
-    }
-    matches!(
-        word,
-        "Dr" | "Mr"
-            | "Mrs"
-            | "Ms"
-            | "Jr"
-            | "Sr"
-            | "St"
-            | "vs"
-            | "etc"
-            | "Inc"
-            | "Ltd"
-            | "Co"
-            | "No"
-            | "Prof"
-            | "Gen"
-            | "Col"
-            | "Lt"
-            | "Mt"
-            | "approx"
-            | "Jan"
-            | "Feb"
-            | "Mar"
-            | "Apr"
-            | "Jun"
-            | "Jul"
-            | "Aug"
-            | "Sep"
-            | "Sept"
-            | "Oct"
-            | "Nov"
-            | "Dec"
-    )
+    has_dot || abbreviation(word.as_bytes()) != Abbrev::None // "e.g", "U.S"
 }
 
 #[cfg(test)]
