@@ -315,17 +315,12 @@ fn analyse_claim<'c>(
         {
             continue;
         }
-        let weight = if t.flags & COMMON != 0 {
-            cfg.common_word_weight
-        } else {
-            1.0
-        };
         terms.push(Term {
             key: t.key,
             alt: t.alt,
             pre: t.pre,
             flags: t.flags,
-            weight,
+            weight: term_weight(t, cfg),
             start: t.start,
             end: t.end,
             question: false,
@@ -340,17 +335,12 @@ fn analyse_claim<'c>(
             if terms.iter().any(|x| x.key == t.key) {
                 continue;
             }
-            let w = if t.flags & COMMON != 0 {
-                cfg.common_word_weight
-            } else {
-                1.0
-            };
             terms.push(Term {
                 key: t.key,
                 alt: t.alt,
                 pre: 0,
                 flags: t.flags,
-                weight: w * cfg.question_term_weight,
+                weight: term_weight(t, cfg) * cfg.question_term_weight,
                 start: 0,
                 end: 0,
                 question: true,
@@ -381,6 +371,15 @@ fn analyse_claim<'c>(
         claim_weight,
         total_weight,
         new_weight,
+    }
+}
+
+/// The weight of a term: frequent words weigh less.
+fn term_weight(t: &Token, cfg: &SupportConfig) -> f32 {
+    if t.flags & COMMON != 0 {
+        cfg.common_word_weight
+    } else {
+        1.0
     }
 }
 

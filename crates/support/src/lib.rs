@@ -8,8 +8,10 @@
 //! that would support the sentence if it cites the wrong ones (`suggested`), and the cited
 //! passages that support nothing in it (`idle_citations`).
 //!
-//! The crate is pure: no I/O, no clock, no async, no global mutable state. It depends on no other
-//! groundcite crate; `groundcite-core` parses markers and sentences and calls it.
+//! The crate is pure: no I/O, no clock, no async, no global mutable state. Of groundcite it depends
+//! only on `groundcite-text` (tokens, stems, word classes, quantities, sentence spans, the marker
+//! grammar); `groundcite-core` parses markers and sentences, calls it, and hands it the marker
+//! spans it found ([`Verifier::verify_marked`]).
 //!
 //! ```
 //! use groundcite_support::{Claim, LexicalVerifier, Verdict, Verifier};
@@ -37,8 +39,9 @@
 //! only if a claim needs it): tokens (byte spans with a hashed, lightly stemmed key: plurals,
 //! -ed, -ing, -ly, final -e; a second key without a prefix such as un-, in-, dis-, non-, re-; a
 //! third key of the first five letters for derivational matches), sentence spans (sentence
-//! punctuation, glued sentences such as `century.First`, blank lines, headings, list items and
-//! table rows), and quantities. Then, for each claim (markers and list bullets are ignored as
+//! punctuation except after an abbreviation of the text layer's list, glued sentences such as
+//! `century.First`, blank lines, headings, list items and table rows), and quantities, all from
+//! `groundcite-text`. Then, for each claim (markers and list bullets are ignored as
 //! content):
 //!
 //! 1. **Alignment.** The claim's content terms (stopwords dropped; frequent English words and
