@@ -585,37 +585,9 @@ fn find_ellipsis(b: &[u8], from: usize, to: usize) -> Option<usize> {
     None
 }
 
-/// One pass over the text, eight bytes at a time: is it ASCII, and does
-/// it have a line break? (`<[u8]>::is_ascii` finishes texts of 64 bytes or
-/// more byte by byte, and most answers are one short line.)
+/// Is the text ASCII, and does it have a line break?
 fn survey(b: &[u8]) -> (bool, bool) {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
-    const NL: u64 = u64::from_ne_bytes([b'\n'; 8]);
-    let word = |at: usize| u64::from_ne_bytes(b[at..at + 8].try_into().unwrap());
-    let (mut high, mut nl) = (0u64, 0u64);
-    let mut add = |w: u64| {
-        high |= w;
-        // A zero byte in `w ^ NL` is a line break (exact as a yes/no).
-        let x = w ^ NL;
-        nl |= x.wrapping_sub(ONES) & !x;
-    };
-    if b.len() < 8 {
-        // Zero padding is neither a line break nor outside ASCII.
-        let mut padded = [0u8; 8];
-        padded[..b.len()].copy_from_slice(b);
-        add(u64::from_ne_bytes(padded));
-    } else {
-        let mut at = 0;
-        while at + 8 < b.len() {
-            add(word(at));
-            at += 8;
-        }
-        // The last eight bytes, overlapping words already seen: the
-        // answers are yes/no, so reading a byte twice changes nothing.
-        add(word(b.len() - 8));
-    }
-    (high & HIGH == 0, nl & HIGH != 0)
+    (b.is_ascii(), memchr::memchr(b'\n', b).is_some())
 }
 
 fn memchr_nl(b: &[u8], from: usize) -> Option<usize> {

@@ -6,73 +6,26 @@ use crate::abbrev::{Abbrev, abbreviation};
 
 /// Sentence (or table row, heading, list item) spans of a passage, trimmed, into `out`.
 pub fn sentence_spans(text: &str, out: &mut Vec<(u32, u32)>) {
-    sentence_spans_with(text, out, memchr_stops(text.as_bytes()));
-}
-
-/// The next byte at or after `from` that can end a sentence (a newline, `.`, `?` or `!`), by
-/// `memchr`.
-fn memchr_stops(bytes: &[u8]) -> impl FnMut(usize) -> Option<usize> + '_ {
-    // Next '!' at or after `from` (n if none): searched apart, memchr takes three needles.
-    let n = bytes.len();
-    let mut bang = 0usize;
-    let mut bang_searched = false;
-    move |from| {
-        if !bang_searched || bang < from {
-            bang = memchr::memchr(b'!', &bytes[from..]).map_or(n, |k| from + k);
-            bang_searched = true;
-        }
-        match memchr::memchr3(b'\n', b'.', b'?', &bytes[from..bang]) {
-            Some(k) => Some(from + k),
-            None if bang < n => Some(bang),
-            None => None,
-        }
-    }
-}
-
-/// Whether `b` is whitespace by `char::is_whitespace` (ASCII only).
-fn is_ascii_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r')
-}
-
-/// `sentence_spans`, given `next_stop(from)`: the next newline, `.`, `?` or `!` at or after
-/// `from` (which only grows).
-fn sentence_spans_with(
-    text: &str,
-    out: &mut Vec<(u32, u32)>,
-    mut next_stop: impl FnMut(usize) -> Option<usize>,
-) {
     let bytes = text.as_bytes();
     let n = bytes.len();
     let mut start = 0usize;
-    // `text[a..b].trim()`, ASCII whitespace a byte at a time (`str::trim` past other bytes).
-    fn trimmed(text: &str, a: usize, b: usize) -> Option<(u32, u32)> {
-        let bytes = text.as_bytes();
-        let (mut a, mut b) = (a, b);
-        while a < b && is_ascii_space(bytes[a]) {
-            a += 1;
-        }
-        if a < b && bytes[a] >= 128 {
-            let s = &text[a..b];
-            a += s.len() - s.trim_start().len();
-        }
-        while a < b && is_ascii_space(bytes[b - 1]) {
-            b -= 1;
-        }
-        if a < b && bytes[b - 1] >= 128 {
-            let s = &text[a..b];
-            b -= s.len() - s.trim_end().len();
-        }
-        (a < b).then_some((a as u32, b as u32))
-    }
+    // `text[a..b]`, trimmed, unless nothing is left.
     let push = |out: &mut Vec<(u32, u32)>, a: usize, b: usize| {
-        if let Some(span) = trimmed(text, a, b) {
-            out.push(span);
+        let span = &text[a..b];
+        let trimmed = span.trim();
+        if !trimmed.is_empty() {
+            let start = a + span.len() - span.trim_start().len();
+            out.push((start as u32, (start + trimmed.len()) as u32));
         }
     };
     let mut from = 0usize;
     while from < n {
-        // Jump to the next byte that can end a sentence.
-        let Some(i) = next_stop(from) else {
+        // The next byte that can end a sentence.
+        let Some(i) = bytes[from..]
+            .iter()
+            .position(|b| matches!(b, b'\n' | b'.' | b'?' | b'!'))
+            .map(|k| from + k)
+        else {
             break;
         };
         from = i + 1;
