@@ -4,7 +4,7 @@ use crate::bits::Bits;
 use crate::{Claim, Evidence, Judgement, Reason, SupportConfig, Verdict, Verifier};
 use groundcite_text::quantity::{self, Quantity, Unit};
 use groundcite_text::{self as text, CAP, COMMON, EXCL, NEG_CUE, NEG_PREFIX, QUANT, STOP, Token};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::ops::Range;
 
 /// The default, deterministic verifier. See the crate documentation for its rules.
@@ -243,7 +243,7 @@ impl ClaimInfo<'_> {
 }
 
 /// The claim terms having each key.
-type TermIndex = HashMap<u64, Bits>;
+type TermIndex = FxHashMap<u64, Bits>;
 
 /// Adds term `i` under `key` (0: no key).
 fn index_term(index: &mut TermIndex, key: u64, i: usize) {
@@ -393,10 +393,13 @@ fn new_weight(terms: &[Term]) -> f32 {
 
 /// Adds the claim terms a passage token matches (by its key or its prefix-stripped key).
 fn add_token_terms(info: &ClaimInfo<'_>, tok: &Token, terms: &mut Bits) {
-    for key in [tok.key, tok.alt] {
-        if let Some(t) = info.index.get(&key) {
-            terms.union_with(t);
-        }
+    if let Some(t) = info.index.get(&tok.key) {
+        terms.union_with(t);
+    }
+    if tok.alt != 0
+        && let Some(t) = info.index.get(&tok.alt)
+    {
+        terms.union_with(t);
     }
 }
 
@@ -755,11 +758,16 @@ impl LexicalVerifier {
             for s0 in 0..ns {
                 let mut mask = Bits::default();
                 let mut qmask = Bits::default();
+                // The weight of `mask`, recomputed only when a sentence adds terms.
+                let mut weight = 0.0;
                 for s1 in s0 + 1..=(s0 + cfg.max_window_sentences.max(1)).min(ns) {
-                    mask.union_with(&scratch.masks[p.sent_base + s1 - 1]);
+                    let added = &scratch.masks[p.sent_base + s1 - 1];
+                    if !added.is_empty() {
+                        mask.union_with(added);
+                        weight = mask_weight(&info.terms, &mask, false);
+                    }
                     qmask.union_with(&scratch.qmasks[p.sent_base + s1 - 1]);
-                    let score = mask_weight(&info.terms, &mask, false)
-                        + qmask.len() as f32 * cfg.quantity_weight
+                    let score = weight + qmask.len() as f32 * cfg.quantity_weight
                         - cfg.window_sentence_penalty * (s1 - s0 - 1) as f32;
                     if score > best_score + 1e-6 {
                         best_score = score;

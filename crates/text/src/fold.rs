@@ -5,6 +5,12 @@
 /// "smith", "non-billable" → "nonbillable".
 pub fn fold_into(word: &str, out: &mut String) {
     out.clear();
+    if word.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        // Most words: ASCII letters and digits.
+        out.push_str(word);
+        out.make_ascii_lowercase();
+        return;
+    }
     let word = if word.len() > 2 {
         word.strip_suffix("'s")
             .or_else(|| word.strip_suffix("’s"))

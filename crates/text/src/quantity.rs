@@ -296,7 +296,12 @@ fn token_number(t: &Token, text: &str) -> Option<(f64, bool)> {
 
 /// The number of a word of digits ("1,000", "3.5", "2nd"), and whether it is an ordinal.
 fn digits_number(word: &str) -> Option<(f64, bool)> {
-    if let Ok(v) = word.replace(',', "").parse() {
+    let value = if word.contains(',') {
+        word.replace(',', "").parse()
+    } else {
+        word.parse()
+    };
+    if let Ok(v) = value {
         return Some((v, false));
     }
     ordinal_digits(word).map(|v| (v, true))

@@ -4,6 +4,14 @@
 
 use crate::abbrev::{Abbrev, abbreviation};
 
+/// The next byte at or after `from` that can end a sentence: a newline, `.`, `?` or `!`.
+fn next_stop(bytes: &[u8], from: usize) -> Option<usize> {
+    let rest = &bytes[from..];
+    let stop = memchr::memchr3(b'\n', b'.', b'?', rest);
+    let bang = memchr::memchr(b'!', stop.map_or(rest, |k| &rest[..k]));
+    bang.or(stop).map(|k| from + k)
+}
+
 /// Sentence (or table row, heading, list item) spans of a passage, trimmed, into `out`.
 pub fn sentence_spans(text: &str, out: &mut Vec<(u32, u32)>) {
     let bytes = text.as_bytes();
@@ -20,12 +28,7 @@ pub fn sentence_spans(text: &str, out: &mut Vec<(u32, u32)>) {
     };
     let mut from = 0usize;
     while from < n {
-        // The next byte that can end a sentence.
-        let Some(i) = bytes[from..]
-            .iter()
-            .position(|b| matches!(b, b'\n' | b'.' | b'?' | b'!'))
-            .map(|k| from + k)
-        else {
+        let Some(i) = next_stop(bytes, from) else {
             break;
         };
         from = i + 1;

@@ -7,6 +7,11 @@ pub fn stem_len(word: &[u8]) -> usize {
     if word.is_empty() || !word.iter().all(u8::is_ascii_alphabetic) {
         return word.len();
     }
+    letters_stem_len(word)
+}
+
+/// [`stem_len`] of a non-empty lowercase word of ASCII letters.
+pub(crate) fn letters_stem_len(word: &[u8]) -> usize {
     let ends = |n: usize, suffix: &[u8]| word[..n].ends_with(suffix);
     let mut n = word.len();
     // "policies" and "policy" share the stem "polic": no -y comes off after -ies.

@@ -8,8 +8,8 @@
 use crate::fold::fold_into;
 use crate::key::{key, number_key};
 use crate::quantity::ordinal_digits;
-use crate::stem::stem_len;
-use crate::words::{self, class, is_common_stem};
+use crate::stem::{letters_stem_len, stem_len};
+use crate::words::{self, class_of_key, is_common_stem};
 
 /// The token is a stop word: never salient, never reported.
 pub const STOP: u16 = 1;
@@ -74,23 +74,25 @@ pub fn word_key(word: &str) -> u64 {
 pub fn tokenize(text: &str, skip: &[(usize, usize)], classify_common: bool, out: &mut Vec<Token>) {
     let mut folded = String::new();
     let mut i = 0;
-    while let Some(c) = text[i..].chars().next() {
-        if !is_word_char(c) {
-            i += c.len_utf8();
+    let bytes = text.as_bytes();
+    while let Some(&b) = bytes.get(i) {
+        // ASCII needs no decoding.
+        if b < 128 && !b.is_ascii_alphanumeric() {
+            i += 1;
             continue;
         }
-        let (end, non_split) = word_end(text, i);
-        if !skip.iter().any(|&(a, b)| (a..b).contains(&i)) {
-            out.push(make_token(
-                text,
-                i,
-                end,
-                non_split,
-                classify_common,
-                &mut folded,
-            ));
+        if b >= 128 {
+            let c = text[i..].chars().next().unwrap_or_default();
+            if !is_word_char(c) {
+                i += c.len_utf8();
+                continue;
+            }
         }
-        i = end;
+        let word = word_at(text, i);
+        if !skip.iter().any(|&(a, b)| (a..b).contains(&i)) {
+            out.push(make_token(text, &word, classify_common, &mut folded));
+        }
+        i = word.end;
     }
 }
 
@@ -106,13 +108,34 @@ fn next_is_alphabetic(text: &str, i: usize) -> bool {
     text[i..].chars().next().is_some_and(char::is_alphabetic)
 }
 
-/// The end of the word starting at `start`, and, after "non-", the offset of the rest of the
-/// word in it (else 0).
-fn word_end(text: &str, start: usize) -> (usize, usize) {
+/// A word's span, as the tokenizer found it.
+struct Word {
+    start: usize,
+    end: usize,
+    /// After "non-": the offset of the rest of the word in it (else 0).
+    non_split: usize,
+    /// Only ASCII letters and digits.
+    plain: bool,
+    /// Has an ASCII digit.
+    digit: bool,
+}
+
+/// The word starting at `start` (a word character).
+fn word_at(text: &str, start: usize) -> Word {
     let bytes = text.as_bytes();
     let mut non_split = 0;
+    let mut plain = true;
+    let mut digit = false;
     let mut i = start;
-    while let Some(c) = text[i..].chars().next() {
+    while let Some(&b) = bytes.get(i) {
+        if b.is_ascii_alphanumeric() {
+            digit |= b.is_ascii_digit();
+            i += 1;
+            continue;
+        }
+        let Some(c) = text[i..].chars().next() else {
+            break;
+        };
         let next = i + c.len_utf8();
         let joins = match c {
             c if is_word_char(c) => true,
@@ -129,9 +152,16 @@ fn word_end(text: &str, start: usize) -> (usize, usize) {
         if !joins {
             break;
         }
+        plain = false;
         i = next;
     }
-    (i, non_split)
+    Word {
+        start,
+        end: i,
+        non_split,
+        plain,
+        digit,
+    }
 }
 
 /// "not-for-profit" (a compound) and "No. 1" (a number sign) are not negations.
@@ -140,15 +170,15 @@ fn negation_lookalike(folded: &str, word: &str, after: &[u8]) -> bool {
         || (folded == "no" && word.starts_with('N') && after.first() == Some(&b'.'))
 }
 
-/// The token of the word `start..end` (see [`tokenize`]); `folded` is a buffer.
-fn make_token(
-    text: &str,
-    start: usize,
-    end: usize,
-    non_split: usize,
-    classify_common: bool,
-    folded: &mut String,
-) -> Token {
+/// The token of a word (see [`tokenize`]); `folded` is a buffer.
+fn make_token(text: &str, span: &Word, classify_common: bool, folded: &mut String) -> Token {
+    let Word {
+        start,
+        end,
+        non_split,
+        plain,
+        digit,
+    } = *span;
     let word = &text[start..end];
     let mut token = Token {
         start: start as u32,
@@ -158,11 +188,23 @@ fn make_token(
         pre: 0,
         flags: 0,
     };
-    if word.chars().next().is_some_and(char::is_uppercase) {
+    let first = text.as_bytes()[start];
+    let cap = if first < 128 {
+        first.is_ascii_uppercase()
+    } else {
+        word.chars().next().is_some_and(char::is_uppercase)
+    };
+    if cap {
         token.flags |= CAP;
     }
-    fold_into(word, folded);
-    if word.bytes().any(|b| b.is_ascii_digit()) {
+    if plain {
+        folded.clear();
+        folded.push_str(word);
+        folded.make_ascii_lowercase();
+    } else {
+        fold_into(word, folded);
+    }
+    if digit {
         token.flags |= DIGIT;
         if word
             .bytes()
@@ -178,17 +220,22 @@ fn make_token(
         }
         return token;
     }
-    let classes = class(folded);
+    let full_key = key(folded.as_bytes());
+    let classes = class_of_key(full_key);
     let after = &text.as_bytes()[end..(end + 2).min(text.len())];
-    for (class, flag) in [
-        (words::NEGATION, NEG_CUE),
-        (words::EXCLUSIVE, EXCL),
-        (words::NUMBER, QUANT),
-        (words::TIME_UNIT, TIME),
-        (words::STOP, STOP),
-    ] {
-        if classes & class != 0 && !(flag == NEG_CUE && negation_lookalike(folded, word, after)) {
-            token.flags |= flag;
+    // Most words are in no list: nothing to look at.
+    if classes != 0 {
+        for (class, flag) in [
+            (words::NEGATION, NEG_CUE),
+            (words::EXCLUSIVE, EXCL),
+            (words::NUMBER, QUANT),
+            (words::TIME_UNIT, TIME),
+            (words::STOP, STOP),
+        ] {
+            if classes & class != 0 && (flag != NEG_CUE || !negation_lookalike(folded, word, after))
+            {
+                token.flags |= flag;
+            }
         }
     }
     if classes & words::MONTH != 0 && token.flags & CAP != 0 {
@@ -197,12 +244,20 @@ fn make_token(
     let lower = folded.as_bytes();
     if classes & words::STOP != 0 {
         // Function words are never matched as terms: no stem, no prefix.
-        token.key = key(lower);
+        token.key = full_key;
         return token;
     }
-    let stem_n = stem_len(lower);
-    token.key = key(&lower[..stem_n]);
-    let plain = word.bytes().all(|b| b.is_ascii_alphanumeric());
+    // A plain word without digits is all letters.
+    let stem_n = if plain {
+        letters_stem_len(lower)
+    } else {
+        stem_len(lower)
+    };
+    token.key = if stem_n == lower.len() {
+        full_key
+    } else {
+        key(&lower[..stem_n])
+    };
     if plain && token.flags & CAP == 0 && lower.len() >= PREFIX_LEN {
         token.pre = key(&lower[..PREFIX_LEN]);
     }

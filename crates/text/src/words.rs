@@ -6,6 +6,7 @@ use std::sync::LazyLock;
 
 use rustc_hash::FxHashMap;
 
+use crate::key::key;
 use crate::quantity::{self, Word};
 use crate::stem::stem_len;
 
@@ -575,10 +576,12 @@ const COMMON_WORDS: &[&str] = &[
     "whether",
 ];
 
-/// The classes of every listed word, by its folded form.
-static CLASSES: LazyLock<FxHashMap<&'static str, u8>> = LazyLock::new(|| {
+/// The classes of every listed word, by the key of its folded form (a token's full key: the
+/// tokenizer has it at hand).
+static CLASSES: LazyLock<FxHashMap<u64, u8>> = LazyLock::new(|| {
     let mut classes = FxHashMap::default();
-    let mut add = |word: &'static str, class: u8| *classes.entry(word).or_insert(0) |= class;
+    let mut add =
+        |word: &str, class: u8| *classes.entry(key(word.as_bytes())).or_insert(0) |= class;
     for (list, class) in [
         (STOP_WORDS, STOP),
         (COMMON_WORDS, COMMON),
@@ -604,7 +607,12 @@ static CLASSES: LazyLock<FxHashMap<&'static str, u8>> = LazyLock::new(|| {
 
 /// The classes of a folded word (0: none).
 pub(crate) fn class(folded: &str) -> u8 {
-    CLASSES.get(folded).copied().unwrap_or(0)
+    class_of_key(key(folded.as_bytes()))
+}
+
+/// The classes of the folded word with this key (0: none).
+pub(crate) fn class_of_key(word_key: u64) -> u8 {
+    CLASSES.get(&word_key).copied().unwrap_or(0)
 }
 
 /// Whether a folded word is a stop word.
