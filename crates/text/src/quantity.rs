@@ -169,7 +169,21 @@ pub fn meaning(folded: &str) -> Option<Word> {
 
 /// What a token stands for, if it is a quantity word.
 fn token_meaning(t: &Token, text: &str) -> Option<Word> {
-    meaning(&fold(t.text(text)))
+    with_folded(t.text(text), meaning)
+}
+
+/// `f` of the folded word. Quantity words are short ASCII words: those are folded in a stack
+/// buffer, the others through [`fold`].
+fn with_folded<R>(word: &str, f: impl FnOnce(&str) -> R) -> R {
+    let mut buf = [0u8; 16];
+    if word.len() <= buf.len() && word.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        for (d, b) in buf.iter_mut().zip(word.bytes()) {
+            *d = b.to_ascii_lowercase();
+        }
+        f(std::str::from_utf8(&buf[..word.len()]).unwrap_or_default())
+    } else {
+        f(&fold(word))
+    }
 }
 
 /// The time unit of a token, if it is one. Only a `TIME` token can be one.
@@ -364,6 +378,16 @@ const BOUND_WORDS: &[(&str, Before)] = &[
     ("exceed", Before::Exceed),
 ];
 
+/// A word after a number that makes it a unit ("5 business days", "80 percent").
+#[derive(Clone, Copy, PartialEq)]
+enum UnitWord {
+    None,
+    BusinessDays,
+    CalendarDays,
+    Percent,
+    Money,
+}
+
 /// Trailing bounds: "30 days or more", "10 or fewer".
 const MORE: &[&str] = &["more", "longer", "greater", "above"];
 const LESS: &[&str] = &["less", "fewer", "shorter", "below"];
@@ -551,24 +575,29 @@ pub fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
                 end = n.end;
                 j += 1;
             } else {
-                let next = fold(n.text(text));
-                let next = next.as_str();
-                if matches!(next, "business" | "working" | "calendar")
+                let next = with_folded(n.text(text), |w| match w {
+                    "business" | "working" => UnitWord::BusinessDays,
+                    "calendar" => UnitWord::CalendarDays,
+                    "percent" | "percentage" | "pct" => UnitWord::Percent,
+                    "dollars" | "dollar" | "usd" => UnitWord::Money,
+                    _ => UnitWord::None,
+                });
+                if matches!(next, UnitWord::BusinessDays | UnitWord::CalendarDays)
                     && let Some(m) = toks.get(j + 1)
                     && token_time_unit(m, text) == Some(Unit::Days(1.0))
                 {
-                    unit = if next == "calendar" {
+                    unit = if next == UnitWord::CalendarDays {
                         Unit::Days(1.0)
                     } else {
                         Unit::BusinessDay
                     };
                     end = m.end;
                     j += 2;
-                } else if matches!(next, "percent" | "percentage" | "pct") {
+                } else if next == UnitWord::Percent {
                     unit = Unit::Percent;
                     end = n.end;
                     j += 1;
-                } else if matches!(next, "dollars" | "dollar" | "usd") {
+                } else if next == UnitWord::Money {
                     unit = Unit::Money;
                     end = n.end;
                     j += 1;
