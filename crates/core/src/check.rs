@@ -248,7 +248,20 @@ pub fn check_report(
                     }
                 })
                 .collect();
-            verifier.verify(question, &texts, &claims)
+            // The markers core parsed, relative to each claim: support does not look again.
+            let markers: Vec<Vec<std::ops::Range<usize>>> = factual_idx
+                .iter()
+                .map(|&i| {
+                    let s = &report.sentences[i];
+                    let (from, to) = s.markers;
+                    report.markers.markers[from as usize..to as usize]
+                        .iter()
+                        .filter(|m| m.start >= s.start && m.end <= s.end)
+                        .map(|m| m.start - s.start..m.end - s.start)
+                        .collect()
+                })
+                .collect();
+            verifier.verify_marked(question, &texts, &claims, &markers)
         } else {
             Vec::new()
         };

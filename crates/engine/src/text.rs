@@ -1,182 +1,17 @@
-//! Small text helpers shared by the extractive generator: terms, stems,
-//! stop words.
+//! Small text helpers of the extractive generator: the content terms of a question or a
+//! sentence, on the text layer's stop words and stemmer.
 
-/// Words that carry no topic: function words, question words and the
-/// generic verbs questions are phrased with.
-const STOP: &[&str] = &[
-    "a",
-    "about",
-    "above",
-    "after",
-    "again",
-    "all",
-    "also",
-    "am",
-    "an",
-    "and",
-    "any",
-    "are",
-    "as",
-    "at",
-    "be",
-    "been",
-    "before",
-    "being",
-    "both",
-    "but",
-    "by",
-    "can",
-    "could",
-    "did",
-    "do",
-    "does",
-    "doing",
-    "during",
-    "each",
-    "for",
-    "from",
-    "get",
-    "gets",
-    "getting",
-    "give",
-    "given",
-    "gives",
-    "go",
-    "goes",
-    "had",
-    "has",
-    "have",
-    "having",
-    "he",
-    "her",
-    "here",
-    "him",
-    "his",
-    "how",
-    "i",
-    "if",
-    "in",
-    "into",
-    "is",
-    "it",
-    "its",
-    "just",
-    "let",
-    "long",
-    "many",
-    "may",
-    "me",
-    "might",
-    "more",
-    "most",
-    "much",
-    "must",
-    "my",
-    "need",
-    "needs",
-    "no",
-    "nor",
-    "not",
-    "of",
-    "off",
-    "on",
-    "once",
-    "only",
-    "or",
-    "other",
-    "our",
-    "out",
-    "over",
-    "own",
-    "per",
-    "same",
-    "shall",
-    "she",
-    "should",
-    "so",
-    "some",
-    "such",
-    "take",
-    "takes",
-    "than",
-    "that",
-    "the",
-    "their",
-    "them",
-    "then",
-    "there",
-    "these",
-    "they",
-    "this",
-    "those",
-    "through",
-    "to",
-    "too",
-    "under",
-    "until",
-    "up",
-    "use",
-    "used",
-    "very",
-    "want",
-    "was",
-    "we",
-    "were",
-    "what",
-    "when",
-    "where",
-    "which",
-    "while",
-    "who",
-    "whom",
-    "why",
-    "will",
-    "with",
-    "within",
-    "would",
-    "you",
-    "your",
-    "yours",
-    "yourself",
-    "allowed",
-    "able",
-    "happen",
-    "happens",
-    "work",
-    "know",
-    "include",
-    "includes",
-    "including",
-    "included",
-];
+use groundcite_text::words::{is_question_filler, is_stop_word};
 
+/// Whether a lowercased word carries no topic: a function word, or one of the generic verbs
+/// questions are phrased with.
 pub fn is_stop(word: &str) -> bool {
-    STOP.contains(&word)
+    is_stop_word(word) || is_question_filler(word)
 }
 
-/// A light stemmer: plural and verb endings, enough to match
-/// "reimbursed", "reimbursement" and "reimbursements".
+/// The stem of a word, lowercased (see [`groundcite_text::stem`]).
 pub fn stem(word: &str) -> String {
-    let w = word.to_lowercase();
-    for suffix in [
-        "ements", "ement", "ments", "ment", "ations", "ation", "ables", "able", "ings", "ing",
-        "ied", "ies", "ed", "es", "s",
-    ] {
-        // Plural `s` comes off words of four letters or more ("days").
-        let min_base = if suffix == "s" { 3 } else { 4 };
-        if w.len() >= suffix.len() + min_base
-            && let Some(base) = w.strip_suffix(suffix)
-        {
-            if suffix == "ied" || suffix == "ies" {
-                return format!("{base}y");
-            }
-            if suffix == "s" && base.ends_with('s') {
-                return w;
-            }
-            return base.to_string();
-        }
-    }
-    w
+    groundcite_text::stem(&word.to_lowercase()).to_owned()
 }
 
 /// The content terms of a text: lower-cased stems of words that are not
@@ -206,9 +41,9 @@ mod tests {
 
     #[test]
     fn stems_meet() {
-        assert_eq!(stem("reimbursement"), stem("reimbursed"));
-        assert_eq!(stem("reimbursements"), stem("reimbursed"));
-        assert_eq!(stem("policies"), "policy");
-        assert_eq!(terms("How long does reimbursement take?"), ["reimburs"]);
+        assert_eq!(stem("Reimbursements"), stem("reimbursement"));
+        assert_eq!(stem("policies"), stem("policy"));
+        assert_eq!(terms("How long does reimbursement take?"), ["reimbursement"]);
+        assert_eq!(terms("Can I get reimbursed, and when?"), ["reimburs"]);
     }
 }

@@ -213,65 +213,21 @@ fn cut_long(text: &str, r: Range<usize>, max: usize) -> Vec<Range<usize>> {
     out
 }
 
-const ABBREVIATIONS: &[&str] = &[
-    "e.g", "i.e", "etc", "mr", "mrs", "ms", "dr", "st", "vs", "no", "jan", "feb", "mar", "apr",
-    "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "u.s", "approx", "dept", "inc", "ltd",
-    "co", "jr", "sr", "fig", "min", "max",
-];
-
-/// Splits prose into sentence ranges (byte ranges of `text`, covering it all).
-/// A boundary is `.`, `!` or `?` (plus closing quotes or brackets) followed by
-/// whitespace and an uppercase letter, digit, quote or bracket, unless the
-/// word before the period is a known abbreviation or a single letter.
+/// Splits prose into sentence ranges (byte ranges of `text`), at the sentences of the text
+/// layer's segmenter ([`groundcite_text::segment`]); the first range starts at 0 and the last
+/// ends at the end of the text.
 pub fn split_sentences(text: &str) -> Vec<Range<usize>> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if matches!(b, b'.' | b'!' | b'?') {
-            let mut j = i + 1;
-            while j < bytes.len() && matches!(bytes[j], b'"' | b'\'' | b')' | b']') {
-                j += 1;
-            }
-            // Closing curly quotes.
-            while text[j..].starts_with(['”', '’']) {
-                j += text[j..].chars().next().map_or(1, char::len_utf8);
-            }
-            if j < bytes.len() && bytes[j].is_ascii_whitespace() {
-                let mut k = j;
-                while k < bytes.len() && bytes[k].is_ascii_whitespace() {
-                    k += 1;
-                }
-                let next = text[k..].chars().next();
-                let starts_sentence = next.is_some_and(|c| {
-                    c.is_uppercase() || c.is_ascii_digit() || matches!(c, '"' | '“' | '(' | '[')
-                });
-                if starts_sentence && !(b == b'.' && is_abbreviation(&text[start..i])) {
-                    out.push(start..j);
-                    start = k;
-                    i = k;
-                    continue;
-                }
-            }
-        }
-        i += 1;
-    }
-    if start < text.len() {
-        out.push(start..text.len());
-    }
-    out
-}
-
-fn is_abbreviation(before: &str) -> bool {
-    let word = before
-        .rsplit(|c: char| c.is_whitespace() || c == '(')
-        .next()
-        .unwrap_or("");
-    let lower = word.to_lowercase();
-    (word.chars().count() == 1 && word.chars().all(char::is_alphabetic))
-        || ABBREVIATIONS.contains(&lower.as_str())
+    let sentences = groundcite_text::segment::segment(text);
+    let last = sentences.len().saturating_sub(1);
+    sentences
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let start = if i == 0 { 0 } else { s.start };
+            let end = if i == last { text.len() } else { s.end };
+            start..end
+        })
+        .collect()
 }
 
 #[cfg(test)]

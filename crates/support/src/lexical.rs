@@ -1,10 +1,11 @@
 //! The default verifier: lexical alignment, quantities, polarity, restriction and entity slots.
 
-use crate::quantity::{self, Quantity, Unit};
-use crate::text::{
-    self, CAP, COMMON, EXCL, NEG_CUE, NEG_PREFIX, QUANT, STOP, Token, marker_ranges,
-};
+use crate::bits::Bits;
 use crate::{Claim, Evidence, Judgement, Reason, SupportConfig, Verdict, Verifier};
+use groundcite_text::quantity::{self, Quantity, Unit};
+use groundcite_text::{self as text, CAP, COMMON, EXCL, NEG_CUE, NEG_PREFIX, QUANT, STOP, Token};
+use rustc_hash::FxHashMap;
+use std::ops::Range;
 
 /// The default, deterministic verifier. See the crate documentation for its rules.
 #[derive(Debug, Clone, Default)]
@@ -19,11 +20,6 @@ impl LexicalVerifier {
         LexicalVerifier { config }
     }
 }
-
-/// Maximum number of claim + question terms considered (bits of a `u64` mask).
-const MAX_TERMS: usize = 64;
-/// Maximum number of claim quantities considered (bits of a `u32` mask).
-const MAX_QUANTS: usize = 32;
 
 struct Sentence {
     start: u32,
@@ -96,8 +92,8 @@ fn ensure_analysed(
         let base = scratch.masks.len();
         let a = analyse_passage(passages[k].text, base, &mut scratch.spans);
         let n = a.sentences.len();
-        scratch.masks.resize(base + n, 0);
-        scratch.qmasks.resize(base + n, 0);
+        scratch.masks.resize(base + n, Bits::default());
+        scratch.qmasks.resize(base + n, Bits::default());
         passages[k] = a;
     }
 }
@@ -209,9 +205,9 @@ struct ClaimInfo<'c> {
     quants: Vec<Quantity>,
     neg: bool,
     excl: bool,
-    /// Term keys and prefix-stripped keys.
+    /// The terms of each term key and prefix-stripped key.
     index: TermIndex,
-    /// Derivational (first letters) keys.
+    /// The terms of each derivational (first letters) key.
     pre_index: TermIndex,
     /// Sum of the weights of the claim's own terms.
     claim_weight: f32,
@@ -228,8 +224,8 @@ struct ClaimBufs {
     tokens: Vec<Token>,
     quants: Vec<Quantity>,
     terms: Vec<Term>,
-    slots: Vec<(u64, u64)>,
-    pre_slots: Vec<(u64, u64)>,
+    index: TermIndex,
+    pre_index: TermIndex,
 }
 
 impl ClaimInfo<'_> {
@@ -240,79 +236,26 @@ impl ClaimInfo<'_> {
             tokens: self.tokens,
             quants: self.quants,
             terms: self.terms,
-            slots: self.index.slots,
-            pre_slots: self.pre_index.slots,
+            index: self.index,
+            pre_index: self.pre_index,
         }
     }
 }
 
-/// Exact map from a key to the mask of claim terms having it (open addressing, at most half
-/// full: at most 64 terms with two keys each): one probe per passage token instead of a loop
-/// over the terms. Sized to the claim, so that a short claim clears a small table.
-struct TermIndex {
-    /// Key and mask per slot (key 0: empty).
-    slots: Vec<(u64, u64)>,
-    bits: u32,
-    /// A bit per key present, chosen by key bits 1 to 8 (bit 0 is always set): most passage
-    /// tokens are not claim terms, and this answers without probing.
-    filter: [u64; 4],
-}
+/// The claim terms having each key.
+type TermIndex = FxHashMap<u64, Bits>;
 
-impl TermIndex {
-    /// A table for up to `entries` keys, in `slots` (a buffer to reuse).
-    fn with_entries(entries: usize, mut slots: Vec<(u64, u64)>) -> TermIndex {
-        let size = (entries * 2).next_power_of_two().max(8);
-        slots.clear();
-        slots.resize(size, (0, 0));
-        TermIndex {
-            slots,
-            bits: size.trailing_zeros(),
-            filter: [0; 4],
-        }
-    }
-    #[inline]
-    fn slot(&self, key: u64) -> usize {
-        (key >> (64 - self.bits)) as usize
-    }
-    fn insert(&mut self, key: u64, bit: u64) {
-        if key == 0 {
-            return;
-        }
-        self.filter[(key >> 7) as usize & 3] |= 1 << ((key >> 1) & 63);
-        let m = self.slots.len() - 1;
-        let mut i = self.slot(key);
-        loop {
-            let s = &mut self.slots[i];
-            if s.0 == key || s.0 == 0 {
-                s.0 = key;
-                s.1 |= bit;
-                return;
-            }
-            i = (i + 1) & m;
-        }
-    }
-    #[inline]
-    fn get(&self, key: u64) -> u64 {
-        if self.filter[(key >> 7) as usize & 3] & (1 << ((key >> 1) & 63)) == 0 {
-            return 0;
-        }
-        let m = self.slots.len() - 1;
-        let mut i = self.slot(key);
-        loop {
-            let (k, mask) = self.slots[i];
-            if k == key {
-                return mask;
-            }
-            if k == 0 {
-                return 0;
-            }
-            i = (i + 1) & m;
-        }
+/// Adds term `i` under `key` (0: no key).
+fn index_term(index: &mut TermIndex, key: u64, i: usize) {
+    if key != 0 {
+        index.entry(key).or_default().insert(i);
     }
 }
 
+/// `markers`: the byte spans of the claim's citation markers, if the caller parsed them.
 fn analyse_claim<'c>(
     text: &'c str,
+    markers: Option<&[Range<usize>]>,
     question_tokens: &[Token],
     cfg: &SupportConfig,
     bufs: ClaimBufs,
@@ -322,14 +265,24 @@ fn analyse_claim<'c>(
         mut tokens,
         mut quants,
         mut terms,
-        slots,
-        pre_slots,
+        mut index,
+        mut pre_index,
     } = bufs;
     skip.clear();
     tokens.clear();
     quants.clear();
     terms.clear();
-    marker_ranges(text, &mut skip);
+    // Markers and a leading list bullet are not content.
+    skip.extend(text::list_bullet(text).map(|r| (r.start, r.end)));
+    match markers {
+        Some(spans) => skip.extend(spans.iter().map(|r| (r.start, r.end))),
+        None => skip.extend(
+            text::Markers::parse(text)
+                .markers
+                .iter()
+                .map(|m| (m.start, m.end)),
+        ),
+    }
     tokens.reserve(text.len() / 5 + 1);
     text::tokenize(text, &skip, true, &mut tokens);
     clear_bound_negations(&mut tokens, text);
@@ -342,7 +295,6 @@ fn analyse_claim<'c>(
         }
     }
     quantity::extract(text, &tokens[first.min(tokens.len())..], &mut quants);
-    quants.truncate(MAX_QUANTS);
     let mut neg = false;
     let mut excl = false;
     for (i, t) in tokens.iter().enumerate().skip(first) {
@@ -354,9 +306,8 @@ fn analyse_claim<'c>(
         }
         let adverbial = t.flags & QUANT != 0
             && !quants.iter().any(|q| t.start >= q.start && t.end <= q.end)
-            && t.flags & crate::text::DIGIT == 0;
-        if (t.flags & STOP != 0 || (t.flags & QUANT != 0 && !adverbial)) || terms.len() >= MAX_TERMS
-        {
+            && t.flags & text::DIGIT == 0;
+        if t.flags & STOP != 0 || (t.flags & QUANT != 0 && !adverbial) {
             continue;
         }
         if terms.iter().any(|x| x.key == t.key)
@@ -364,17 +315,12 @@ fn analyse_claim<'c>(
         {
             continue;
         }
-        let weight = if t.flags & COMMON != 0 {
-            cfg.common_word_weight
-        } else {
-            1.0
-        };
         terms.push(Term {
             key: t.key,
             alt: t.alt,
             pre: t.pre,
             flags: t.flags,
-            weight,
+            weight: term_weight(t, cfg),
             start: t.start,
             end: t.end,
             question: false,
@@ -383,23 +329,18 @@ fn analyse_claim<'c>(
     }
     if !question_tokens.is_empty() {
         for t in question_tokens {
-            if t.flags & (STOP | QUANT) != 0 || terms.len() >= MAX_TERMS {
+            if t.flags & (STOP | QUANT) != 0 {
                 continue;
             }
             if terms.iter().any(|x| x.key == t.key) {
                 continue;
             }
-            let w = if t.flags & COMMON != 0 {
-                cfg.common_word_weight
-            } else {
-                1.0
-            };
             terms.push(Term {
                 key: t.key,
                 alt: t.alt,
                 pre: 0,
                 flags: t.flags,
-                weight: w * cfg.question_term_weight,
+                weight: term_weight(t, cfg) * cfg.question_term_weight,
                 start: 0,
                 end: 0,
                 question: true,
@@ -407,12 +348,12 @@ fn analyse_claim<'c>(
             });
         }
     }
-    let mut index = TermIndex::with_entries(2 * terms.len(), slots);
-    let mut pre_index = TermIndex::with_entries(terms.len(), pre_slots);
+    index.clear();
+    pre_index.clear();
     for (i, t) in terms.iter().enumerate() {
-        index.insert(t.key, 1 << i);
-        index.insert(t.alt, 1 << i);
-        pre_index.insert(t.pre, 1 << i);
+        index_term(&mut index, t.key, i);
+        index_term(&mut index, t.alt, i);
+        index_term(&mut pre_index, t.pre, i);
     }
     let claim_weight = terms.iter().filter(|t| !t.question).map(|t| t.weight).sum();
     let new_weight = new_weight(&terms);
@@ -433,6 +374,15 @@ fn analyse_claim<'c>(
     }
 }
 
+/// The weight of a term: frequent words weigh less.
+fn term_weight(t: &Token, cfg: &SupportConfig) -> f32 {
+    if t.flags & COMMON != 0 {
+        cfg.common_word_weight
+    } else {
+        1.0
+    }
+}
+
 fn new_weight(terms: &[Term]) -> f32 {
     terms
         .iter()
@@ -441,15 +391,16 @@ fn new_weight(terms: &[Term]) -> f32 {
         .sum()
 }
 
-/// The claim terms a passage token matches (by its key or its prefix-stripped key).
-#[inline]
-fn token_mask(info: &ClaimInfo<'_>, tok: &Token) -> u64 {
-    info.index.get(tok.key)
-        | if tok.alt != 0 {
-            info.index.get(tok.alt)
-        } else {
-            0
-        }
+/// Adds the claim terms a passage token matches (by its key or its prefix-stripped key).
+fn add_token_terms(info: &ClaimInfo<'_>, tok: &Token, terms: &mut Bits) {
+    if let Some(t) = info.index.get(&tok.key) {
+        terms.union_with(t);
+    }
+    if tok.alt != 0
+        && let Some(t) = info.index.get(&tok.alt)
+    {
+        terms.union_with(t);
+    }
 }
 
 #[inline]
@@ -459,51 +410,41 @@ fn term_matches(term: &Term, tok: &Token) -> bool {
         || (tok.alt != 0 && tok.alt == term.key)
 }
 
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Default)]
 struct Window {
     s0: usize,
     s1: usize,
     /// Terms of the window's best-aligned sentence.
-    core: u64,
-    mask: u64,
+    core: Bits,
+    /// Terms of the window.
+    mask: Bits,
     /// Terms matched only weakly (derivational prefix) in the window.
-    pmask: u64,
-    qmask: u32,
+    pmask: Bits,
+    /// Claim quantities the window states.
+    qmask: Bits,
     score: f32,
 }
 
 struct Scratch {
-    masks: Vec<u64>,
-    qmasks: Vec<u32>,
+    /// Per sentence (of every analysed passage): the claim terms it has.
+    masks: Vec<Bits>,
+    /// Per sentence: the claim quantities it states.
+    qmasks: Vec<Bits>,
     windows: Vec<Window>,
     /// Per passage: claim quantities stated anywhere in the passage.
-    anywhere_q: Vec<u32>,
+    anywhere_q: Vec<Bits>,
     /// Per passage: claim terms found anywhere in the passage.
-    anywhere_t: Vec<u64>,
+    anywhere_t: Vec<Bits>,
     /// Sentence spans of the passage being analysed.
     spans: Vec<(u32, u32)>,
     /// The claim buffers, between claims.
     claim: ClaimBufs,
 }
 
-/// The indices of the set bits of `mask`, lowest first.
-fn bits(mut mask: u64) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        if mask == 0 {
-            return None;
-        }
-        let i = mask.trailing_zeros() as usize;
-        mask &= mask - 1;
-        Some(i)
-    })
-}
-
-fn mask_weight(terms: &[Term], mask: u64, claim_only: bool) -> f32 {
+/// The weight of a set of terms (`claim_only`: of its claim terms).
+fn mask_weight(terms: &[Term], mask: &Bits, claim_only: bool) -> f32 {
     let mut w = 0.0;
-    let mut m = mask;
-    while m != 0 {
-        let i = m.trailing_zeros() as usize;
-        m &= m - 1;
+    for i in mask.iter() {
         if !claim_only || !terms[i].question {
             w += terms[i].weight;
         }
@@ -528,6 +469,29 @@ impl Verifier for LexicalVerifier {
         passages: &[&str],
         claims: &[Claim<'_>],
     ) -> Vec<Judgement> {
+        self.verify_claims(question, passages, claims, None)
+    }
+
+    fn verify_marked(
+        &self,
+        question: Option<&str>,
+        passages: &[&str],
+        claims: &[Claim<'_>],
+        markers: &[Vec<Range<usize>>],
+    ) -> Vec<Judgement> {
+        self.verify_claims(question, passages, claims, Some(markers))
+    }
+}
+
+impl LexicalVerifier {
+    /// `verify`, with the claims' marker spans when the caller has them.
+    fn verify_claims(
+        &self,
+        question: Option<&str>,
+        passages: &[&str],
+        claims: &[Claim<'_>],
+        markers: Option<&[Vec<Range<usize>>]>,
+    ) -> Vec<Judgement> {
         let mut analysed: Vec<Passage<'_>> = passages.iter().map(|p| Passage::pending(p)).collect();
         // Room for the sentences of every passage (about one per 40 bytes), so that analysing
         // passages does not reallocate.
@@ -536,8 +500,8 @@ impl Verifier for LexicalVerifier {
             masks: Vec::with_capacity(sentences_hint),
             qmasks: Vec::with_capacity(sentences_hint),
             windows: vec![Window::default(); analysed.len()],
-            anywhere_q: vec![0; analysed.len()],
-            anywhere_t: vec![0; analysed.len()],
+            anywhere_q: vec![Bits::default(); analysed.len()],
+            anywhere_t: vec![Bits::default(); analysed.len()],
             spans: Vec::with_capacity(sentences_hint),
             claim: ClaimBufs::default(),
         };
@@ -560,21 +524,24 @@ impl Verifier for LexicalVerifier {
         }
         claims
             .iter()
-            .map(|c| self.judge(&question_tokens, &mut analysed, c, &mut scratch))
+            .enumerate()
+            .map(|(i, c)| {
+                let spans = markers.map(|m| m.get(i).map_or(&[][..], Vec::as_slice));
+                self.judge(&question_tokens, &mut analysed, c, spans, &mut scratch)
+            })
             .collect()
     }
-}
 
-impl LexicalVerifier {
     fn judge(
         &self,
         question_tokens: &[Token],
         all_passages: &mut [Passage<'_>],
         claim: &Claim<'_>,
+        markers: Option<&[Range<usize>]>,
         scratch: &mut Scratch,
     ) -> Judgement {
         let bufs = std::mem::take(&mut scratch.claim);
-        let mut info = analyse_claim(claim.text, question_tokens, &self.config, bufs);
+        let mut info = analyse_claim(claim.text, markers, question_tokens, &self.config, bufs);
         let judgement = self.judge_claim(all_passages, &mut info, claim, scratch);
         scratch.claim = info.into_bufs();
         judgement
@@ -690,8 +657,8 @@ impl LexicalVerifier {
             if cited.len() >= 2 {
                 for &p in &cited {
                     let w = &scratch.windows[p];
-                    let weight = mask_weight(&info.terms, w.mask, true);
-                    if w.qmask == 0 && weight < cfg.idle_min_weight {
+                    let weight = mask_weight(&info.terms, &w.mask, true);
+                    if w.qmask.is_empty() && weight < cfg.idle_min_weight {
                         idle.push(p + 1);
                     }
                 }
@@ -726,49 +693,46 @@ impl LexicalVerifier {
         which: impl Fn(usize) -> bool,
     ) {
         let cfg = &self.config;
-        let mut df = [0u8; MAX_TERMS];
+        // Per term: the judged passages that have it.
+        let mut df = vec![0usize; info.terms.len()];
         for (pi, p) in passages.iter().enumerate() {
             if !which(pi) {
                 continue;
             }
-            let mut seen = 0u64;
-            let mut anywhere = 0u32;
+            let mut seen = Bits::default();
+            let mut anywhere = Bits::default();
             for (si, s) in p.sentences.iter().enumerate() {
-                let mut mask = 0u64;
+                let mut mask = Bits::default();
                 for tok in &p.tokens[s.tok_lo as usize..s.tok_hi as usize] {
-                    mask |= token_mask(info, tok);
+                    add_token_terms(info, tok, &mut mask);
                 }
-                let mut qmask = 0u32;
+                let mut qmask = Bits::default();
                 for (ci, cq) in info.quants.iter().enumerate() {
                     if p.quants[s.q_lo as usize..s.q_hi as usize]
                         .iter()
                         .any(|eq| quantity::states(cq, eq))
                     {
-                        qmask |= 1 << ci;
+                        qmask.insert(ci);
                     }
                 }
-                seen |= mask;
-                anywhere |= qmask;
+                seen.union_with(&mask);
+                anywhere.union_with(&qmask);
                 scratch.masks[p.sent_base + si] = mask;
                 scratch.qmasks[p.sent_base + si] = qmask;
             }
+            if judged.contains(&pi) {
+                for i in seen.iter() {
+                    df[i] += 1;
+                }
+            }
             scratch.anywhere_q[pi] = anywhere;
             scratch.anywhere_t[pi] = seen;
-            if !judged.contains(&pi) {
-                continue;
-            }
-            let mut m = seen;
-            while m != 0 {
-                let i = m.trailing_zeros() as usize;
-                m &= m - 1;
-                df[i] = df[i].saturating_add(1);
-            }
         }
         let n = judged.len();
         if damp && n >= cfg.damping_min_passages {
             let mut changed = false;
             for (i, t) in info.terms.iter_mut().enumerate() {
-                if (df[i] as usize) * 2 > n && t.flags & CAP == 0 {
+                if df[i] * 2 > n && t.flags & CAP == 0 {
                     t.weight *= cfg.shared_term_damping;
                     changed = true;
                 }
@@ -792,28 +756,28 @@ impl LexicalVerifier {
             let mut best_score = f32::NEG_INFINITY;
             let ns = p.sentences.len();
             for s0 in 0..ns {
-                let mut mask = 0u64;
-                let mut qmask = 0u32;
+                let mut mask = Bits::default();
+                let mut qmask = Bits::default();
                 // The weight of `mask`, recomputed only when a sentence adds terms.
                 let mut weight = 0.0;
                 for s1 in s0 + 1..=(s0 + cfg.max_window_sentences.max(1)).min(ns) {
-                    let added = scratch.masks[p.sent_base + s1 - 1] & !mask;
-                    if added != 0 {
-                        mask |= added;
-                        weight = mask_weight(&info.terms, mask, false);
+                    let added = &scratch.masks[p.sent_base + s1 - 1];
+                    if !added.is_empty() {
+                        mask.union_with(added);
+                        weight = mask_weight(&info.terms, &mask, false);
                     }
-                    qmask |= scratch.qmasks[p.sent_base + s1 - 1];
-                    let score = weight + qmask.count_ones() as f32 * cfg.quantity_weight
+                    qmask.union_with(&scratch.qmasks[p.sent_base + s1 - 1]);
+                    let score = weight + qmask.len() as f32 * cfg.quantity_weight
                         - cfg.window_sentence_penalty * (s1 - s0 - 1) as f32;
                     if score > best_score + 1e-6 {
                         best_score = score;
                         best = Window {
                             s0,
                             s1,
-                            core: 0,
-                            mask,
-                            pmask: 0,
-                            qmask,
+                            core: Bits::default(),
+                            mask: mask.clone(),
+                            pmask: Bits::default(),
+                            qmask: qmask.clone(),
                             score,
                         };
                     }
@@ -821,28 +785,31 @@ impl LexicalVerifier {
             }
             let base = p.sent_base;
             // Weak (derivational) matches: needed for the best window only.
-            best.pmask = 0;
+            best.pmask.clear();
             for s in &p.sentences[best.s0..best.s1] {
                 for tok in &p.tokens[s.tok_lo as usize..s.tok_hi as usize] {
-                    if tok.pre != 0 {
-                        best.pmask |= info.pre_index.get(tok.pre) & !token_mask(info, tok);
+                    if let Some(weak) = info.pre_index.get(&tok.pre) {
+                        let mut strong = Bits::default();
+                        add_token_terms(info, tok, &mut strong);
+                        best.pmask.union_with(&weak.difference(&strong));
                     }
                 }
             }
             best.core = (best.s0..best.s1)
-                .map(|k| scratch.masks[base + k])
+                .map(|k| &scratch.masks[base + k])
                 .max_by(|a, b| {
                     (
-                        mask_weight(&info.terms, *a, true),
-                        mask_weight(&info.terms, *a, false),
+                        mask_weight(&info.terms, a, true),
+                        mask_weight(&info.terms, a, false),
                     )
                         .partial_cmp(&(
-                            mask_weight(&info.terms, *b, true),
-                            mask_weight(&info.terms, *b, false),
+                            mask_weight(&info.terms, b, true),
+                            mask_weight(&info.terms, b, false),
                         ))
                         .unwrap_or(std::cmp::Ordering::Equal)
                 })
-                .unwrap_or(0);
+                .cloned()
+                .unwrap_or_default();
             scratch.windows[pi] = best;
         }
     }
@@ -854,11 +821,12 @@ impl LexicalVerifier {
         if !self.config.check_quantities || info.quants.is_empty() {
             return true;
         }
-        let all = u32::MAX >> (32 - info.quants.len());
-        let stated = set.iter().fold(0u32, |m, &p| {
-            m | scratch.windows[p].qmask | scratch.anywhere_q[p]
-        });
-        stated & all == all
+        let mut stated = Bits::default();
+        for &p in set {
+            stated.union_with(&scratch.windows[p].qmask);
+            stated.union_with(&scratch.anywhere_q[p]);
+        }
+        (0..info.quants.len()).all(|i| stated.contains(i))
     }
 
     /// Judge the claim against the passages `set` (0-based indices) taken together.
@@ -875,19 +843,19 @@ impl LexicalVerifier {
         detail: bool,
     ) -> Assessment {
         let cfg = &self.config;
-        let mut union = 0u64;
-        let mut qunion = 0u32;
-        let mut q_anywhere = 0u32;
+        let mut union = Bits::default();
+        let mut qunion = Bits::default();
+        let mut q_anywhere = Bits::default();
         let mut primary: Option<usize> = None;
         let mut contributing = Vec::new();
         for &p in set {
             let w = &scratch.windows[p];
-            union |= w.mask;
-            qunion |= w.qmask;
-            q_anywhere |= scratch.anywhere_q[p];
-            if w.mask != 0 || w.qmask != 0 {
-                let own = mask_weight(&info.terms, w.mask, true);
-                if own > 0.0 || w.qmask != 0 {
+            union.union_with(&w.mask);
+            qunion.union_with(&w.qmask);
+            q_anywhere.union_with(&scratch.anywhere_q[p]);
+            if !w.mask.is_empty() || !w.qmask.is_empty() {
+                let own = mask_weight(&info.terms, &w.mask, true);
+                if own > 0.0 || !w.qmask.is_empty() {
                     contributing.push(p);
                 }
             }
@@ -896,10 +864,10 @@ impl LexicalVerifier {
             }
         }
         let primary = primary.unwrap_or(0);
-        let pw = scratch.windows[primary];
+        let pw = scratch.windows[primary].clone();
         let align = |w: &Window| {
             if info.total_weight > 0.0 {
-                mask_weight(&info.terms, w.mask, false) / info.total_weight
+                mask_weight(&info.terms, &w.mask, false) / info.total_weight
             } else {
                 1.0
             }
@@ -913,8 +881,7 @@ impl LexicalVerifier {
         let mut missing: Vec<&str> = Vec::new();
         if cfg.check_quantities {
             for (ci, cq) in info.quants.iter().enumerate() {
-                let bit = 1u32 << ci;
-                if qunion & bit != 0 {
+                if qunion.contains(ci) {
                     // Stated: check bounds against the stating quantity in the windows.
                     if let Some((p, eq)) =
                         self.find_in_windows(passages, scratch, set, |eq| quantity::states(cq, eq))
@@ -932,7 +899,7 @@ impl LexicalVerifier {
                     }
                     continue;
                 }
-                if q_anywhere & bit != 0 {
+                if q_anywhere.contains(ci) {
                     continue; // stated elsewhere in a cited passage: lenient
                 }
                 // Another value for the same kind of thing: prefer the same unit, the window,
@@ -979,33 +946,32 @@ impl LexicalVerifier {
 
         // Content terms.
         let mut missing_weight = 0.0f32;
-        // Bits of the claim terms no window states (terms are at most 64).
-        let mut missing_terms = 0u64;
-        let mut anywhere = 0u64;
-        let mut core = 0u64;
-        let mut weak = 0u64;
+        // The claim terms no window states.
+        let mut missing_terms = Bits::default();
+        let mut anywhere = Bits::default();
+        let mut core = Bits::default();
+        let mut weak = Bits::default();
         for &p in set {
-            anywhere |= scratch.anywhere_t[p];
-            core |= scratch.windows[p].core;
-            weak |= scratch.windows[p].pmask;
+            anywhere.union_with(&scratch.anywhere_t[p]);
+            core.union_with(&scratch.windows[p].core);
+            weak.union_with(&scratch.windows[p].pmask);
         }
         for (i, t) in info.terms.iter().enumerate() {
-            let bit = 1u64 << i;
-            if t.question || core & bit != 0 {
+            if t.question || core.contains(i) {
                 continue;
             }
-            if union & bit != 0 {
+            if union.contains(i) {
                 missing_weight += t.weight * cfg.adjacent_factor;
             } else {
-                let factor = if anywhere & bit != 0 {
+                let factor = if anywhere.contains(i) {
                     cfg.elsewhere_factor
-                } else if weak & bit != 0 {
+                } else if weak.contains(i) {
                     cfg.derivational_factor
                 } else {
                     1.0
                 };
                 missing_weight += t.weight * factor;
-                missing_terms |= bit;
+                missing_terms.insert(i);
             }
         }
 
@@ -1015,7 +981,8 @@ impl LexicalVerifier {
             let p = &passages[primary];
             let s = &p.sentences[si];
             let s_align = if info.total_weight > 0.0 {
-                mask_weight(&info.terms, scratch.masks[p.sent_base + si], false) / info.total_weight
+                mask_weight(&info.terms, &scratch.masks[p.sent_base + si], false)
+                    / info.total_weight
             } else {
                 1.0
             };
@@ -1046,7 +1013,7 @@ impl LexicalVerifier {
                 && !contradicted
                 && pw_align >= cfg.contradiction_min_alignment
             {
-                for mi in bits(missing_terms) {
+                for mi in missing_terms.iter() {
                     if info.terms[mi].weight < 1.0 || !entity_like(info, &info.terms[mi]) {
                         continue;
                     }
@@ -1085,11 +1052,11 @@ impl LexicalVerifier {
             }
         }
 
-        let strong_missing = bits(missing_terms).any(|i| {
+        let strong_missing = missing_terms.iter().any(|i| {
             let t = &info.terms[i];
             t.flags & (CAP | text::DIGIT) != 0
                 && t.start > first_content_start(info)
-                && anywhere & (1 << i) == 0
+                && !anywhere.contains(i)
         });
         let mut unsupported = false;
         if (missing_weight >= cfg.missing_weight_threshold
@@ -1098,7 +1065,7 @@ impl LexicalVerifier {
         {
             if detail {
                 let mut list: Vec<String> = missing.iter().map(|m| m.to_string()).collect();
-                for i in bits(missing_terms) {
+                for i in missing_terms.iter() {
                     let t = &info.terms[i];
                     list.push(info.text[t.start as usize..t.end as usize].to_owned());
                 }
@@ -1106,7 +1073,7 @@ impl LexicalVerifier {
             }
             unsupported = true;
         }
-        if union == 0 && qunion == 0 && info.total_weight > 0.0 {
+        if union.is_empty() && qunion.is_empty() && info.total_weight > 0.0 {
             reasons.push(Reason::NoAlignment);
             unsupported = true;
         }
@@ -1118,7 +1085,7 @@ impl LexicalVerifier {
             Verdict::Supported
         };
         let evidence = if scratch.windows[evidence_at].score > 0.0 {
-            Some((evidence_at, scratch.windows[evidence_at]))
+            Some((evidence_at, scratch.windows[evidence_at].clone()))
         } else {
             None
         };
@@ -1140,13 +1107,13 @@ impl LexicalVerifier {
         set: &[usize],
         pred: F,
     ) -> Option<(usize, &'p Quantity)> {
-        let mut best: Option<(u32, f32, usize, &'p Quantity)> = None;
+        let mut best: Option<(usize, f32, usize, &'p Quantity)> = None;
         for &p in set {
             let pass = &passages[p];
             for (si, s) in pass.sentences.iter().enumerate() {
-                let mask = scratch.masks[pass.sent_base + si];
-                let qmask = scratch.qmasks[pass.sent_base + si];
-                if mask == 0 && qmask == 0 {
+                let mask = &scratch.masks[pass.sent_base + si];
+                let qmask = &scratch.qmasks[pass.sent_base + si];
+                if mask.is_empty() && qmask.is_empty() {
                     continue;
                 }
                 let Some(q) = pass.quants[s.q_lo as usize..s.q_hi as usize]
@@ -1155,7 +1122,7 @@ impl LexicalVerifier {
                 else {
                     continue;
                 };
-                let key = (qmask.count_ones(), mask_weight(&info.terms, mask, false));
+                let key = (qmask.len(), mask_weight(&info.terms, mask, false));
                 if best.is_none_or(|b| (key.0, key.1) > (b.0, b.1)) {
                     best = Some((key.0, key.1, p, q));
                 }
@@ -1228,10 +1195,10 @@ fn best_sentence(
     }
     let base = passages[p].sent_base;
     (w.s0..w.s1).max_by(|&a, &b| {
-        let wa = mask_weight(&info.terms, scratch.masks[base + a], false)
-            + scratch.qmasks[base + a].count_ones() as f32;
-        let wb = mask_weight(&info.terms, scratch.masks[base + b], false)
-            + scratch.qmasks[base + b].count_ones() as f32;
+        let wa = mask_weight(&info.terms, &scratch.masks[base + a], false)
+            + scratch.qmasks[base + a].len() as f32;
+        let wb = mask_weight(&info.terms, &scratch.masks[base + b], false)
+            + scratch.qmasks[base + b].len() as f32;
         // Ties go to the earlier sentence.
         wa.total_cmp(&wb).then(b.cmp(&a))
     })
@@ -1429,5 +1396,32 @@ fn evidence(passages: &[Passage<'_>], p: usize, w: &Window) -> Evidence {
         passage: p + 1,
         start: pass.sentences[w.s0].start as usize,
         end: pass.sentences[w.s1 - 1].end as usize,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A claim's terms are never capped: a missing code after 69 other words is still seen.
+    #[test]
+    fn long_claims_keep_every_term() {
+        let words: Vec<String> = (0..69)
+            .map(|k| format!("kr{}{}x", (b'a' + k / 26) as char, (b'a' + k % 26) as char))
+            .collect();
+        let passage = format!("{}.", words.join(" "));
+        let claim = format!("{} zx42 [1].", words.join(" "));
+        let j = LexicalVerifier::default()
+            .verify(
+                None,
+                &[&passage],
+                &[Claim {
+                    text: &claim,
+                    cited: &[1],
+                }],
+            )
+            .remove(0);
+        assert_eq!(j.verdict, Verdict::Unsupported);
+        assert_eq!(j.reasons, [Reason::Missing(vec!["zx42".into()])]);
     }
 }

@@ -8,8 +8,10 @@
 //! that would support the sentence if it cites the wrong ones (`suggested`), and the cited
 //! passages that support nothing in it (`idle_citations`).
 //!
-//! The crate is pure: no I/O, no clock, no async, no global mutable state. It depends on no other
-//! groundcite crate; `groundcite-core` parses markers and sentences and calls it.
+//! The crate is pure: no I/O, no clock, no async, no global mutable state. Of groundcite it depends
+//! only on `groundcite-text` (tokens, stems, word classes, quantities, sentence spans, the marker
+//! grammar); `groundcite-core` parses markers and sentences, calls it, and hands it the marker
+//! spans it found ([`Verifier::verify_marked`]).
 //!
 //! ```
 //! use groundcite_support::{Claim, LexicalVerifier, Verdict, Verifier};
@@ -37,8 +39,9 @@
 //! only if a claim needs it): tokens (byte spans with a hashed, lightly stemmed key: plurals,
 //! -ed, -ing, -ly, final -e; a second key without a prefix such as un-, in-, dis-, non-, re-; a
 //! third key of the first five letters for derivational matches), sentence spans (sentence
-//! punctuation, glued sentences such as `century.First`, blank lines, headings, list items and
-//! table rows), and quantities. Then, for each claim (markers and list bullets are ignored as
+//! punctuation except after an abbreviation of the text layer's list, glued sentences such as
+//! `century.First`, blank lines, headings, list items and table rows), and quantities, all from
+//! `groundcite-text`. Then, for each claim (markers and list bullets are ignored as
 //! content):
 //!
 //! 1. **Alignment.** The claim's content terms (stopwords dropped; frequent English words and
@@ -117,9 +120,8 @@
 //! - Quantities are compared by value and unit family; a number before an unknown noun matches the
 //!   same number anywhere in the window (lenient), and durations convert at 30 days a month.
 
+mod bits;
 mod lexical;
-mod quantity;
-mod text;
 
 pub use lexical::LexicalVerifier;
 
@@ -219,7 +221,8 @@ impl Default for SupportConfig {
 #[derive(Debug, Clone, Copy)]
 pub struct Claim<'a> {
     /// The answer sentence as written. It may contain citation markers such as `[2]`, `[1][3]`,
-    /// `[1, 3]`, `[2-4]`, and may start with a list bullet ("- ", "* ", "1. "): ignore those as content.
+    /// `[1, 3]`, `[2-4]` (the grammar of [`groundcite_text::marker`]), and may start with a list
+    /// bullet ("- ", "* ", "1. "): ignore those as content.
     pub text: &'a str,
     /// 1-based numbers of the passages this sentence cites; all valid (in 1..=passages.len()), sorted, unique.
     /// May be empty (an uncited factual sentence): then judge against all passages and fill `suggested`.
@@ -388,6 +391,20 @@ pub trait Verifier {
         passages: &[&str],
         claims: &[Claim<'_>],
     ) -> Vec<Judgement>;
+
+    /// [`Verifier::verify`] for claims whose citation markers the caller has already parsed
+    /// (`groundcite-core` has): `markers[i]` holds the byte spans of the markers of `claims[i]`,
+    /// relative to its text, so they are not looked for again. The default ignores them.
+    fn verify_marked(
+        &self,
+        question: Option<&str>,
+        passages: &[&str],
+        claims: &[Claim<'_>],
+        markers: &[Vec<std::ops::Range<usize>>],
+    ) -> Vec<Judgement> {
+        let _ = markers;
+        self.verify(question, passages, claims)
+    }
 }
 
 #[cfg(test)]
