@@ -33,7 +33,9 @@ fn bench(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("embed");
     group.sample_size(20);
-    group.bench_function("question", |b| b.iter(|| embedder.embed_one(QUESTION).unwrap()));
+    group.bench_function("question", |b| {
+        b.iter(|| embedder.embed_one(QUESTION).unwrap())
+    });
     group.throughput(Throughput::Elements(chunks.len() as u64));
     group.bench_function("chunks_32", |b| b.iter(|| embedder.embed(&chunks).unwrap()));
     group.finish();

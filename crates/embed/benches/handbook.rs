@@ -41,7 +41,11 @@ pub fn sections() -> Vec<Section> {
     pages.sort();
     let mut sections = Vec::new();
     for path in pages {
-        let page = path.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
+        let page = path
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
         let text = std::fs::read_to_string(&path).unwrap();
         let mut current = String::new();
         let mut in_fence = false;
@@ -64,13 +68,21 @@ pub fn sections() -> Vec<Section> {
             }
             if !in_fence && line.starts_with('#') && !current.trim().is_empty() {
                 let text = std::mem::take(&mut current);
-                sections.push(Section { page: page.clone(), title: title.clone(), text });
+                sections.push(Section {
+                    page: page.clone(),
+                    title: title.clone(),
+                    text,
+                });
             }
             current.push_str(line);
             current.push('\n');
         }
         if current.chars().any(char::is_alphanumeric) {
-            sections.push(Section { page, title, text: current });
+            sections.push(Section {
+                page,
+                title,
+                text: current,
+            });
         }
     }
     sections.retain(|s| s.text.chars().any(char::is_alphanumeric));

@@ -29,10 +29,17 @@ struct Question {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
     let embedder = Embedder::load(handbook::model_dir())?;
-    println!("model {} loaded in {:.2?}", embedder.model_id(), started.elapsed());
+    println!(
+        "model {} loaded in {:.2?}",
+        embedder.model_id(),
+        started.elapsed()
+    );
 
     let sections = handbook::sections();
-    let texts: Vec<String> = sections.iter().map(|s| format!("{}\n{}", s.title, s.text)).collect();
+    let texts: Vec<String> = sections
+        .iter()
+        .map(|s| format!("{}\n{}", s.title, s.text))
+        .collect();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let tokens: usize = refs.iter().map(|t| embedder.token_count(t).unwrap()).sum();
     let started = Instant::now();
@@ -53,11 +60,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .filter(|l| !l.trim().is_empty())
             .map(serde_json::from_str)
             .collect::<Result<_, _>>()?;
-        let answerable: Vec<&Question> =
-            questions.iter().filter(|q| q.answerable && !q.gold.is_empty()).collect();
+        let answerable: Vec<&Question> = questions
+            .iter()
+            .filter(|q| q.answerable && !q.gold.is_empty())
+            .collect();
         let started = Instant::now();
-        let query_vectors =
-            embedder.embed(&answerable.iter().map(|q| q.question.as_str()).collect::<Vec<_>>())?;
+        let query_vectors = embedder.embed(
+            &answerable
+                .iter()
+                .map(|q| q.question.as_str())
+                .collect::<Vec<_>>(),
+        )?;
         let query_time = started.elapsed() / answerable.len().max(1) as u32;
         let mut hits = [0usize; KS.len()];
         let mut misses = Vec::new();
@@ -77,7 +90,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     break;
                 }
             }
-            let rank = pages.iter().position(|p| question.gold.iter().any(|g| g == p));
+            let rank = pages
+                .iter()
+                .position(|p| question.gold.iter().any(|g| g == p));
             for (hit, k) in hits.iter_mut().zip(KS) {
                 *hit += usize::from(rank.is_some_and(|r| r < k));
             }
@@ -91,7 +106,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .zip(hits)
             .map(|(k, h)| format!("recall@{k} {h}/{n} = {:.1}%", 100.0 * h as f64 / n as f64))
             .collect();
-        println!("{file}: {} ({query_time:.2?} per question)", recall.join(", "));
+        println!(
+            "{file}: {} ({query_time:.2?} per question)",
+            recall.join(", ")
+        );
         if !misses.is_empty() {
             println!("  not in top 5: {}", misses.join(", "));
         }

@@ -43,11 +43,17 @@ pub type Result<T, E = EmbedError> = std::result::Result<T, E>;
 
 impl EmbedError {
     pub(crate) fn invalid(path: impl Into<PathBuf>, reason: impl ToString) -> Self {
-        EmbedError::Invalid { path: path.into(), reason: reason.to_string() }
+        EmbedError::Invalid {
+            path: path.into(),
+            reason: reason.to_string(),
+        }
     }
 
     pub(crate) fn unsupported(path: impl Into<PathBuf>, reason: impl ToString) -> Self {
-        EmbedError::Unsupported { path: path.into(), reason: reason.to_string() }
+        EmbedError::Unsupported {
+            path: path.into(),
+            reason: reason.to_string(),
+        }
     }
 }
 

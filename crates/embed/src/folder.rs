@@ -55,8 +55,13 @@ const NORMALIZE: &str = "sentence_transformers.models.Normalize";
 /// Reads a file, telling a missing file from an unreadable one.
 pub(crate) fn read(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).map_err(|source| match source.kind() {
-        std::io::ErrorKind::NotFound => EmbedError::MissingFile { path: path.to_owned() },
-        _ => EmbedError::Unreadable { path: path.to_owned(), source },
+        std::io::ErrorKind::NotFound => EmbedError::MissingFile {
+            path: path.to_owned(),
+        },
+        _ => EmbedError::Unreadable {
+            path: path.to_owned(),
+            source,
+        },
     })
 }
 
@@ -226,7 +231,10 @@ fn pooling_mode(path: &Path, config: &PoolingConfig) -> Result<Pooling> {
         (config.pooling_mode_mean_tokens, Pooling::Mean),
         (config.pooling_mode_cls_token, Pooling::Cls),
         (config.pooling_mode_max_tokens, Pooling::Max),
-        (config.pooling_mode_mean_sqrt_len_tokens, Pooling::MeanSqrtLen),
+        (
+            config.pooling_mode_mean_sqrt_len_tokens,
+            Pooling::MeanSqrtLen,
+        ),
     ];
     let mut chosen = modes.iter().filter(|(on, _)| *on).map(|(_, mode)| *mode);
     match (chosen.next(), chosen.next()) {

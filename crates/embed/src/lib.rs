@@ -170,7 +170,9 @@ impl Embedder {
     pub fn load(dir: impl AsRef<Path>) -> Result<Embedder> {
         let dir = dir.as_ref();
         if !dir.is_dir() {
-            return Err(EmbedError::MissingFolder { path: dir.to_owned() });
+            return Err(EmbedError::MissingFolder {
+                path: dir.to_owned(),
+            });
         }
         let mut pipeline = Pipeline::read(dir)?;
         let transformer_dir = pipeline.transformer_dir.clone();
@@ -293,11 +295,18 @@ impl Embedder {
             let prepared: Vec<Cow<'_, str>> = texts.iter().map(|t| self.prepare(t)).collect();
             self.embed_into(&prepared, &mut data)?;
         }
-        Ok(Embeddings { dim: self.dim, data })
+        Ok(Embeddings {
+            dim: self.dim,
+            data,
+        })
     }
 
     fn prepare<'t>(&self, text: &'t str) -> Cow<'t, str> {
-        if self.pipeline.lowercase { text.to_lowercase().into() } else { text.into() }
+        if self.pipeline.lowercase {
+            text.to_lowercase().into()
+        } else {
+            text.into()
+        }
     }
 
     fn embed_into(&self, texts: &[Cow<'_, str>], data: &mut [f32]) -> Result<()> {
@@ -314,7 +323,8 @@ impl Embedder {
             let width = encodings[order[start]].len().max(1);
             let per_batch = (MAX_BATCH_TOKENS / width).clamp(1, MAX_BATCH_TEXTS);
             let batch = &order[start..(start + per_batch).min(order.len())];
-            let vectors = self.run_batch(batch.iter().map(|&i| &encodings[i]), batch.len(), width)?;
+            let vectors =
+                self.run_batch(batch.iter().map(|&i| &encodings[i]), batch.len(), width)?;
             for (row, &text_index) in vectors.chunks_exact(self.dim).zip(batch) {
                 data[text_index * self.dim..(text_index + 1) * self.dim].copy_from_slice(row);
             }
@@ -346,7 +356,11 @@ impl Embedder {
         let mask = Tensor::from_vec(mask, (count, width), &self.device)?;
         let hidden = self.model.forward(&ids, &type_ids, Some(&mask))?;
         let pooled = pool(&hidden, &mask, self.pipeline.pooling)?;
-        let pooled = if self.pipeline.normalize { normalize(&pooled)? } else { pooled };
+        let pooled = if self.pipeline.normalize {
+            normalize(&pooled)?
+        } else {
+            pooled
+        };
         Ok(pooled.flatten_all()?.to_vec1::<f32>()?)
     }
 }
@@ -358,10 +372,14 @@ fn pool(hidden: &Tensor, mask: &Tensor, pooling: Pooling) -> candle_core::Result
     let count = || mask.sum(1)?.clamp(1e-9, f32::MAX);
     match pooling {
         Pooling::Cls => hidden.i((.., 0)),
-        Pooling::Mean => hidden.broadcast_mul(&mask)?.sum(1)?.broadcast_div(&count()?),
-        Pooling::MeanSqrtLen => {
-            hidden.broadcast_mul(&mask)?.sum(1)?.broadcast_div(&count()?.sqrt()?)
-        }
+        Pooling::Mean => hidden
+            .broadcast_mul(&mask)?
+            .sum(1)?
+            .broadcast_div(&count()?),
+        Pooling::MeanSqrtLen => hidden
+            .broadcast_mul(&mask)?
+            .sum(1)?
+            .broadcast_div(&count()?.sqrt()?),
         // Padding is pushed to -1e9 so it never wins, as sentence-transformers does.
         Pooling::Max => hidden.broadcast_add(&((mask - 1.0)? * 1e9)?)?.max(1),
     }
@@ -370,7 +388,11 @@ fn pool(hidden: &Tensor, mask: &Tensor, pooling: Pooling) -> candle_core::Result
 /// Scales each row to unit length (rows of norm below 1e-12 are divided by
 /// 1e-12, as torch's `normalize` does).
 fn normalize(vectors: &Tensor) -> candle_core::Result<Tensor> {
-    let norms = vectors.sqr()?.sum_keepdim(D::Minus1)?.sqrt()?.clamp(1e-12, f32::MAX)?;
+    let norms = vectors
+        .sqr()?
+        .sum_keepdim(D::Minus1)?
+        .sqrt()?
+        .clamp(1e-12, f32::MAX)?;
     vectors.broadcast_div(&norms)
 }
 
@@ -411,13 +433,23 @@ fn bert_config(path: &Path, bytes: &[u8]) -> Result<Config> {
     {
         return Err(EmbedError::unsupported(path, format!("hidden_act {act:?}")));
     }
-    if let Some(kind) = object.get("position_embedding_type").and_then(|v| v.as_str())
+    if let Some(kind) = object
+        .get("position_embedding_type")
+        .and_then(|v| v.as_str())
         && kind != "absolute"
     {
-        return Err(EmbedError::unsupported(path, format!("position_embedding_type {kind:?}")));
+        return Err(EmbedError::unsupported(
+            path,
+            format!("position_embedding_type {kind:?}"),
+        ));
     }
-    let config: Config = serde_json::from_value(value).map_err(|err| EmbedError::invalid(path, err))?;
-    if config.num_attention_heads == 0 || config.hidden_size % config.num_attention_heads != 0 {
+    let config: Config =
+        serde_json::from_value(value).map_err(|err| EmbedError::invalid(path, err))?;
+    if config.num_attention_heads == 0
+        || !config
+            .hidden_size
+            .is_multiple_of(config.num_attention_heads)
+    {
         return Err(EmbedError::invalid(
             path,
             format!(

@@ -42,7 +42,9 @@ struct Pair {
 fn model_dir() -> Option<PathBuf> {
     let dir = match std::env::var_os(MODEL_DIR_ENV) {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(DEFAULT_MODEL_DIR),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(DEFAULT_MODEL_DIR),
     };
     if dir.join("model.safetensors").is_file() {
         return Some(dir);
@@ -66,12 +68,18 @@ fn embedder() -> Option<&'static Embedder> {
 }
 
 fn fixture() -> Fixture {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/minilm-reference.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/minilm-reference.json"
+    );
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 fn max_difference(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
 }
 
 #[test]
@@ -81,7 +89,11 @@ fn reads_the_sentence_transformers_settings() {
     assert_eq!(embedder.pooling(), Pooling::Mean);
     assert!(embedder.normalizes());
     assert_eq!(embedder.max_seq_length(), fixture().max_seq_length);
-    assert!(embedder.model_id().starts_with("all-MiniLM-L6-v2@"), "{}", embedder.model_id());
+    assert!(
+        embedder.model_id().starts_with("all-MiniLM-L6-v2@"),
+        "{}",
+        embedder.model_id()
+    );
 }
 
 #[test]
@@ -92,11 +104,20 @@ fn vectors_match_the_reference_one_by_one_and_in_one_batch() {
     let batch = embedder.embed(&texts).unwrap();
     let mut worst = 0.0f32;
     for (i, case) in fixture.cases.iter().enumerate() {
-        assert_eq!(embedder.token_count(&case.text).unwrap(), case.n_tokens, "{:?}", case.text);
+        assert_eq!(
+            embedder.token_count(&case.text).unwrap(),
+            case.n_tokens,
+            "{:?}",
+            case.text
+        );
         let alone = embedder.embed_one(&case.text).unwrap();
         for got in [alone.as_slice(), batch.row(i)] {
             let difference = max_difference(got, &case.vector);
-            assert!(difference <= TOLERANCE, "{:?}: off by {difference}", case.text);
+            assert!(
+                difference <= TOLERANCE,
+                "{:?}: off by {difference}",
+                case.text
+            );
             worst = worst.max(difference);
         }
     }
@@ -111,7 +132,11 @@ fn cosines_match_sentence_transformers() {
     let vectors = embedder.embed(&texts).unwrap();
     for pair in &fixture.pairs {
         let got = cosine(vectors.row(pair.a), vectors.row(pair.b));
-        assert!((got - pair.cosine).abs() < TOLERANCE, "{got} vs {}", pair.cosine);
+        assert!(
+            (got - pair.cosine).abs() < TOLERANCE,
+            "{got} vs {}",
+            pair.cosine
+        );
         if let Some(expected) = pair.sentence_transformers {
             // sentence-transformers' README prints four decimals.
             assert!((got - expected).abs() <= 5e-5 + 1e-6, "{got} vs {expected}");
@@ -123,8 +148,15 @@ fn cosines_match_sentence_transformers() {
 fn long_texts_are_truncated_at_max_seq_length() {
     let Some(embedder) = embedder() else { return };
     let fixture = fixture();
-    let long = fixture.cases.iter().find(|c| c.n_tokens == fixture.max_seq_length).unwrap();
-    let longer = format!("{} And then some more words that fall past the limit.", long.text);
+    let long = fixture
+        .cases
+        .iter()
+        .find(|c| c.n_tokens == fixture.max_seq_length)
+        .unwrap();
+    let longer = format!(
+        "{} And then some more words that fall past the limit.",
+        long.text
+    );
     let a = embedder.embed_one(&long.text).unwrap();
     let b = embedder.embed_one(&longer).unwrap();
     assert!(max_difference(&a, &b) < 1e-6);
@@ -135,6 +167,9 @@ fn the_fixture_was_made_with_these_weights() {
     let Some(dir) = model_dir() else { return };
     use sha2::{Digest, Sha256};
     let weights = std::fs::read(dir.join("model.safetensors")).unwrap();
-    let digest: String = Sha256::digest(&weights).iter().map(|b| format!("{b:02x}")).collect();
+    let digest: String = Sha256::digest(&weights)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     assert_eq!(digest, fixture().model_sha256);
 }

@@ -55,29 +55,69 @@ fn write_weights(path: &Path, seed: u64) {
     let mut put = |name: String, tensor: Tensor| {
         tensors.insert(name, tensor);
     };
-    put("embeddings.word_embeddings.weight".into(), w.tensor(&[WORDS.len(), HIDDEN], 1.0));
-    put("embeddings.position_embeddings.weight".into(), w.tensor(&[POSITIONS, HIDDEN], 0.5));
-    put("embeddings.token_type_embeddings.weight".into(), w.tensor(&[2, HIDDEN], 0.5));
+    put(
+        "embeddings.word_embeddings.weight".into(),
+        w.tensor(&[WORDS.len(), HIDDEN], 1.0),
+    );
+    put(
+        "embeddings.position_embeddings.weight".into(),
+        w.tensor(&[POSITIONS, HIDDEN], 0.5),
+    );
+    put(
+        "embeddings.token_type_embeddings.weight".into(),
+        w.tensor(&[2, HIDDEN], 0.5),
+    );
     put("embeddings.LayerNorm.weight".into(), w.around_one(HIDDEN));
     put("embeddings.LayerNorm.bias".into(), w.tensor(&[HIDDEN], 0.1));
     for layer in 0..LAYERS {
         let p = format!("encoder.layer.{layer}.");
         let scale = 1.0 / (HIDDEN as f32).sqrt();
-        for name in ["attention.self.query", "attention.self.key", "attention.self.value"] {
-            put(format!("{p}{name}.weight"), w.tensor(&[HIDDEN, HIDDEN], scale));
+        for name in [
+            "attention.self.query",
+            "attention.self.key",
+            "attention.self.value",
+        ] {
+            put(
+                format!("{p}{name}.weight"),
+                w.tensor(&[HIDDEN, HIDDEN], scale),
+            );
             put(format!("{p}{name}.bias"), w.tensor(&[HIDDEN], 0.1));
         }
-        put(format!("{p}attention.output.dense.weight"), w.tensor(&[HIDDEN, HIDDEN], scale));
-        put(format!("{p}attention.output.dense.bias"), w.tensor(&[HIDDEN], 0.1));
-        put(format!("{p}attention.output.LayerNorm.weight"), w.around_one(HIDDEN));
-        put(format!("{p}attention.output.LayerNorm.bias"), w.tensor(&[HIDDEN], 0.1));
-        put(format!("{p}intermediate.dense.weight"), w.tensor(&[INTERMEDIATE, HIDDEN], scale));
-        put(format!("{p}intermediate.dense.bias"), w.tensor(&[INTERMEDIATE], 0.1));
+        put(
+            format!("{p}attention.output.dense.weight"),
+            w.tensor(&[HIDDEN, HIDDEN], scale),
+        );
+        put(
+            format!("{p}attention.output.dense.bias"),
+            w.tensor(&[HIDDEN], 0.1),
+        );
+        put(
+            format!("{p}attention.output.LayerNorm.weight"),
+            w.around_one(HIDDEN),
+        );
+        put(
+            format!("{p}attention.output.LayerNorm.bias"),
+            w.tensor(&[HIDDEN], 0.1),
+        );
+        put(
+            format!("{p}intermediate.dense.weight"),
+            w.tensor(&[INTERMEDIATE, HIDDEN], scale),
+        );
+        put(
+            format!("{p}intermediate.dense.bias"),
+            w.tensor(&[INTERMEDIATE], 0.1),
+        );
         let scale = 1.0 / (INTERMEDIATE as f32).sqrt();
-        put(format!("{p}output.dense.weight"), w.tensor(&[HIDDEN, INTERMEDIATE], scale));
+        put(
+            format!("{p}output.dense.weight"),
+            w.tensor(&[HIDDEN, INTERMEDIATE], scale),
+        );
         put(format!("{p}output.dense.bias"), w.tensor(&[HIDDEN], 0.1));
         put(format!("{p}output.LayerNorm.weight"), w.around_one(HIDDEN));
-        put(format!("{p}output.LayerNorm.bias"), w.tensor(&[HIDDEN], 0.1));
+        put(
+            format!("{p}output.LayerNorm.bias"),
+            w.tensor(&[HIDDEN], 0.1),
+        );
     }
     candle_core::safetensors::save(&tensors, path).unwrap();
 }
@@ -106,8 +146,11 @@ fn config() -> Value {
 /// A BERT WordPiece tokenizer over `WORDS`. Its own padding (fixed, 8) and
 /// truncation (128) are set on purpose: the embedder must replace them.
 fn tokenizer() -> Value {
-    let vocab: serde_json::Map<String, Value> =
-        WORDS.iter().enumerate().map(|(i, w)| (w.to_string(), json!(i))).collect();
+    let vocab: serde_json::Map<String, Value> = WORDS
+        .iter()
+        .enumerate()
+        .map(|(i, w)| (w.to_string(), json!(i)))
+        .collect();
     let added: Vec<Value> = WORDS[..5]
         .iter()
         .enumerate()
@@ -116,7 +159,8 @@ fn tokenizer() -> Value {
                    "rstrip": false, "normalized": false, "special": true})
         })
         .collect();
-    let special = |name: &str, type_id: u32| json!({"SpecialToken": {"id": name, "type_id": type_id}});
+    let special =
+        |name: &str, type_id: u32| json!({"SpecialToken": {"id": name, "type_id": type_id}});
     let sequence = |name: &str, type_id: u32| json!({"Sequence": {"id": name, "type_id": type_id}});
     json!({
         "version": "1.0",
@@ -184,7 +228,10 @@ fn load_error(dir: &Path) -> EmbedError {
 
 fn max_difference(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len());
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
 }
 
 fn norm(v: &[f32]) -> f32 {
@@ -196,15 +243,26 @@ fn a_missing_folder_is_named_with_the_way_to_fetch_a_model() {
     let temp = tempfile::tempdir().unwrap();
     let dir = temp.path().join("no-such-model");
     let err = load_error(&dir);
-    assert!(matches!(err, EmbedError::MissingFolder { ref path } if *path == dir), "{err:?}");
+    assert!(
+        matches!(err, EmbedError::MissingFolder { ref path } if *path == dir),
+        "{err:?}"
+    );
     let message = err.to_string();
-    assert!(message.contains("no-such-model") && message.contains(FETCH_HINT), "{message}");
+    assert!(
+        message.contains("no-such-model") && message.contains(FETCH_HINT),
+        "{message}"
+    );
     assert!(message.contains("scripts/fetch-model.sh"), "{message}");
 }
 
 #[test]
 fn each_missing_file_is_named() {
-    for file in ["config.json", "tokenizer.json", "model.safetensors", "1_Pooling/config.json"] {
+    for file in [
+        "config.json",
+        "tokenizer.json",
+        "model.safetensors",
+        "1_Pooling/config.json",
+    ] {
         let (_temp, dir) = tiny_model();
         std::fs::remove_file(dir.join(file)).unwrap();
         let err = load_error(&dir);
@@ -223,7 +281,10 @@ fn an_unreadable_file_is_named() {
     std::fs::remove_file(&path).unwrap();
     std::fs::create_dir(&path).unwrap();
     let err = load_error(&dir);
-    assert!(matches!(err, EmbedError::Unreadable { path: ref p, .. } if *p == path), "{err:?}");
+    assert!(
+        matches!(err, EmbedError::Unreadable { path: ref p, .. } if *p == path),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -232,10 +293,22 @@ fn corrupt_files_are_named_with_what_is_wrong() {
         ("config.json", b"{\"model_type\": \"bert\",", "EOF"),
         ("config.json", b"[1, 2]", "not a JSON object"),
         ("tokenizer.json", b"{\"model\": 3}", ""),
-        ("model.safetensors", b"\x08\x00\x00\x00\x00\x00\x00\x00{}", ""),
+        (
+            "model.safetensors",
+            b"\x08\x00\x00\x00\x00\x00\x00\x00{}",
+            "",
+        ),
         ("modules.json", b"{}", "sequence"),
-        ("sentence_bert_config.json", b"{\"max_seq_length\": \"long\"}", "invalid type"),
-        ("1_Pooling/config.json", b"{\"pooling_mode_mean_tokens\": false}", "no pooling mode"),
+        (
+            "sentence_bert_config.json",
+            b"{\"max_seq_length\": \"long\"}",
+            "invalid type",
+        ),
+        (
+            "1_Pooling/config.json",
+            b"{\"pooling_mode_mean_tokens\": false}",
+            "no pooling mode",
+        ),
     ];
     for (file, content, detail) in cases {
         let (_temp, dir) = tiny_model();
@@ -246,7 +319,10 @@ fn corrupt_files_are_named_with_what_is_wrong() {
             matches!(err, EmbedError::Invalid { ref path, .. } if *path == dir.join(file)),
             "{file}: {err:?}"
         );
-        assert!(message.starts_with(&dir.join(file).display().to_string()), "{message}");
+        assert!(
+            message.starts_with(&dir.join(file).display().to_string()),
+            "{message}"
+        );
         assert!(message.contains(detail), "{file}: {message}");
     }
 }
@@ -258,7 +334,10 @@ fn truncated_weights_are_named() {
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
     let err = load_error(&dir);
-    assert!(matches!(err, EmbedError::Invalid { path: ref p, .. } if *p == path), "{err:?}");
+    assert!(
+        matches!(err, EmbedError::Invalid { path: ref p, .. } if *p == path),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -286,7 +365,11 @@ fn unsupported_architectures_are_refused_by_name() {
     let edits: &[(&str, Value, &str)] = &[
         ("model_type", json!("roberta"), "\"roberta\""),
         ("hidden_act", json!("silu"), "\"silu\""),
-        ("position_embedding_type", json!("relative_key"), "relative_key"),
+        (
+            "position_embedding_type",
+            json!("relative_key"),
+            "relative_key",
+        ),
     ];
     for (key, value, detail) in edits {
         let (_temp, dir) = tiny_model();
@@ -330,7 +413,10 @@ fn modules_that_change_the_vectors_are_refused_not_skipped() {
 #[test]
 fn a_max_seq_length_beyond_the_positions_is_refused() {
     let (_temp, dir) = tiny_model();
-    write_json(&dir.join("sentence_bert_config.json"), &json!({"max_seq_length": POSITIONS + 1}));
+    write_json(
+        &dir.join("sentence_bert_config.json"),
+        &json!({"max_seq_length": POSITIONS + 1}),
+    );
     let err = load_error(&dir);
     assert!(
         matches!(err, EmbedError::Invalid { ref path, .. } if *path == dir.join("sentence_bert_config.json")),
@@ -346,8 +432,14 @@ fn loads_the_sentence_transformers_pipeline() {
     assert_eq!(embedder.pooling(), Pooling::Mean);
     assert!(embedder.normalizes());
     assert_eq!(embedder.max_seq_length(), MAX_SEQ_LENGTH);
-    assert!(embedder.model_id().starts_with("tiny-bert@"), "{}", embedder.model_id());
-    let vectors = embedder.embed(&["the cat sat on the mat .", "東京 café", ""]).unwrap();
+    assert!(
+        embedder.model_id().starts_with("tiny-bert@"),
+        "{}",
+        embedder.model_id()
+    );
+    let vectors = embedder
+        .embed(&["the cat sat on the mat .", "東京 café", ""])
+        .unwrap();
     assert_eq!((vectors.len(), vectors.dim()), (3, HIDDEN));
     for row in vectors.rows() {
         assert!((norm(row) - 1.0).abs() < 1e-5, "{}", norm(row));
@@ -369,7 +461,10 @@ fn without_sentence_transformers_files_it_mean_pools_without_normalising() {
     let plain = embedder.embed_one("the dog ran far away").unwrap();
 
     let (_temp, full) = tiny_model();
-    let normalised = Embedder::load(&full).unwrap().embed_one("the dog ran far away").unwrap();
+    let normalised = Embedder::load(&full)
+        .unwrap()
+        .embed_one("the dog ran far away")
+        .unwrap();
     assert!((norm(&plain) - 1.0).abs() > 1e-3, "{}", norm(&plain));
     let rescaled: Vec<f32> = plain.iter().map(|x| x / norm(&plain)).collect();
     assert!(max_difference(&rescaled, &normalised) < 1e-5);
@@ -398,10 +493,15 @@ fn each_pooling_mode_gives_its_own_vector() {
         assert_eq!(embedder.pooling(), expected);
         // Padding must not leak into any mode: alone and beside a longer text.
         let alone = embedder.embed_one("a cat").unwrap();
-        let batch = embedder.embed(&["the dog ran far away and then some more", "a cat"]).unwrap();
+        let batch = embedder
+            .embed(&["the dog ran far away and then some more", "a cat"])
+            .unwrap();
         assert!(max_difference(&alone, batch.row(1)) < 1e-5, "{mode}");
         for (other, vector) in &seen {
-            assert!(max_difference(vector, &alone) > 1e-3, "{mode} equals {other:?}");
+            assert!(
+                max_difference(vector, &alone) > 1e-3,
+                "{mode} equals {other:?}"
+            );
         }
         seen.push((expected, alone));
     }
@@ -434,9 +534,16 @@ fn a_vector_does_not_depend_on_its_batch() {
 fn many_texts_go_through_several_batches_in_order() {
     let (_temp, dir) = tiny_model();
     let embedder = Embedder::load(&dir).unwrap();
-    let words = ["the", "cat", "dog", "sat", "on", "mat", "ran", "far", "away", "and"];
+    let words = [
+        "the", "cat", "dog", "sat", "on", "mat", "ran", "far", "away", "and",
+    ];
     let texts: Vec<String> = (0..MAX_BATCH_TEXTS * 2 + 7)
-        .map(|i| (0..1 + i % 9).map(|j| words[(i * 7 + j * 3) % words.len()]).collect::<Vec<_>>().join(" "))
+        .map(|i| {
+            (0..1 + i % 9)
+                .map(|j| words[(i * 7 + j * 3) % words.len()])
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
         .collect();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let all = embedder.embed(&refs).unwrap();
@@ -456,7 +563,9 @@ fn long_texts_are_truncated_at_max_seq_length() {
     assert_eq!(embedder.token_count(base).unwrap(), MAX_SEQ_LENGTH);
     let longer = format!("{base} ran far away");
     assert_eq!(embedder.token_count(&longer).unwrap(), MAX_SEQ_LENGTH);
-    let vectors = embedder.embed(&[base, &longer, "the cat sat on the mat and then the cat"]).unwrap();
+    let vectors = embedder
+        .embed(&[base, &longer, "the cat sat on the mat and then the cat"])
+        .unwrap();
     assert!(max_difference(vectors.row(0), vectors.row(1)) < 1e-6);
     assert!(max_difference(vectors.row(0), vectors.row(2)) > 1e-3);
 }
@@ -493,8 +602,18 @@ fn lower_cases_when_the_folder_says_so() {
     );
     let lowering = Embedder::load(&dir).unwrap();
     let upper = "THE CAT";
-    assert!(max_difference(&sensitive.embed_one(upper).unwrap(), &sensitive.embed_one("the cat").unwrap()) > 1e-3);
-    assert!(max_difference(&lowering.embed_one(upper).unwrap(), &lowering.embed_one("the cat").unwrap()) < 1e-6);
+    assert!(
+        max_difference(
+            &sensitive.embed_one(upper).unwrap(),
+            &sensitive.embed_one("the cat").unwrap()
+        ) > 1e-3
+    );
+    assert!(
+        max_difference(
+            &lowering.embed_one(upper).unwrap(),
+            &lowering.embed_one("the cat").unwrap()
+        ) < 1e-6
+    );
     assert_ne!(sensitive.model_id(), lowering.model_id());
 }
 
@@ -506,7 +625,9 @@ fn an_embedder_is_shared_across_threads() {
     let embedder = Embedder::load(&dir).unwrap();
     let expected = embedder.embed_one("the cat sat").unwrap();
     std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..4).map(|_| scope.spawn(|| embedder.embed_one("the cat sat").unwrap())).collect();
+        let handles: Vec<_> = (0..4)
+            .map(|_| scope.spawn(|| embedder.embed_one("the cat sat").unwrap()))
+            .collect();
         for handle in handles {
             assert_eq!(handle.join().unwrap(), expected);
         }
