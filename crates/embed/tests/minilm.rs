@@ -2,6 +2,7 @@
 //! through GROUNDCITE_MODEL_DIR or at the default path under the repository
 //! root. They are required when CI=true and skipped, saying so, otherwise.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -56,7 +57,8 @@ fn model_dir() -> Option<PathBuf> {
     if std::env::var("CI").is_ok_and(|v| v == "true") {
         panic!("CI=true requires the model: {reason}");
     }
-    eprintln!("skipped: {reason}");
+    // Written past libtest's capture of eprintln!, so a skip is always seen.
+    let _ = writeln!(std::io::stderr(), "skipped: {reason}");
     None
 }
 
