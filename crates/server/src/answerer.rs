@@ -114,11 +114,24 @@ pub struct SentenceEvent {
     pub verdict: String,
 }
 
+/// The sentences streamed so far are withdrawn (the data of an SSE
+/// `retract` event): their attempt was rejected; the `final` event's
+/// answer replaces them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RetractEvent {
+    /// How many `sentence` events are withdrawn (all sent so far).
+    pub count: usize,
+    /// `regenerated`, `refused`, `dropped` or `error`.
+    pub reason: String,
+}
+
 /// One event of a streamed answer.
 #[derive(Debug, Clone)]
 pub enum AnswerEvent {
     /// A sentence whose markers validated.
     Sentence(SentenceEvent),
+    /// Every sentence sent so far is withdrawn.
+    Retract(RetractEvent),
     /// The full answer (as [`Answerer::ask`] returns it). Last event.
     Final(Box<AskResult>),
     /// A failure. Last event.

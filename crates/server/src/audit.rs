@@ -197,6 +197,7 @@ pub fn check_record(
         raw: answer.to_string(),
         bad_ids: report.bad_ids.clone(),
         error: None,
+        finish_reason: None,
     };
     AuditRecord {
         id: 0,

@@ -230,6 +230,13 @@ fn sse(state: AppState, request_id: String, inner: BoxStream<'static, AnswerEven
                     error_event(&st, err)
                 }
             },
+            Ok(Some(AnswerEvent::Retract(retract))) => match to_json(&st.request_id, &retract) {
+                Ok(json) => Event::default().event("retract").data(json.as_str()),
+                Err(err) => {
+                    st.done = true;
+                    error_event(&st, err)
+                }
+            },
             Ok(Some(AnswerEvent::Final(answer))) => {
                 st.done = true;
                 match finish_answer(&st.state, &st.request_id, &answer).await {

@@ -210,3 +210,75 @@ async fn a_generator_failure_is_502_and_search_goes_through_the_retriever() {
     assert_eq!(r.json()["hits"][0]["id"], "expenses.md#L9-L14");
     assert_eq!(r.json()["hits"].as_array().unwrap().len(), 1);
 }
+
+/// Issue 17: the corrective call of a real llama.cpp server returned no
+/// text; `/v1/ask` answered 502 and nothing was audited. The first attempt
+/// already cited ids never sent: a refusal (`validation`), audited.
+#[tokio::test]
+async fn an_empty_regeneration_is_an_audited_refusal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.sqlite");
+    let state = state(
+        engine(
+            handbook(0.9),
+            vec![
+                Ok("Reimbursements settle in 30 days [6][7].".into()),
+                Err(LlmError::EmptyContent),
+            ],
+        ),
+        Some(&path),
+    );
+    let r = send(
+        &state,
+        post_json(
+            "/v1/ask",
+            &json!({"question": "How long does reimbursement take?"}),
+        ),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    assert_eq!(r.json()["refusal"]["reason"], "validation");
+    state.audit().flush();
+    let records = audit_records(&path);
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].refusal.as_deref(), Some("validation"));
+}
+
+/// Issue 17: sentences of a rejected first attempt stayed on screen. The
+/// stream withdraws them with a `retract` event before `final`.
+#[tokio::test]
+async fn a_rejected_first_attempt_is_retracted_over_sse() {
+    let state = state(
+        engine(
+            handbook(0.9),
+            vec![
+                Ok(
+                    "Claims are filed within 60 days of the expense [2]. Refunds take 14 days [7]."
+                        .into(),
+                ),
+                Ok("Reimbursements settle within 30 days of approval [1].".into()),
+            ],
+        ),
+        None,
+    );
+    let r = send(
+        &state,
+        post_json(
+            "/v1/ask",
+            &json!({"question": "How long does reimbursement take?", "stream": true}),
+        ),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK);
+    let body = r.text();
+    let events: Vec<&str> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("event: "))
+        .collect();
+    assert_eq!(events, ["sentence", "retract", "final"], "{body}");
+    assert!(
+        body.contains(r#"data: {"count":1,"reason":"regenerated"}"#),
+        "{body}"
+    );
+}
+
