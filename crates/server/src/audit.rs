@@ -59,6 +59,7 @@ use groundcite_core::{CheckOutput, Passage, RefusalForm};
 use groundcite_engine::{AskResult, Attempt};
 use serde::{Deserialize, Serialize};
 
+use crate::answerer::AnswerError;
 use crate::metrics::Metrics;
 
 pub use groundcite_audit::{
@@ -220,6 +221,39 @@ pub fn check_record(
         attempts: json_text(&[attempt]),
         timings: json_text(&serde_json::json!({"check_ms": check_ms})),
         report: report_json,
+    }
+}
+
+/// The record of an `/v1/ask` whose model call failed or timed out: status
+/// `error`, the error in its one attempt and in `report`.
+pub fn failure_record(request_id: &str, question: &str, error: &AnswerError) -> AuditRecord {
+    let attempt = Attempt {
+        raw: String::new(),
+        bad_ids: Vec::new(),
+        error: Some(error.message.clone()),
+        finish_reason: None,
+    };
+    let report = serde_json::json!({
+        "error": {"code": error.source_code, "message": error.message}
+    });
+    AuditRecord {
+        id: 0,
+        request_id: request_id.to_string(),
+        ts: crate::util::now_rfc3339(),
+        kind: "ask".into(),
+        question: Some(question.to_string()),
+        status: "error".into(),
+        grounded: false,
+        refusal: None,
+        regenerated: false,
+        contradicted: 0,
+        unsupported: 0,
+        uncited: 0,
+        bad_ids: Vec::new(),
+        passage_ids: Vec::new(),
+        attempts: json_text(&[attempt]),
+        timings: json_text(&serde_json::json!({})),
+        report: json_text(&report),
     }
 }
 

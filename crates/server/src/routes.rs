@@ -187,8 +187,20 @@ pub async fn ask(
                 "timeout",
                 format!("no answer within {:?}", state.config().timeout),
             ))
-        })
-        .map_err(|e| e.into_api(&request_id))?;
+        });
+    let answer = match answer {
+        Ok(answer) => answer,
+        Err(e) => {
+            // A failed model call is audited too (issue 17: it left no record).
+            if state.audit().is_enabled()
+                && matches!(e.kind, AnswerErrorKind::Upstream | AnswerErrorKind::Timeout)
+            {
+                let record = audit::failure_record(&request_id, question, &e);
+                state.audit().record_and_wait(record).await;
+            }
+            return Err(e.into_api(&request_id));
+        }
+    };
     let json = finish_answer(&state, &request_id, &answer).await?;
     Ok(json_bytes(StatusCode::OK, json.bytes()))
 }

@@ -282,3 +282,41 @@ async fn a_rejected_first_attempt_is_retracted_over_sse() {
     );
 }
 
+/// Issue 17: a failed model call left no audit record.
+#[tokio::test]
+async fn a_failed_model_call_is_audited() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.sqlite");
+    let state = state(
+        engine(
+            handbook(0.9),
+            vec![Err(LlmError::Http {
+                status: 500,
+                message: "boom".into(),
+            })],
+        ),
+        Some(&path),
+    );
+    let r = send(
+        &state,
+        post_json(
+            "/v1/ask",
+            &json!({"question": "How long does reimbursement take?"}),
+        ),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::BAD_GATEWAY, "{}", r.text());
+    state.audit().flush();
+    let records = audit_records(&path);
+    assert_eq!(records.len(), 1, "{records:#?}");
+    assert_eq!(records[0].status, "error");
+    assert_eq!(
+        records[0].question.as_deref(),
+        Some("How long does reimbursement take?")
+    );
+    let attempts = records[0].attempts.parse().unwrap();
+    assert!(
+        attempts[0]["error"].as_str().unwrap().contains("500"),
+        "{attempts}"
+    );
+}
