@@ -73,7 +73,9 @@ impl AnswerError {
                 tracing::warn!(request_id, code = self.source_code, error = %self.message, "timeout");
                 ApiError::new(
                     ErrorCode::Timeout,
-                    format!("the answer took too long (request id {request_id})"),
+                    format!(
+                        "the answer took too long (request id {request_id}); a local model answering with one regeneration can need more than the service's timeout: raise GROUNDCITE_TIMEOUT_SECS (default 60 s)"
+                    ),
                 )
             }
             AnswerErrorKind::Unavailable => {
