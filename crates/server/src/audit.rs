@@ -150,14 +150,22 @@ impl AuditConfig {
 
 /// The record of an answer, from the answer and its serialized bytes (the
 /// response body, shared).
+///
+/// `bad_ids` are those of what was served; a refusal records the ids its
+/// attempts cited. An answer served after a regeneration that fixed its
+/// ids is not unverified (issue 17): the first attempt's ids stay in
+/// `attempts`, and `regenerated` says it happened.
 pub fn answer_record(request_id: &str, answer: &AskResult, report: JsonText) -> AuditRecord {
-    let mut bad_ids: Vec<u64> = answer
-        .attempts
-        .iter()
-        .flat_map(|a| &a.bad_ids)
-        .chain(&answer.bad_ids)
-        .copied()
-        .collect();
+    let mut bad_ids: Vec<u64> = if answer.refusal.is_some() {
+        answer
+            .attempts
+            .iter()
+            .flat_map(|a| &a.bad_ids)
+            .copied()
+            .collect()
+    } else {
+        answer.bad_ids.clone()
+    };
     bad_ids.sort_unstable();
     bad_ids.dedup();
     AuditRecord {

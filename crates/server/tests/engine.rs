@@ -126,7 +126,14 @@ async fn ids_never_sent_are_regenerated_once_audited_and_counted() {
     state.audit().flush();
     let records = audit_records(&path);
     assert_eq!(records.len(), 1);
-    assert_eq!(records[0].bad_ids, [7]);
+    // Served `ok` after the regeneration: not an unverified incident; the
+    // first attempt's [7] stays in its attempt.
+    assert!(records[0].bad_ids.is_empty(), "{:?}", records[0].bad_ids);
+    assert!(records[0].regenerated && !records[0].is_unverified());
+    assert_eq!(
+        records[0].attempts.parse().unwrap()[0]["bad_ids"],
+        json!([7])
+    );
     assert_eq!(
         records[0].passage_ids,
         ["expenses.md#L9-L14", "expenses.md#L3-L8"]
