@@ -177,7 +177,7 @@ pub async fn ask(
     let params = AskParams { top_k: req.top_k };
     if req.stream {
         let events = answerer.ask_stream(question, params);
-        return Ok(sse(state, request_id, events));
+        return Ok(sse(state, request_id, question.to_string(), events));
     }
     let answer = tokio::time::timeout(state.config().timeout, answerer.ask(question, params))
         .await
@@ -209,18 +209,25 @@ struct StreamState {
     inner: BoxStream<'static, AnswerEvent>,
     state: AppState,
     request_id: String,
+    question: String,
     deadline: tokio::time::Instant,
     done: bool,
 }
 
 /// Server-sent events: `sentence`* then `final` or `error`. The whole
 /// stream is bounded by the request timeout.
-fn sse(state: AppState, request_id: String, inner: BoxStream<'static, AnswerEvent>) -> Response {
+fn sse(
+    state: AppState,
+    request_id: String,
+    question: String,
+    inner: BoxStream<'static, AnswerEvent>,
+) -> Response {
     let deadline = tokio::time::Instant::now() + state.config().timeout;
     let st = StreamState {
         inner,
         state,
         request_id,
+        question,
         deadline,
         done: false,
     };
@@ -258,6 +265,12 @@ fn sse(state: AppState, request_id: String, inner: BoxStream<'static, AnswerEven
             }
             Ok(Some(AnswerEvent::Error(e))) => {
                 st.done = true;
+                if st.state.audit().is_enabled()
+                    && matches!(e.kind, AnswerErrorKind::Upstream | AnswerErrorKind::Timeout)
+                {
+                    let record = audit::failure_record(&st.request_id, &st.question, &e);
+                    st.state.audit().record_and_wait(record).await;
+                }
                 let err = e.into_api(&st.request_id);
                 error_event(&st, err)
             }

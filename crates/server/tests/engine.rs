@@ -297,10 +297,16 @@ async fn a_failed_model_call_is_audited() {
     let state = state(
         engine(
             handbook(0.9),
-            vec![Err(LlmError::Http {
-                status: 500,
-                message: "boom".into(),
-            })],
+            vec![
+                Err(LlmError::Http {
+                    status: 500,
+                    message: "boom".into(),
+                }),
+                Err(LlmError::Http {
+                    status: 500,
+                    message: "boom".into(),
+                }),
+            ],
         ),
         Some(&path),
     );
@@ -326,4 +332,17 @@ async fn a_failed_model_call_is_audited() {
         attempts[0]["error"].as_str().unwrap().contains("500"),
         "{attempts}"
     );
+
+    // The same failure while streaming: an `error` event, and a record.
+    let r = send(
+        &state,
+        post_json("/v1/ask", &json!({"question": "Streamed?", "stream": true})),
+    )
+    .await;
+    assert!(r.text().contains("event: error"), "{}", r.text());
+    state.audit().flush();
+    let records = audit_records(&path);
+    assert_eq!(records.len(), 2, "{records:#?}");
+    assert_eq!(records[1].status, "error");
+    assert_eq!(records[1].question.as_deref(), Some("Streamed?"));
 }
