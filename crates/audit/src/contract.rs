@@ -125,7 +125,8 @@ pub fn records_round_trip_exactly(store: &mut dyn AuditStore) {
 
 /// The incident log: unverified (status, a bad id in any attempt, or a
 /// validation refusal), unsupported (contradicted or unsupported
-/// sentences), both when neither is asked; by kind; newest first; limited.
+/// sentences, or uncited ones in an ungrounded answer), both when neither
+/// is asked; by kind; newest first; limited.
 pub fn incidents_are_filtered_newest_first(store: &mut dyn AuditStore) {
     let batch = [
         record("clean"),
@@ -162,6 +163,11 @@ pub fn incidents_are_filtered_newest_first(store: &mut dyn AuditStore) {
             uncited: 3,
             ..record("only-uncited")
         },
+        AuditRecord {
+            uncited: 2,
+            grounded: false,
+            ..record("all-uncited")
+        },
     ];
     stored(store, &batch);
     let incidents = |unverified, unsupported, kind: Option<&str>, limit| {
@@ -179,9 +185,10 @@ pub fn incidents_are_filtered_newest_first(store: &mut dyn AuditStore) {
     );
     assert_eq!(
         ids(&incidents(false, true, None, None)),
-        ["unsupported", "contradicted-check"]
+        ["all-uncited", "unsupported", "contradicted-check"]
     );
     let every = [
+        "all-uncited",
         "unsupported",
         "contradicted-check",
         "validation-refusal",
@@ -196,11 +203,11 @@ pub fn incidents_are_filtered_newest_first(store: &mut dyn AuditStore) {
     );
     assert_eq!(
         ids(&incidents(false, true, Some("ask"), None)),
-        ["unsupported"]
+        ["all-uncited", "unsupported"]
     );
     assert_eq!(
         ids(&incidents(false, false, None, Some(2))),
-        ["unsupported", "contradicted-check"]
+        ["all-uncited", "unsupported"]
     );
     assert!(incidents(false, false, Some("nothing"), None).is_empty());
 }

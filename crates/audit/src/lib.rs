@@ -87,7 +87,8 @@ pub struct AuditQuery {
     pub incidents: bool,
     /// Markers that did not all resolve ([`AuditRecord::is_unverified`]).
     pub unverified: bool,
-    /// A contradicted or unsupported sentence ([`AuditRecord::is_unsupported`]).
+    /// A contradicted or unsupported sentence, or an ungrounded answer
+    /// with uncited factual sentences ([`AuditRecord::is_unsupported`]).
     pub unsupported: bool,
     /// Only `ask` or `check` records.
     pub kind: Option<String>,
@@ -105,7 +106,8 @@ impl AuditQuery {
     /// value differs by dialect); `kind_param` its placeholder for
     /// [`AuditQuery::kind`], bound as the only parameter.
     pub fn sql(&self, unverified: &str, kind_param: &str) -> String {
-        const UNSUPPORTED: &str = "(contradicted + unsupported > 0)";
+        const UNSUPPORTED: &str =
+            "(contradicted + unsupported > 0 OR (uncited > 0 AND NOT grounded))";
         let mut clauses = Vec::new();
         if self.incidents {
             clauses.push(match (self.unverified, self.unsupported) {

@@ -47,9 +47,11 @@ impl AuditRecord {
             || self.refusal.as_deref() == Some("validation")
     }
 
-    /// A contradicted or unsupported sentence.
+    /// A contradicted or unsupported sentence, or uncited factual
+    /// sentences in an answer that is not grounded (issue 17: an answer
+    /// whose sentences were all uncited was no incident).
     pub fn is_unsupported(&self) -> bool {
-        self.contradicted + self.unsupported > 0
+        self.contradicted + self.unsupported > 0 || (self.uncited > 0 && !self.grounded)
     }
 }
 

@@ -44,6 +44,12 @@ pub fn run_ask(common: &CommonArgs, args: AskArgs) -> Result<ExitCode> {
                             out.flush()?;
                         }
                     }
+                    AskEvent::Retract { count, reason } => {
+                        if !args.json {
+                            writeln!(out, "[retracted the {count} sentence(s) above: {reason}]")?;
+                            out.flush()?;
+                        }
+                    }
                     AskEvent::Final(r) => result = Some(*r),
                     AskEvent::Error(e) => return Err(anyhow::Error::new(e)),
                 }
@@ -65,6 +71,13 @@ pub fn run_ask(common: &CommonArgs, args: AskArgs) -> Result<ExitCode> {
 
 fn print_answer(out: &mut dyn Write, r: &AskResult) -> Result<()> {
     writeln!(out, "{}\n", r.answer)?;
+    if r.truncated {
+        writeln!(
+            out,
+            "  ! truncated: the model stopped at its token limit ({}); the unfinished last sentence was dropped",
+            r.finish_reason.as_deref().unwrap_or("length")
+        )?;
+    }
     if let Some(refusal) = &r.refusal {
         let reason = serde_json::to_value(refusal.reason)?;
         writeln!(out, "refused ({})", reason.as_str().unwrap_or("?"))?;

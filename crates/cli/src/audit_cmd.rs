@@ -18,7 +18,8 @@ pub struct AuditArgs {
     /// Only answers whose markers did not all resolve.
     #[arg(long)]
     unverified: bool,
-    /// Only answers with a contradicted or unsupported sentence.
+    /// Only answers with a contradicted or unsupported sentence, or uncited
+    /// factual sentences in an ungrounded answer.
     #[arg(long)]
     unsupported: bool,
     /// At most this many, newest first.

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::finalize::{BadIdPolicy, UnsupportedPolicy};
+pub use crate::finalize::{BadIdPolicy, LowCoveragePolicy, UnsupportedPolicy};
 use crate::passage::AssemblyConfig;
 use crate::refusal::RefusalForm;
 
@@ -22,6 +22,14 @@ pub struct CheckConfig {
     /// What to do when the last attempt still cites ids never sent.
     /// Default `refuse`.
     pub bad_id_policy: BadIdPolicy,
+    /// Regenerate once, with a corrective message quoting the uncited
+    /// factual sentences, when an answer's citation coverage is under
+    /// `grounded_threshold`. Default false (an uncited answer is served,
+    /// reported not grounded).
+    pub regenerate_on_low_coverage: bool,
+    /// What to serve when coverage is still low after that regeneration:
+    /// `flag` (serve it, not grounded) or `refuse`. Default `flag`.
+    pub low_coverage_policy: LowCoveragePolicy,
     /// What to serve when a sentence is contradicted or unsupported.
     /// Default `flag`.
     pub unsupported_policy: UnsupportedPolicy,
@@ -42,6 +50,8 @@ impl Default for CheckConfig {
             refusal_form: RefusalForm::Sentence,
             regenerate_once: true,
             bad_id_policy: BadIdPolicy::Refuse,
+            regenerate_on_low_coverage: false,
+            low_coverage_policy: LowCoveragePolicy::Flag,
             unsupported_policy: UnsupportedPolicy::Flag,
             verify_support: true,
             quote_max_chars: 160,

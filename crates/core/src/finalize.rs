@@ -9,6 +9,14 @@
 //! Contradicted and unsupported sentences ([`finalize_support`], after the
 //! support check) are served flagged, dropped, or make the whole answer a
 //! refusal, by [`UnsupportedPolicy`].
+//!
+//! Low citation coverage is, by option, a second chance like bad ids
+//! ([`finalize_coverage`]): regenerate once naming the uncited factual
+//! sentences, then serve flagged (not grounded) or refuse, by
+//! [`LowCoveragePolicy`].
+//!
+//! A reply the model stopped at its token limit ([`is_cut_off`]) loses its
+//! unfinished last sentence ([`drop_unfinished_tail`]) before any check.
 
 use serde::{Deserialize, Serialize};
 
@@ -39,6 +47,19 @@ pub enum UnsupportedPolicy {
     Flag,
     /// Remove the sentence from the served text.
     Drop,
+    /// Refuse the whole answer.
+    Refuse,
+}
+
+/// What is served when citation coverage is still under
+/// `grounded_threshold` after the regeneration
+/// (`regenerate_on_low_coverage`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LowCoveragePolicy {
+    /// Serve the answer; it is reported not grounded (default).
+    #[default]
+    Flag,
     /// Refuse the whole answer.
     Refuse,
 }
@@ -131,6 +152,76 @@ pub fn finalize_support(answer: &str, output: &CheckOutput, policy: UnsupportedP
     }
 }
 
+/// Decides on an answer whose markers all resolve, by its citation
+/// coverage: at or over `threshold` (or with no uncited factual sentence),
+/// serve it; under it, regenerate on the first attempt with a corrective
+/// message quoting the uncited factual sentences, then serve it (`Flag`:
+/// the report says it is not grounded) or refuse, by `policy`.
+pub fn finalize_coverage(
+    answer: &str,
+    report: &Report,
+    attempt: u32,
+    threshold: f64,
+    policy: LowCoveragePolicy,
+) -> Decision {
+    let uncited: Vec<&str> = report.unmarked().map(|s| &answer[s.span()]).collect();
+    if uncited.is_empty() || report.coverage >= threshold {
+        return Decision::Serve {
+            text: answer.to_string(),
+            repaired: false,
+        };
+    }
+    if attempt == 0 {
+        return Decision::Regenerate {
+            corrective: prompt::coverage_message(&uncited),
+        };
+    }
+    match policy {
+        LowCoveragePolicy::Flag => Decision::Serve {
+            text: answer.to_string(),
+            repaired: false,
+        },
+        LowCoveragePolicy::Refuse => Decision::Refuse,
+    }
+}
+
+/// Whether a backend's `finish_reason` says the reply was cut at the token
+/// limit: `length` (OpenAI-compatible servers) or `max_tokens` (Anthropic).
+pub fn is_cut_off(finish_reason: Option<&str>) -> bool {
+    matches!(finish_reason, Some("length" | "max_tokens"))
+}
+
+/// A reply cut at the token limit without its unfinished last sentence
+/// (one that does not end in `.`, `!` or `?`, closing quotes, brackets and
+/// markers aside), trimmed at the end. A reply whose last sentence is
+/// complete is returned whole.
+pub fn drop_unfinished_tail(answer: &str) -> &str {
+    let report = Report::check(answer, 0);
+    match report.sentences.last() {
+        Some(last) if !is_finished(&answer[last.span()]) => answer[..last.start].trim_end(),
+        _ => answer.trim_end(),
+    }
+}
+
+/// Ends in sentence-final punctuation, before any markers, closing quotes
+/// and brackets.
+fn is_finished(sentence: &str) -> bool {
+    let mut s = sentence.trim_end();
+    loop {
+        let before = s.len();
+        if s.ends_with(']')
+            && let Some(open) = s.rfind('[')
+        {
+            s = s[..open].trim_end();
+        }
+        s = s.trim_end_matches(['"', '\'', ')', '\u{201d}', '\u{2019}', '*']);
+        if s.len() == before {
+            break;
+        }
+    }
+    s.ends_with(['.', '!', '?', '\u{2026}'])
+}
+
 /// Rewrites markers so they name only ids that were sent: `[1][5]` →
 /// `[1]`, `[1, 5]` → `[1]`, `[5]` → removed (with the space before it).
 pub fn strip_bad_markers(answer: &str, report: &Report) -> String {
@@ -198,6 +289,49 @@ mod tests {
             finalize(a, &r, 1, true, BadIdPolicy::Refuse),
             Decision::Refuse
         );
+    }
+
+    #[test]
+    fn a_cut_reply_loses_its_unfinished_sentence() {
+        let a = "Reimbursements settle within 30 days [2]. We strongly";
+        assert_eq!(
+            drop_unfinished_tail(a),
+            "Reimbursements settle within 30 days [2]."
+        );
+        assert_eq!(drop_unfinished_tail("Settled in 30 days [2"), "");
+        let whole = "Settled in 30 days. [2]\n";
+        assert_eq!(drop_unfinished_tail(whole), "Settled in 30 days. [2]");
+        assert!(is_cut_off(Some("length")) && is_cut_off(Some("max_tokens")));
+        assert!(!is_cut_off(Some("stop")) && !is_cut_off(None));
+    }
+
+    #[test]
+    fn low_coverage_regenerates_once_then_follows_the_policy() {
+        let a = "Refunds take 14 days [1]. Claims are filed within 60 days.";
+        let r = Report::check(a, 3);
+        match finalize_coverage(a, &r, 0, 0.9, LowCoveragePolicy::Flag) {
+            Decision::Regenerate { corrective } => {
+                assert!(corrective.contains("\"Claims are filed within 60 days.\""))
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            finalize_coverage(a, &r, 1, 0.9, LowCoveragePolicy::Flag),
+            Decision::Serve {
+                repaired: false,
+                ..
+            }
+        ));
+        assert_eq!(
+            finalize_coverage(a, &r, 1, 0.9, LowCoveragePolicy::Refuse),
+            Decision::Refuse
+        );
+        let full = "Refunds take 14 days [1].";
+        let r = Report::check(full, 3);
+        assert!(matches!(
+            finalize_coverage(full, &r, 0, 0.9, LowCoveragePolicy::Refuse),
+            Decision::Serve { .. }
+        ));
     }
 
     #[test]

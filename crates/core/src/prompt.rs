@@ -64,6 +64,27 @@ pub fn corrective_message(bad_ids: &[u64], n_passages: usize) -> String {
     )
 }
 
+/// The corrective message sent when factual sentences carry no marker:
+/// quotes them and asks for a marker on each, or their removal.
+pub fn coverage_message(uncited: &[&str]) -> String {
+    let quoted: Vec<String> = uncited
+        .iter()
+        .map(|s| format!("\"{}\"", s.trim()))
+        .collect();
+    format!(
+        "These factual sentences of your answer cite no passage: {}. Answer again: end every factual sentence with the number of the passage it comes from, leave out what no passage says, or refuse as the rules say.",
+        quoted.join(" ")
+    )
+}
+
+impl Prompt {
+    /// The whole prompt as one user message (rules, passages, then the
+    /// question), for chat templates that drop or mangle system messages.
+    pub fn as_user_message(&self) -> String {
+        format!("{}\nQuestion: {}", self.system, self.user)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -142,6 +142,7 @@ fn streaming(c: &mut Criterion) {
                     match e {
                         AskEvent::Sentence { .. } => sentences += 1,
                         AskEvent::Final(_) => {}
+                        AskEvent::Retract { reason, .. } => panic!("retracted: {reason}"),
                         AskEvent::Error(e) => panic!("{e}"),
                     }
                 }

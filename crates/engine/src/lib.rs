@@ -21,7 +21,7 @@ pub use pipeline::{
     AskEvent, AskOptions, AskRefusal, AskResult, Attempt, Engine, RefusalReason, Retriever,
     SentPassageInfo, Timings,
 };
-pub use settings::{GeneratorKind, Settings};
+pub use settings::{ContractRole, GeneratorKind, Settings};
 
 /// Errors of the pipeline. Findings (bad citations, unsupported claims)
 /// are never errors: they are in the [`AskResult`].
@@ -31,8 +31,10 @@ pub enum EngineError {
     BadRequest(String),
     #[error("index: {0}")]
     Index(String),
+    /// The message includes the model error's; it is not also a `source`
+    /// (a chain printer would say it twice).
     #[error("generator: {0}")]
-    Generation(#[from] groundcite_llm::LlmError),
+    Generation(groundcite_llm::LlmError),
     #[error("configuration: {0}")]
     Config(String),
     #[error("internal error: {0}")]
@@ -49,6 +51,12 @@ impl EngineError {
             EngineError::Config(_) => "configuration",
             EngineError::Internal(_) => "internal",
         }
+    }
+}
+
+impl From<groundcite_llm::LlmError> for EngineError {
+    fn from(e: groundcite_llm::LlmError) -> Self {
+        EngineError::Generation(e)
     }
 }
 

@@ -6,19 +6,21 @@ use std::time::Instant;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use groundcite_core::check::{CheckOutput, Counts, Findings};
-use groundcite_core::finalize::{self, Decision};
+use groundcite_core::finalize::{self, Decision, UnsupportedPolicy};
 use groundcite_core::passage::{ApproxTokens, assemble};
 use groundcite_core::stream::HoldBack;
 use groundcite_core::{Passage, Report, gate, prompt, refusal};
 use groundcite_index::Hit;
-use groundcite_llm::{ChatMessage, ChatRequest, Document, Generator, StreamEvent};
+use groundcite_llm::{
+    ChatMessage, ChatRequest, Document, Generation, Generator, LlmError, StreamEvent,
+};
 use groundcite_support::{Claim, Verdict};
 use serde::Serialize;
 
 use crate::EngineError;
 use crate::checker::{Checker, PromptOutput};
 use crate::extractive::ExtractiveGenerator;
-use crate::settings::{GeneratorKind, Settings};
+use crate::settings::{ContractRole, GeneratorKind, Settings};
 
 /// Where passages come from: the embedded index, PostgreSQL, or a test
 /// double. Scores must be normalised to `0..=1` so one gate fits all.
@@ -130,6 +132,22 @@ pub struct Attempt {
     pub raw: String,
     pub bad_ids: Vec<u64>,
     pub error: Option<String>,
+    /// Why the model stopped, as its server reported it (`length`: cut
+    /// at `max_tokens`). Absent when the call failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
+}
+
+impl Attempt {
+    /// A call that failed: no text, the error's message.
+    pub fn failed(error: &LlmError) -> Attempt {
+        Attempt {
+            raw: String::new(),
+            bad_ids: Vec::new(),
+            error: Some(error.to_string()),
+            finish_reason: None,
+        }
+    }
 }
 
 /// Milliseconds per stage.
@@ -165,6 +183,12 @@ pub struct AskResult {
     pub attempts: Vec<Attempt>,
     pub generator: String,
     pub regenerated: bool,
+    /// Why the model stopped on the attempt served (`stop`, `length`,
+    /// `end_turn`, `max_tokens`, ...); `null` when no answer was served.
+    pub finish_reason: Option<String>,
+    /// The attempt served was cut at the token limit: its unfinished last
+    /// sentence was dropped before the check.
+    pub truncated: bool,
 }
 
 impl std::ops::Deref for AskResult {
@@ -194,9 +218,15 @@ pub enum AskEvent {
         citations: Vec<u64>,
         verdict: String,
     },
-    /// The full result. `answer` may differ from the streamed sentences
-    /// when validation regenerated or refused.
+    /// Every `Sentence` sent so far (`count` of them) is withdrawn: the
+    /// attempt they came from was rejected (`reason`: `regenerated`,
+    /// `refused`, `dropped`, `error`). Sent before `Final` (or `Error`),
+    /// whose answer replaces them.
+    Retract { count: usize, reason: String },
+    /// The full result. When no `Retract` came before it, the sentences
+    /// streamed are sentences of its `answer`.
     Final(Box<AskResult>),
+    /// A failure. Last event (after a `Retract` if sentences were shown).
     Error(EngineError),
 }
 
@@ -336,9 +366,19 @@ impl Engine {
         }
         let sent = context.sent();
         let infos = SentPassageInfo::numbered(&sent);
+        let (system, messages) = match s.contract_role {
+            ContractRole::System => (
+                std::mem::take(&mut rendered.system),
+                vec![ChatMessage::user(std::mem::take(&mut rendered.user))],
+            ),
+            ContractRole::User => (
+                String::new(),
+                vec![ChatMessage::user(rendered.as_user_message())],
+            ),
+        };
         let request = ChatRequest {
-            system: rendered.system,
-            messages: vec![ChatMessage::user(rendered.user)],
+            system,
+            messages,
             documents: sent
                 .iter()
                 .map(|p| Document {
@@ -417,28 +457,16 @@ impl Engine {
             };
             let generate_started = Instant::now();
             let mut attempts = Vec::new();
-            let mut first_sentence_ms = None;
+            let mut shown = Shown::default();
             let streamed = engine
-                .stream_first_attempt(
-                    &question,
-                    &request,
-                    &sent,
-                    &tx,
-                    &mut first_sentence_ms,
-                    started,
-                )
+                .stream_first_attempt(&question, &request, &sent, &tx, &mut shown, started)
                 .await;
             let outcome = match streamed {
-                Ok(Some(generation_text)) => {
+                Ok(Some(generation)) => {
                     // The first attempt arrived whole: validate it like any
                     // answer (regenerating without streaming if needed).
                     engine
-                        .generate_validated(
-                            &mut request,
-                            &sent,
-                            &mut attempts,
-                            Some(generation_text),
-                        )
+                        .generate_validated(&mut request, &sent, &mut attempts, Some(generation))
                         .await
                 }
                 Ok(None) => Err(EngineError::Internal(
@@ -449,6 +477,9 @@ impl Engine {
             let outcome = match outcome {
                 Ok(o) => o,
                 Err(e) => {
+                    if !shown.texts.is_empty() {
+                        let _ = tx.send(shown.retract("error")).await;
+                    }
                     let _ = tx.send(AskEvent::Error(e)).await;
                     return;
                 }
@@ -460,7 +491,10 @@ impl Engine {
             result.timings.generate_ms = generate_ms;
             result.timings.check_ms = ms(check_started);
             result.timings.total_ms = ms(started);
-            result.timings.first_sentence_ms = first_sentence_ms;
+            result.timings.first_sentence_ms = shown.first_sentence_ms;
+            if let Some(reason) = shown.withdrawn_by(&result) {
+                let _ = tx.send(shown.retract(reason)).await;
+            }
             let _ = tx.send(AskEvent::Final(Box::new(result))).await;
         };
         tokio::spawn(task);
@@ -470,16 +504,20 @@ impl Engine {
 
     /// Streams the first attempt through the hold-back validator, sending
     /// each complete sentence whose markers resolve. Stops releasing at the
-    /// first sentence with an id never sent. Returns the whole text.
+    /// first sentence with an id never sent (or, under the `refuse`
+    /// unsupported policy, at the first contradicted or unsupported one);
+    /// under `drop`, skips those. A reply cut at the token limit does not
+    /// release its unfinished last sentence. Returns the whole generation.
     async fn stream_first_attempt(
         &self,
         question: &str,
         request: &ChatRequest,
         sent: &[Passage],
         tx: &tokio::sync::mpsc::Sender<AskEvent>,
-        first_sentence_ms: &mut Option<f64>,
+        shown: &mut Shown,
         started: Instant,
-    ) -> Result<Option<String>, EngineError> {
+    ) -> Result<Option<Generation>, EngineError> {
+        let policy = self.inner.settings.check.unsupported_policy;
         let mut stream = self.inner.generator.generate_stream(request);
         let mut holdback = HoldBack::new(sent.len());
         let mut index = 0usize;
@@ -517,6 +555,16 @@ impl Engine {
                 } else {
                     "unchecked".into()
                 };
+                if verdict == "contradicted" || verdict == "unsupported" {
+                    match policy {
+                        UnsupportedPolicy::Flag => {}
+                        UnsupportedPolicy::Drop => continue,
+                        UnsupportedPolicy::Refuse => {
+                            *tainted = true;
+                            continue;
+                        }
+                    }
+                }
                 events.push(AskEvent::Sentence {
                     index,
                     text: r.text,
@@ -533,7 +581,7 @@ impl Engine {
             match event? {
                 StreamEvent::Text(delta) => {
                     for e in release(holdback.push(&delta), &mut tainted) {
-                        first_sentence_ms.get_or_insert_with(|| ms(started));
+                        shown.record(&e, started);
                         if tx.send(e).await.is_err() {
                             return Ok(None);
                         }
@@ -541,74 +589,115 @@ impl Engine {
                 }
                 StreamEvent::Citation(_) => {}
                 StreamEvent::Done(generation) => {
-                    for e in release(holdback.finish(), &mut tainted) {
-                        first_sentence_ms.get_or_insert_with(|| ms(started));
+                    let mut rest = holdback.finish();
+                    if finalize::is_cut_off(generation.finish_reason.as_deref()) {
+                        let kept = finalize::drop_unfinished_tail(&generation.text).len();
+                        rest.retain(|r| r.start < kept);
+                    }
+                    for e in release(rest, &mut tainted) {
+                        shown.record(&e, started);
                         let _ = tx.send(e).await;
                     }
-                    return Ok(Some(generation.text));
+                    return Ok(Some(generation));
                 }
             }
         }
         Ok(None)
     }
 
-    /// Generates (or takes `first` as the first attempt), validates the
-    /// markers, regenerates once with a corrective message, then applies
-    /// the bad-id policy.
+    /// Generates (or takes `first` as the first attempt), drops the
+    /// unfinished last sentence of a reply cut at the token limit,
+    /// validates the markers (and, by option, the coverage), regenerates
+    /// once with a corrective message, then applies the policies. An empty
+    /// regeneration is a refusal: the first attempt was already rejected.
     async fn generate_validated(
         &self,
         request: &mut ChatRequest,
         sent: &[Passage],
         attempts: &mut Vec<Attempt>,
-        first: Option<String>,
+        first: Option<Generation>,
     ) -> Result<Outcome, EngineError> {
         let s = &self.inner.settings.check;
         let mut first = first;
         for attempt in 0..2u32 {
-            let raw = match first.take() {
-                Some(text) => text,
+            let generation = match first.take() {
+                Some(generation) => generation,
                 None => match self.inner.generator.generate(request).await {
-                    Ok(g) => g.text,
+                    Ok(generation) => generation,
                     Err(e) => {
-                        attempts.push(Attempt {
-                            raw: String::new(),
-                            bad_ids: Vec::new(),
-                            error: Some(e.to_string()),
-                        });
+                        attempts.push(Attempt::failed(&e));
+                        if attempt > 0 && e == LlmError::EmptyContent {
+                            return Ok(Outcome::validation());
+                        }
                         return Err(e.into());
                     }
                 },
             };
-            let report = Report::check(&raw, sent.len());
+            let raw = generation.text;
+            let finish_reason = generation.finish_reason;
+            let truncated = finalize::is_cut_off(finish_reason.as_deref());
+            let text = if truncated {
+                finalize::drop_unfinished_tail(&raw).to_string()
+            } else {
+                raw.clone()
+            };
+            let report = Report::check(&text, sent.len());
             attempts.push(Attempt {
                 raw: raw.clone(),
                 bad_ids: report.bad_ids.clone(),
                 error: None,
+                finish_reason: finish_reason.clone(),
             });
-            if let Some(r) = report.refusal {
+            if let Some(r) = &report.refusal {
                 return Ok(Outcome::Refused {
                     reason: RefusalReason::Sentinel,
-                    needed: r.needed(&raw).map(str::to_string),
+                    needed: r.needed(&text).map(str::to_string),
                 });
             }
-            match finalize::finalize(&raw, &report, attempt, s.regenerate_once, s.bad_id_policy) {
-                Decision::Serve { text, .. } => return Ok(Outcome::Answer(text)),
+            if text.trim().is_empty() {
+                // Cut before its first sentence ended: nothing to serve.
+                return Ok(Outcome::validation());
+            }
+            let decision = match finalize::finalize(
+                &text,
+                &report,
+                attempt,
+                s.regenerate_once,
+                s.bad_id_policy,
+            ) {
+                Decision::Serve { text, repaired } if s.regenerate_on_low_coverage => {
+                    let report = if repaired {
+                        Report::check(&text, sent.len())
+                    } else {
+                        report
+                    };
+                    let attempt = if s.regenerate_once { attempt } else { 1 };
+                    finalize::finalize_coverage(
+                        &text,
+                        &report,
+                        attempt,
+                        s.grounded_threshold,
+                        s.low_coverage_policy,
+                    )
+                }
+                decision => decision,
+            };
+            match decision {
+                Decision::Serve { text, .. } => {
+                    return Ok(Outcome::Answer {
+                        text,
+                        finish_reason,
+                        truncated,
+                    });
+                }
                 Decision::Regenerate { corrective } => {
                     request.messages.push(ChatMessage::assistant(raw));
                     request.messages.push(ChatMessage::user(corrective));
                 }
-                Decision::Refuse => {
-                    return Ok(Outcome::Refused {
-                        reason: RefusalReason::Validation,
-                        needed: None,
-                    });
-                }
+                Decision::Refuse => return Ok(Outcome::validation()),
             }
         }
-        Ok(Outcome::Refused {
-            reason: RefusalReason::Validation,
-            needed: None,
-        })
+        Ok(Outcome::validation())
     }
 
     /// Support, resolution and the unsupported policy, into the result.
@@ -622,21 +711,25 @@ impl Engine {
         attempts: Vec<Attempt>,
     ) -> AskResult {
         let policy = self.inner.settings.check.unsupported_policy;
-        let (text, output) = match outcome {
+        let (text, output, finish_reason, truncated) = match outcome {
             Outcome::Refused { reason, needed } => {
                 let refusal = self.refusal(question, reason, needed, topics);
                 return self.refused(question, refusal, infos, attempts);
             }
-            Outcome::Answer(text) => {
+            Outcome::Answer {
+                text,
+                finish_reason,
+                truncated,
+            } => {
                 let output = self.check(Some(question), &sent, &text);
                 match finalize::finalize_support(&text, &output, policy) {
                     Decision::Serve {
                         repaired: false, ..
-                    } => (text, output),
+                    } => (text, output, finish_reason, truncated),
                     // The flagged sentences were dropped: check what is served.
                     Decision::Serve { text, .. } => {
                         let output = self.check(Some(question), &sent, &text);
-                        (text, output)
+                        (text, output, finish_reason, truncated)
                     }
                     Decision::Refuse | Decision::Regenerate { .. } => {
                         let refusal =
@@ -657,6 +750,8 @@ impl Engine {
             regenerated: attempts.len() > 1,
             attempts,
             generator: self.inner.generator.name().to_string(),
+            finish_reason,
+            truncated,
         }
     }
 
@@ -691,16 +786,76 @@ impl Engine {
             regenerated: attempts.len() > 1,
             attempts,
             generator: self.inner.generator.name().to_string(),
+            finish_reason: None,
+            truncated: false,
         }
     }
 }
 
 enum Outcome {
-    Answer(String),
+    Answer {
+        text: String,
+        finish_reason: Option<String>,
+        truncated: bool,
+    },
     Refused {
         reason: RefusalReason,
         needed: Option<String>,
     },
+}
+
+impl Outcome {
+    /// The answer failed validation.
+    fn validation() -> Outcome {
+        Outcome::Refused {
+            reason: RefusalReason::Validation,
+            needed: None,
+        }
+    }
+}
+
+/// What a stream has shown of its first attempt.
+#[derive(Default)]
+struct Shown {
+    texts: Vec<String>,
+    first_sentence_ms: Option<f64>,
+}
+
+impl Shown {
+    fn record(&mut self, event: &AskEvent, started: Instant) {
+        if let AskEvent::Sentence { text, .. } = event {
+            self.first_sentence_ms.get_or_insert_with(|| ms(started));
+            self.texts.push(text.clone());
+        }
+    }
+
+    /// Why the sentences shown must be withdrawn before `result` is sent,
+    /// if they must: it refused, it is another attempt, or it no longer
+    /// holds one of them.
+    fn withdrawn_by(&self, result: &AskResult) -> Option<&'static str> {
+        if self.texts.is_empty() {
+            None
+        } else if result.refusal.is_some() {
+            Some("refused")
+        } else if result.regenerated {
+            Some("regenerated")
+        } else if self
+            .texts
+            .iter()
+            .any(|t| !result.answer.contains(t.as_str()))
+        {
+            Some("dropped")
+        } else {
+            None
+        }
+    }
+
+    fn retract(&self, reason: &str) -> AskEvent {
+        AskEvent::Retract {
+            count: self.texts.len(),
+            reason: reason.to_string(),
+        }
+    }
 }
 
 /// The refusal as a reader sees it: the contract's sentence, what was

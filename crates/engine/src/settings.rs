@@ -57,6 +57,19 @@ impl std::str::FromStr for GeneratorKind {
     }
 }
 
+/// Where the citation contract (rules and numbered passages) travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContractRole {
+    /// In the system message; the question is the user message (default).
+    #[default]
+    System,
+    /// Rules, passages and question in one user message, for chat
+    /// templates that drop or mangle system messages (llama-cpp-python's
+    /// `gemma` format drops them: the model would see only the question).
+    User,
+}
+
 /// The effective configuration.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
@@ -85,6 +98,10 @@ pub struct Settings {
     /// Ingest the embedded demo corpus when the index at the default
     /// location is empty. Default true.
     pub demo_on_first_use: bool,
+    /// Where the contract and passages are sent: `system` or `user`.
+    /// Default `system`; use `user` with a local model whose chat template
+    /// drops system messages.
+    pub contract_role: ContractRole,
     pub check: CheckConfig,
     pub extractive: ExtractiveConfig,
     pub openai: OpenAiConfig,
@@ -102,6 +119,7 @@ impl Default for Settings {
             script: None,
             audit_path: PathBuf::from("./.groundcite/audit.sqlite"),
             demo_on_first_use: true,
+            contract_role: ContractRole::System,
             check: CheckConfig::default(),
             extractive: ExtractiveConfig::default(),
             openai: OpenAiConfig::default(),

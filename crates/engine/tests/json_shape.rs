@@ -88,6 +88,8 @@ fn answer_keys() -> Vec<&'static str> {
         "attempts",
         "generator",
         "regenerated",
+        "finish_reason",
+        "truncated",
     ];
     [&["question", "answer"][..], &FINDINGS, &after].concat()
 }

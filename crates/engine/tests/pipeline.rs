@@ -214,6 +214,8 @@ async fn a_generator_failure_is_a_clear_error() {
         .unwrap_err();
     assert!(matches!(err, EngineError::Generation(_)), "{err}");
     assert!(err.to_string().contains("500"), "{err}");
+    // Issue 17: the CLI printed the error twice (`{err:#}` follows sources).
+    assert!(std::error::Error::source(&err).is_none());
 }
 
 #[tokio::test]
@@ -237,6 +239,7 @@ async fn streaming_releases_only_validated_sentences() {
     let engine = engine_with(Settings::default(), g);
     let mut events = engine.ask_stream(Q, &AskOptions::default());
     let mut shown = Vec::new();
+    let mut retracted = None;
     let mut last = None;
     while let Some(e) = events.next().await {
         match e {
@@ -249,6 +252,7 @@ async fn streaming_releases_only_validated_sentences() {
                 );
                 shown.push(text);
             }
+            AskEvent::Retract { count, .. } => retracted = Some(count),
             AskEvent::Final(r) => last = Some(r),
             AskEvent::Error(e) => panic!("{e}"),
         }
@@ -261,6 +265,9 @@ async fn streaming_releases_only_validated_sentences() {
     );
     let r = last.unwrap();
     assert!(r.regenerated);
+    // The answer served is the second attempt: what was shown of the
+    // first is withdrawn.
+    assert_eq!(retracted, Some(1));
     assert_eq!(
         r.answer,
         "Reimbursements settle within 30 days of approval [2]."
@@ -339,4 +346,344 @@ async fn an_openai_server_that_keeps_citing_7_ends_in_a_refusal() {
     assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 2);
     assert_eq!(r.refusal.unwrap().reason, RefusalReason::Validation);
     assert!(!r.answer.contains("[7]"));
+}
+
+/// One reply of [`fake_openai_with`]: the message content and the
+/// `finish_reason`.
+type Reply = (String, &'static str);
+
+/// An OpenAI-compatible server on loopback whose reply to the `n`th call
+/// (from 0) is `respond(n, request body)`. Returns its url and the request
+/// bodies it received.
+async fn fake_openai_with(
+    respond: impl Fn(usize, &serde_json::Value) -> Reply + Send + Sync + 'static,
+) -> (String, Arc<std::sync::Mutex<Vec<serde_json::Value>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let bodies = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = bodies.clone();
+    let respond = Arc::new(respond);
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            let seen = seen.clone();
+            let respond = respond.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 1 << 20];
+                let mut read = 0;
+                let body_start;
+                let len;
+                loop {
+                    let n = socket.read(&mut buf[read..]).await.unwrap_or(0);
+                    read += n;
+                    let head = String::from_utf8_lossy(&buf[..read]).to_string();
+                    if let Some(end) = head.find("\r\n\r\n") {
+                        let l = head
+                            .lines()
+                            .find_map(|l| {
+                                l.to_ascii_lowercase()
+                                    .strip_prefix("content-length:")
+                                    .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                            })
+                            .unwrap_or(0);
+                        if read >= end + 4 + l || n == 0 {
+                            body_start = end + 4;
+                            len = l;
+                            break;
+                        }
+                    }
+                    if n == 0 {
+                        return;
+                    }
+                }
+                let request: serde_json::Value =
+                    serde_json::from_slice(&buf[body_start..body_start + len]).unwrap();
+                let call = {
+                    let mut seen = seen.lock().unwrap();
+                    seen.push(request.clone());
+                    seen.len() - 1
+                };
+                let (content, finish) = respond(call, &request);
+                let body = serde_json::json!({
+                    "id": "x", "object": "chat.completion", "model": "fake",
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}]
+                })
+                .to_string();
+                let response = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(response.as_bytes()).await;
+            });
+        }
+    });
+    (format!("http://{addr}"), bodies)
+}
+
+fn openai_at(url: String) -> Arc<OpenAiGenerator> {
+    let config = OpenAiConfig {
+        base_url: url,
+        model: "fake".into(),
+        ..OpenAiConfig::default()
+    };
+    Arc::new(OpenAiGenerator::new(config).unwrap())
+}
+
+/// Issue 17: a llama.cpp server answered the corrective call with
+/// `{"content": "", "finish_reason": "stop"}` and the whole request failed.
+/// The first attempt already cited ids never sent: this is a refusal.
+#[tokio::test]
+async fn an_empty_regeneration_is_a_validation_refusal() {
+    let (url, bodies) = fake_openai_with(|call, _| match call {
+        0 => ("Reimbursements settle in 30 days [6][7].".into(), "stop"),
+        _ => (String::new(), "stop"),
+    })
+    .await;
+    let r = engine_with(Settings::default(), openai_at(url))
+        .ask(Q, &AskOptions::default())
+        .await
+        .expect("a refusal, not an error");
+    assert_eq!(bodies.lock().unwrap().len(), 2);
+    assert_eq!(r.refusal.unwrap().reason, RefusalReason::Validation);
+    assert_eq!(r.attempts.len(), 2);
+    assert!(r.attempts[1].error.is_some(), "{:?}", r.attempts);
+}
+
+/// Issue 17: a reply cut at `max_tokens` was served ending in "We
+/// strongly". The cut sentence is dropped and the truncation reported.
+#[tokio::test]
+async fn a_reply_cut_at_max_tokens_loses_its_unfinished_sentence() {
+    let (url, _) = fake_openai_with(|_, _| {
+        (
+            "Reimbursements settle within 30 days of approval [2]. We strongly".into(),
+            "length",
+        )
+    })
+    .await;
+    let r = engine_with(Settings::default(), openai_at(url))
+        .ask(Q, &AskOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        r.answer,
+        "Reimbursements settle within 30 days of approval [2]."
+    );
+    assert_eq!(r.status, Status::Ok);
+    assert!(r.truncated);
+    assert_eq!(r.finish_reason.as_deref(), Some("length"));
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["truncated"], true);
+}
+
+/// A chat template that drops system messages (llama-cpp-python's `gemma`
+/// format): the model sees only the user turns. It answers from a passage
+/// only when the passage reached it, and refuses otherwise.
+fn drops_system_messages(_: usize, request: &serde_json::Value) -> Reply {
+    let seen: String = request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect();
+    if seen.contains("Reimbursements settle within 30 days") && seen.contains("Rules:") {
+        (
+            "Reimbursements settle within 30 days of approval [2].".into(),
+            "stop",
+        )
+    } else {
+        ("Not covered by the provided documents.".into(), "stop")
+    }
+}
+
+#[tokio::test]
+async fn the_contract_survives_a_template_that_drops_system_messages() {
+    let (url, bodies) = fake_openai_with(drops_system_messages).await;
+    let settings = Settings {
+        contract_role: groundcite_engine::ContractRole::User,
+        ..Settings::default()
+    };
+    let r = engine_with(settings, openai_at(url))
+        .ask(Q, &AskOptions::default())
+        .await
+        .unwrap();
+    assert!(r.refusal.is_none(), "{:?}", r.refusal);
+    assert_eq!(r.status, Status::Ok);
+    let bodies = bodies.lock().unwrap();
+    let messages = bodies[0]["messages"].as_array().unwrap();
+    assert!(
+        messages.iter().all(|m| m["role"] != "system"),
+        "{messages:?}"
+    );
+    assert!(messages[0]["content"].as_str().unwrap().ends_with(Q));
+}
+
+/// Events of a stream, collected: the sentences shown (minus those
+/// retracted), how many retractions, and the final result.
+async fn collect(engine: &Engine) -> (Vec<String>, usize, Box<groundcite_engine::AskResult>) {
+    let mut events = engine.ask_stream(Q, &AskOptions::default());
+    let mut shown = Vec::new();
+    let mut retractions = 0;
+    let mut last = None;
+    while let Some(e) = events.next().await {
+        match e {
+            AskEvent::Sentence { text, .. } => shown.push(text),
+            AskEvent::Retract { count, .. } => {
+                assert_eq!(
+                    count,
+                    shown.len(),
+                    "a retraction withdraws everything shown"
+                );
+                shown.clear();
+                retractions += 1;
+            }
+            AskEvent::Final(r) => last = Some(r),
+            AskEvent::Error(e) => panic!("{e}"),
+        }
+    }
+    (shown, retractions, last.unwrap())
+}
+
+/// Issue 17: sentences of a rejected first attempt stayed on screen and
+/// the regenerated answer followed them.
+#[tokio::test]
+async fn a_rejected_first_attempt_is_retracted_from_the_stream() {
+    let g = Arc::new(
+        ScriptedGenerator::new(vec![
+            "Claims are filed within 60 days of the expense [1]. Refunds take 14 days [7].".into(),
+            "Reimbursements settle within 30 days of approval [2].".into(),
+        ])
+        .with_pacing(5, std::time::Duration::from_millis(1)),
+    );
+    let (shown, retractions, r) = collect(&engine_with(Settings::default(), g)).await;
+    assert!(r.regenerated);
+    assert_eq!(retractions, 1);
+    assert!(shown.is_empty(), "{shown:?}");
+    assert_eq!(
+        r.answer,
+        "Reimbursements settle within 30 days of approval [2]."
+    );
+}
+
+/// Issue 17: under `unsupported_policy = "refuse"` a contradicted sentence
+/// was shown before the final refusal.
+#[tokio::test]
+async fn the_refuse_policy_applies_to_streams() {
+    let mut settings = Settings::default();
+    settings.check.unsupported_policy = groundcite_core::finalize::UnsupportedPolicy::Refuse;
+    let g = Arc::new(
+        ScriptedGenerator::new(vec![
+            "Claims are filed within 60 days of the expense [1]. Reimbursements settle in 14 days [2]. Questions go to the finance help desk [3].".into(),
+        ])
+        .with_pacing(5, std::time::Duration::from_millis(1)),
+    );
+    let engine = engine_with(settings, g);
+    let mut events = engine.ask_stream(Q, &AskOptions::default());
+    while let Some(e) = events.next().await {
+        if let AskEvent::Sentence { text, verdict, .. } = &e {
+            assert!(
+                verdict != "contradicted" && !text.contains("14 days"),
+                "shown under the refuse policy: {text}"
+            );
+        }
+    }
+    let (shown, retractions, r) = collect(&engine_with(
+        {
+            let mut s = Settings::default();
+            s.check.unsupported_policy = groundcite_core::finalize::UnsupportedPolicy::Refuse;
+            s
+        },
+        Arc::new(ScriptedGenerator::new(vec![
+            "Claims are filed within 60 days of the expense [1]. Reimbursements settle in 14 days [2].".into(),
+        ])),
+    ))
+    .await;
+    assert_eq!(r.refusal.unwrap().reason, RefusalReason::Validation);
+    assert_eq!(retractions, 1);
+    assert!(shown.is_empty());
+}
+
+/// Under `unsupported_policy = "drop"` the stream never shows the dropped
+/// sentence, and keeps the others.
+#[tokio::test]
+async fn the_drop_policy_applies_to_streams() {
+    let mut settings = Settings::default();
+    settings.check.unsupported_policy = groundcite_core::finalize::UnsupportedPolicy::Drop;
+    let g = Arc::new(ScriptedGenerator::new(vec![
+        "Claims are filed within 60 days of the expense [1]. Reimbursements settle in 14 days [2]."
+            .into(),
+    ]));
+    let (shown, retractions, r) = collect(&engine_with(settings, g)).await;
+    assert_eq!(
+        shown,
+        ["Claims are filed within 60 days of the expense [1]."]
+    );
+    assert_eq!(retractions, 0);
+    assert_eq!(
+        r.answer,
+        "Claims are filed within 60 days of the expense [1]."
+    );
+}
+
+/// Item 5: low coverage is a second chance. The corrective message names
+/// the uncited factual sentence; a second uncited answer is refused under
+/// `low_coverage_policy = "refuse"`.
+#[tokio::test]
+async fn low_coverage_is_regenerated_once_then_refused_by_policy() {
+    let (url, bodies) = fake_openai_with(|_, _| {
+        (
+            "Claims are filed within 60 days of the expense [1]. Reimbursements settle within 30 days of approval.".into(),
+            "stop",
+        )
+    })
+    .await;
+    let mut settings = Settings::default();
+    settings.check.regenerate_on_low_coverage = true;
+    settings.check.low_coverage_policy = groundcite_core::finalize::LowCoveragePolicy::Refuse;
+    let r = engine_with(settings, openai_at(url))
+        .ask(Q, &AskOptions::default())
+        .await
+        .unwrap();
+    let bodies = bodies.lock().unwrap();
+    assert_eq!(bodies.len(), 2);
+    let corrective = bodies[1]["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        corrective.contains("\"Reimbursements settle within 30 days of approval.\""),
+        "{corrective}"
+    );
+    assert_eq!(r.refusal.unwrap().reason, RefusalReason::Validation);
+}
+
+/// Item 5: a corrected second answer is served, and under the default
+/// `flag` policy a still-uncited one is served ungrounded.
+#[tokio::test]
+async fn low_coverage_corrected_or_flagged() {
+    let mut settings = Settings::default();
+    settings.check.regenerate_on_low_coverage = true;
+    let g = scripted(&[
+        "Reimbursements settle within 30 days of approval.",
+        "Reimbursements settle within 30 days of approval [2].",
+    ]);
+    let r = engine_with(settings.clone(), g.clone())
+        .ask(Q, &AskOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(g.calls(), 2);
+    assert!(r.regenerated && r.grounded, "{r:#?}");
+    let g = scripted(&[
+        "Reimbursements settle within 30 days of approval.",
+        "Reimbursements settle within 30 days of approval.",
+    ]);
+    let r = engine_with(settings, g.clone())
+        .ask(Q, &AskOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(g.calls(), 2);
+    assert!(r.refusal.is_none() && !r.grounded);
 }

@@ -24,7 +24,7 @@ pub enum LlmError {
     /// The server did not answer (or, when streaming, did not send the next
     /// chunk) within the configured request timeout.
     #[error(
-        "the model server did not answer within {after:?}; raise timeout_secs, lower max_tokens or use a faster model"
+        "the model server did not answer within {after:?}; raise timeout_secs (a local CPU model can need minutes per answer), lower max_tokens or use a faster model"
     )]
     Timeout {
         /// The timeout that expired.

@@ -73,7 +73,9 @@ impl AnswerError {
                 tracing::warn!(request_id, code = self.source_code, error = %self.message, "timeout");
                 ApiError::new(
                     ErrorCode::Timeout,
-                    format!("the answer took too long (request id {request_id})"),
+                    format!(
+                        "the answer took too long (request id {request_id}); a local model answering with one regeneration can need more than the service's timeout: raise GROUNDCITE_TIMEOUT_SECS (default 60 s)"
+                    ),
                 )
             }
             AnswerErrorKind::Unavailable => {
@@ -114,11 +116,24 @@ pub struct SentenceEvent {
     pub verdict: String,
 }
 
+/// The sentences streamed so far are withdrawn (the data of an SSE
+/// `retract` event): their attempt was rejected; the `final` event's
+/// answer replaces them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RetractEvent {
+    /// How many `sentence` events are withdrawn (all sent so far).
+    pub count: usize,
+    /// `regenerated`, `refused`, `dropped` or `error`.
+    pub reason: String,
+}
+
 /// One event of a streamed answer.
 #[derive(Debug, Clone)]
 pub enum AnswerEvent {
     /// A sentence whose markers validated.
     Sentence(SentenceEvent),
+    /// Every sentence sent so far is withdrawn.
+    Retract(RetractEvent),
     /// The full answer (as [`Answerer::ask`] returns it). Last event.
     Final(Box<AskResult>),
     /// A failure. Last event.

@@ -59,6 +59,7 @@ use groundcite_core::{CheckOutput, Passage, RefusalForm};
 use groundcite_engine::{AskResult, Attempt};
 use serde::{Deserialize, Serialize};
 
+use crate::answerer::AnswerError;
 use crate::metrics::Metrics;
 
 pub use groundcite_audit::{
@@ -149,14 +150,22 @@ impl AuditConfig {
 
 /// The record of an answer, from the answer and its serialized bytes (the
 /// response body, shared).
+///
+/// `bad_ids` are those of what was served; a refusal records the ids its
+/// attempts cited. An answer served after a regeneration that fixed its
+/// ids is not unverified (issue 17): the first attempt's ids stay in
+/// `attempts`, and `regenerated` says it happened.
 pub fn answer_record(request_id: &str, answer: &AskResult, report: JsonText) -> AuditRecord {
-    let mut bad_ids: Vec<u64> = answer
-        .attempts
-        .iter()
-        .flat_map(|a| &a.bad_ids)
-        .chain(&answer.bad_ids)
-        .copied()
-        .collect();
+    let mut bad_ids: Vec<u64> = if answer.refusal.is_some() {
+        answer
+            .attempts
+            .iter()
+            .flat_map(|a| &a.bad_ids)
+            .copied()
+            .collect()
+    } else {
+        answer.bad_ids.clone()
+    };
     bad_ids.sort_unstable();
     bad_ids.dedup();
     AuditRecord {
@@ -197,6 +206,7 @@ pub fn check_record(
         raw: answer.to_string(),
         bad_ids: report.bad_ids.clone(),
         error: None,
+        finish_reason: None,
     };
     AuditRecord {
         id: 0,
@@ -219,6 +229,39 @@ pub fn check_record(
         attempts: json_text(&[attempt]),
         timings: json_text(&serde_json::json!({"check_ms": check_ms})),
         report: report_json,
+    }
+}
+
+/// The record of an `/v1/ask` whose model call failed or timed out: status
+/// `error`, the error in its one attempt and in `report`.
+pub fn failure_record(request_id: &str, question: &str, error: &AnswerError) -> AuditRecord {
+    let attempt = Attempt {
+        raw: String::new(),
+        bad_ids: Vec::new(),
+        error: Some(error.message.clone()),
+        finish_reason: None,
+    };
+    let report = serde_json::json!({
+        "error": {"code": error.source_code, "message": error.message}
+    });
+    AuditRecord {
+        id: 0,
+        request_id: request_id.to_string(),
+        ts: crate::util::now_rfc3339(),
+        kind: "ask".into(),
+        question: Some(question.to_string()),
+        status: "error".into(),
+        grounded: false,
+        refusal: None,
+        regenerated: false,
+        contradicted: 0,
+        unsupported: 0,
+        uncited: 0,
+        bad_ids: Vec::new(),
+        passage_ids: Vec::new(),
+        attempts: json_text(&[attempt]),
+        timings: json_text(&serde_json::json!({})),
+        report: json_text(&report),
     }
 }
 

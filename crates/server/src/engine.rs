@@ -21,8 +21,8 @@ use futures::{FutureExt, StreamExt};
 use groundcite_engine::{AskEvent, AskOptions, AskResult, Engine, EngineError};
 
 use crate::answerer::{
-    AnswerError, AnswerErrorKind, AnswerEvent, Answerer, AskParams, Readiness, SearchHit,
-    SentenceEvent,
+    AnswerError, AnswerErrorKind, AnswerEvent, Answerer, AskParams, Readiness, RetractEvent,
+    SearchHit, SentenceEvent,
 };
 
 /// The engine's errors in the service's terms: a bad request stays a 400,
@@ -78,6 +78,9 @@ impl Answerer for Engine {
                     citations,
                     verdict,
                 }),
+                AskEvent::Retract { count, reason } => {
+                    AnswerEvent::Retract(RetractEvent { count, reason })
+                }
                 AskEvent::Final(result) => AnswerEvent::Final(result),
                 AskEvent::Error(e) => AnswerEvent::Error(answer_error(e)),
             })

@@ -131,7 +131,7 @@ rows! {
     MethodNotAllowed, "method_not_allowed", METHOD_NOT_ALLOWED, InvalidRequest, "The route exists with other methods.";
     IngestNotSupported, "ingest_not_supported", NOT_IMPLEMENTED, InvalidRequest, "Ingest is a CLI step (`groundcite ingest`): index writes need a single writer.";
     UpstreamError, "upstream_error", BAD_GATEWAY, Upstream, "The LLM call failed.";
-    Timeout, "timeout", GATEWAY_TIMEOUT, Upstream, "The request took longer than the configured timeout.";
+    Timeout, "timeout", GATEWAY_TIMEOUT, Upstream, "The request took longer than the configured timeout (`GROUNDCITE_TIMEOUT_SECS`, default 60 s; an answer with one regeneration on a local CPU model can take longer: raise it).";
     NotReady, "not_ready", SERVICE_UNAVAILABLE, Unavailable, "The index is not open or no generator is configured.";
     Internal, "internal", INTERNAL_SERVER_ERROR, Internal, "An internal error; the detail is logged with the request id.";
 }

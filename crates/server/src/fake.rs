@@ -159,6 +159,8 @@ impl StaticAnswerer {
             attempts,
             generator: self.generator.clone(),
             regenerated: self.first_attempt.is_some(),
+            finish_reason: Some("stop".into()),
+            truncated: false,
         }
     }
 
@@ -191,6 +193,8 @@ impl StaticAnswerer {
             attempts: Vec::new(),
             generator: self.generator.clone(),
             regenerated: false,
+            finish_reason: None,
+            truncated: false,
         }
     }
 
@@ -230,6 +234,7 @@ fn attempt(raw: &str, bad_ids: Vec<u64>) -> Attempt {
         raw: raw.to_string(),
         bad_ids,
         error: None,
+        finish_reason: None,
     }
 }
 

@@ -78,8 +78,8 @@ use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
 pub use answerer::{
-    AnswerError, AnswerErrorKind, AnswerEvent, Answerer, AskParams, Readiness, SearchHit,
-    SentenceEvent,
+    AnswerError, AnswerErrorKind, AnswerEvent, Answerer, AskParams, Readiness, RetractEvent,
+    SearchHit, SentenceEvent,
 };
 pub use audit::{AuditConfig, AuditError, AuditLog, AuditRecord, IncidentFilter, export_jsonl};
 pub use error::{ApiError, ErrorCode, ErrorType};

@@ -143,7 +143,7 @@ fn document() -> Value {
             "/v1/ask": {"post": {
                 "operationId": "ask",
                 "summary": "Answer a question from the index, with checked citations.",
-                "description": "With `stream: true`, the response is `text/event-stream`: one `sentence` event per sentence whose markers validated (data: SentenceEvent), then one `final` event (data: AskResult) or one `error` event (data: Error).",
+                "description": "With `stream: true`, the response is `text/event-stream`: one `sentence` event per sentence whose markers validated (data: SentenceEvent; never a sentence with an id never sent, nor, under the `refuse` or `drop` unsupported policy, a contradicted or unsupported one), then one `final` event (data: AskResult) or one `error` event (data: Error). When the attempt the sentences came from is rejected (regenerated, refused, or sentences dropped), a `retract` event (data: {count, reason}) comes before `final` or `error`: every sentence shown so far is withdrawn and the final answer replaces them.",
                 "security": security,
                 "requestBody": json_body("AskRequest"),
                 "responses": responses(protected_errors(true), vec![
@@ -151,7 +151,7 @@ fn document() -> Value {
                         "description": "The answer object, or (stream) server-sent events.",
                         "content": {
                             "application/json": {"schema": {"$ref": "#/components/schemas/AskResult"}},
-                            "text/event-stream": {"schema": {"type": "string", "description": "event: sentence|final|error; data: JSON (SentenceEvent, AskResult or Error)."}}
+                            "text/event-stream": {"schema": {"type": "string", "description": "event: sentence|retract|final|error; data: JSON (SentenceEvent, {count, reason}, AskResult or Error)."}}
                         }
                     })),
                     ("502", error_ref("The language model call failed (`upstream_error`).")),
@@ -453,10 +453,12 @@ fn schemas(codes: &[&str]) -> Value {
                 },
                 "attempts": {"type": "array", "items": {
                     "type": "object",
-                    "properties": {"raw": {"type": "string"}, "bad_ids": ids, "error": {"type": ["string", "null"]}}
+                    "properties": {"raw": {"type": "string"}, "bad_ids": ids, "error": {"type": ["string", "null"]}, "finish_reason": {"type": "string", "description": "Why the model stopped; absent when the call failed."}}
                 }},
                 "generator": {"type": "string"},
-                "regenerated": {"type": "boolean"}
+                "regenerated": {"type": "boolean"},
+                "finish_reason": {"type": ["string", "null"], "description": "Why the model stopped on the attempt served (stop, length, end_turn, max_tokens, ...); null when nothing was generated or served."},
+                "truncated": {"type": "boolean", "description": "The attempt served was cut at the token limit; its unfinished last sentence was dropped."}
             }
         }
     })

@@ -177,7 +177,7 @@ pub async fn ask(
     let params = AskParams { top_k: req.top_k };
     if req.stream {
         let events = answerer.ask_stream(question, params);
-        return Ok(sse(state, request_id, events));
+        return Ok(sse(state, request_id, question.to_string(), events));
     }
     let answer = tokio::time::timeout(state.config().timeout, answerer.ask(question, params))
         .await
@@ -187,8 +187,20 @@ pub async fn ask(
                 "timeout",
                 format!("no answer within {:?}", state.config().timeout),
             ))
-        })
-        .map_err(|e| e.into_api(&request_id))?;
+        });
+    let answer = match answer {
+        Ok(answer) => answer,
+        Err(e) => {
+            // A failed model call is audited too (issue 17: it left no record).
+            if state.audit().is_enabled()
+                && matches!(e.kind, AnswerErrorKind::Upstream | AnswerErrorKind::Timeout)
+            {
+                let record = audit::failure_record(&request_id, question, &e);
+                state.audit().record_and_wait(record).await;
+            }
+            return Err(e.into_api(&request_id));
+        }
+    };
     let json = finish_answer(&state, &request_id, &answer).await?;
     Ok(json_bytes(StatusCode::OK, json.bytes()))
 }
@@ -197,18 +209,25 @@ struct StreamState {
     inner: BoxStream<'static, AnswerEvent>,
     state: AppState,
     request_id: String,
+    question: String,
     deadline: tokio::time::Instant,
     done: bool,
 }
 
 /// Server-sent events: `sentence`* then `final` or `error`. The whole
 /// stream is bounded by the request timeout.
-fn sse(state: AppState, request_id: String, inner: BoxStream<'static, AnswerEvent>) -> Response {
+fn sse(
+    state: AppState,
+    request_id: String,
+    question: String,
+    inner: BoxStream<'static, AnswerEvent>,
+) -> Response {
     let deadline = tokio::time::Instant::now() + state.config().timeout;
     let st = StreamState {
         inner,
         state,
         request_id,
+        question,
         deadline,
         done: false,
     };
@@ -230,6 +249,13 @@ fn sse(state: AppState, request_id: String, inner: BoxStream<'static, AnswerEven
                     error_event(&st, err)
                 }
             },
+            Ok(Some(AnswerEvent::Retract(retract))) => match to_json(&st.request_id, &retract) {
+                Ok(json) => Event::default().event("retract").data(json.as_str()),
+                Err(err) => {
+                    st.done = true;
+                    error_event(&st, err)
+                }
+            },
             Ok(Some(AnswerEvent::Final(answer))) => {
                 st.done = true;
                 match finish_answer(&st.state, &st.request_id, &answer).await {
@@ -239,6 +265,12 @@ fn sse(state: AppState, request_id: String, inner: BoxStream<'static, AnswerEven
             }
             Ok(Some(AnswerEvent::Error(e))) => {
                 st.done = true;
+                if st.state.audit().is_enabled()
+                    && matches!(e.kind, AnswerErrorKind::Upstream | AnswerErrorKind::Timeout)
+                {
+                    let record = audit::failure_record(&st.request_id, &st.question, &e);
+                    st.state.audit().record_and_wait(record).await;
+                }
                 let err = e.into_api(&st.request_id);
                 error_event(&st, err)
             }

@@ -126,7 +126,14 @@ async fn ids_never_sent_are_regenerated_once_audited_and_counted() {
     state.audit().flush();
     let records = audit_records(&path);
     assert_eq!(records.len(), 1);
-    assert_eq!(records[0].bad_ids, [7]);
+    // Served `ok` after the regeneration: not an unverified incident; the
+    // first attempt's [7] stays in its attempt.
+    assert!(records[0].bad_ids.is_empty(), "{:?}", records[0].bad_ids);
+    assert!(records[0].regenerated && !records[0].is_unverified());
+    assert_eq!(
+        records[0].attempts.parse().unwrap()[0]["bad_ids"],
+        json!([7])
+    );
     assert_eq!(
         records[0].passage_ids,
         ["expenses.md#L9-L14", "expenses.md#L3-L8"]
@@ -209,4 +216,133 @@ async fn a_generator_failure_is_502_and_search_goes_through_the_retriever() {
     assert_eq!(r.status, StatusCode::OK);
     assert_eq!(r.json()["hits"][0]["id"], "expenses.md#L9-L14");
     assert_eq!(r.json()["hits"].as_array().unwrap().len(), 1);
+}
+
+/// Issue 17: the corrective call of a real llama.cpp server returned no
+/// text; `/v1/ask` answered 502 and nothing was audited. The first attempt
+/// already cited ids never sent: a refusal (`validation`), audited.
+#[tokio::test]
+async fn an_empty_regeneration_is_an_audited_refusal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.sqlite");
+    let state = state(
+        engine(
+            handbook(0.9),
+            vec![
+                Ok("Reimbursements settle in 30 days [6][7].".into()),
+                Err(LlmError::EmptyContent),
+            ],
+        ),
+        Some(&path),
+    );
+    let r = send(
+        &state,
+        post_json(
+            "/v1/ask",
+            &json!({"question": "How long does reimbursement take?"}),
+        ),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    assert_eq!(r.json()["refusal"]["reason"], "validation");
+    state.audit().flush();
+    let records = audit_records(&path);
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].refusal.as_deref(), Some("validation"));
+}
+
+/// Issue 17: sentences of a rejected first attempt stayed on screen. The
+/// stream withdraws them with a `retract` event before `final`.
+#[tokio::test]
+async fn a_rejected_first_attempt_is_retracted_over_sse() {
+    let state = state(
+        engine(
+            handbook(0.9),
+            vec![
+                Ok(
+                    "Claims are filed within 60 days of the expense [2]. Refunds take 14 days [7]."
+                        .into(),
+                ),
+                Ok("Reimbursements settle within 30 days of approval [1].".into()),
+            ],
+        ),
+        None,
+    );
+    let r = send(
+        &state,
+        post_json(
+            "/v1/ask",
+            &json!({"question": "How long does reimbursement take?", "stream": true}),
+        ),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK);
+    let body = r.text();
+    let events: Vec<&str> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("event: "))
+        .collect();
+    assert_eq!(events, ["sentence", "retract", "final"], "{body}");
+    assert!(
+        body.contains(r#"data: {"count":1,"reason":"regenerated"}"#),
+        "{body}"
+    );
+}
+
+/// Issue 17: a failed model call left no audit record.
+#[tokio::test]
+async fn a_failed_model_call_is_audited() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.sqlite");
+    let state = state(
+        engine(
+            handbook(0.9),
+            vec![
+                Err(LlmError::Http {
+                    status: 500,
+                    message: "boom".into(),
+                }),
+                Err(LlmError::Http {
+                    status: 500,
+                    message: "boom".into(),
+                }),
+            ],
+        ),
+        Some(&path),
+    );
+    let r = send(
+        &state,
+        post_json(
+            "/v1/ask",
+            &json!({"question": "How long does reimbursement take?"}),
+        ),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::BAD_GATEWAY, "{}", r.text());
+    state.audit().flush();
+    let records = audit_records(&path);
+    assert_eq!(records.len(), 1, "{records:#?}");
+    assert_eq!(records[0].status, "error");
+    assert_eq!(
+        records[0].question.as_deref(),
+        Some("How long does reimbursement take?")
+    );
+    let attempts = records[0].attempts.parse().unwrap();
+    assert!(
+        attempts[0]["error"].as_str().unwrap().contains("500"),
+        "{attempts}"
+    );
+
+    // The same failure while streaming: an `error` event, and a record.
+    let r = send(
+        &state,
+        post_json("/v1/ask", &json!({"question": "Streamed?", "stream": true})),
+    )
+    .await;
+    assert!(r.text().contains("event: error"), "{}", r.text());
+    state.audit().flush();
+    let records = audit_records(&path);
+    assert_eq!(records.len(), 2, "{records:#?}");
+    assert_eq!(records[1].status, "error");
+    assert_eq!(records[1].question.as_deref(), Some("Streamed?"));
 }

@@ -432,6 +432,10 @@ async fn a_slow_answer_is_504_timeout() {
     assert_eq!(r.status, StatusCode::GATEWAY_TIMEOUT);
     assert_eq!(r.error_code(), "timeout");
     assert!(started.elapsed() < Duration::from_secs(2));
+    // Issue 17: a local model with one regeneration outlasts the default;
+    // the error says which setting to raise.
+    let message = r.json()["error"]["message"].as_str().unwrap().to_string();
+    assert!(message.contains("GROUNDCITE_TIMEOUT_SECS"), "{message}");
 }
 
 /// Splits an SSE body into (event, data) pairs.
