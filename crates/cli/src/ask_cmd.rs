@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 use futures::StreamExt;
-use groundcite_engine::{AskEvent, AskOptions, AskResult, Engine};
+use groundcite_engine::{AskEvent, AskOptions, AskResult, Engine, Retraction, StreamedSentence};
 
 use crate::args::{CommonArgs, GeneratorArgs, settings};
 
@@ -38,13 +38,13 @@ pub fn run_ask(common: &CommonArgs, args: AskArgs) -> Result<ExitCode> {
             let mut out = std::io::stdout().lock();
             while let Some(event) = events.next().await {
                 match event {
-                    AskEvent::Sentence { text, verdict, .. } => {
+                    AskEvent::Sentence(StreamedSentence { text, verdict, .. }) => {
                         if !args.json {
                             writeln!(out, "[{verdict}] {text}")?;
                             out.flush()?;
                         }
                     }
-                    AskEvent::Retract { count, reason } => {
+                    AskEvent::Retract(Retraction { count, reason }) => {
                         if !args.json {
                             writeln!(out, "[retracted the {count} sentence(s) above: {reason}]")?;
                             out.flush()?;

@@ -140,9 +140,9 @@ fn streaming(c: &mut Criterion) {
                 let mut sentences = 0;
                 while let Some(e) = s.next().await {
                     match e {
-                        AskEvent::Sentence { .. } => sentences += 1,
+                        AskEvent::Sentence(_) => sentences += 1,
                         AskEvent::Final(_) => {}
-                        AskEvent::Retract { reason, .. } => panic!("retracted: {reason}"),
+                        AskEvent::Retract(r) => panic!("retracted: {}", r.reason),
                         AskEvent::Error(e) => panic!("{e}"),
                     }
                 }

@@ -18,8 +18,8 @@ mod text;
 pub use checker::{Checker, PromptOutput, PromptPassage};
 pub use extractive::{ExtractiveConfig, ExtractiveGenerator};
 pub use pipeline::{
-    AskEvent, AskOptions, AskRefusal, AskResult, Attempt, Engine, RefusalReason, Retriever,
-    SentPassageInfo, Timings,
+    AskEvent, AskOptions, AskRefusal, AskResult, Attempt, Engine, RefusalReason, Retraction,
+    Retriever, SentPassageInfo, StreamedSentence, Timings,
 };
 pub use settings::{ContractRole, GeneratorKind, Settings};
 

@@ -205,24 +205,42 @@ impl std::ops::DerefMut for AskResult {
     }
 }
 
+/// A streamed sentence whose markers all resolve (the data of an SSE
+/// `sentence` event).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StreamedSentence {
+    pub index: usize,
+    pub text: String,
+    /// Byte span into the answer.
+    pub start: usize,
+    pub end: usize,
+    pub citations: Vec<u64>,
+    /// `supported`, `contradicted`, `unsupported`, `uncited` (or
+    /// `unchecked` with support checking off).
+    pub verdict: String,
+}
+
+/// The sentences streamed so far are withdrawn (the data of an SSE
+/// `retract` event): their attempt was rejected; the final answer
+/// replaces them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Retraction {
+    /// How many sentences are withdrawn (all sent so far).
+    pub count: usize,
+    /// `regenerated`, `refused`, `dropped` or `error`.
+    pub reason: String,
+}
+
 /// Events of a streamed answer.
 #[derive(Debug)]
 pub enum AskEvent {
     /// A sentence whose markers all resolve (and, with support checking
     /// on, its verdict). Never sent for a sentence with an id never sent.
-    Sentence {
-        index: usize,
-        text: String,
-        start: usize,
-        end: usize,
-        citations: Vec<u64>,
-        verdict: String,
-    },
-    /// Every `Sentence` sent so far (`count` of them) is withdrawn: the
-    /// attempt they came from was rejected (`reason`: `regenerated`,
-    /// `refused`, `dropped`, `error`). Sent before `Final` (or `Error`),
-    /// whose answer replaces them.
-    Retract { count: usize, reason: String },
+    Sentence(StreamedSentence),
+    /// Every `Sentence` sent so far is withdrawn: the attempt they came
+    /// from was rejected. Sent before `Final` (or `Error`), whose answer
+    /// replaces them.
+    Retract(Retraction),
     /// The full result. When no `Retract` came before it, the sentences
     /// streamed are sentences of its `answer`.
     Final(Box<AskResult>),
@@ -565,14 +583,14 @@ impl Engine {
                         }
                     }
                 }
-                events.push(AskEvent::Sentence {
+                events.push(AskEvent::Sentence(StreamedSentence {
                     index,
                     text: r.text,
                     start: r.start,
                     end: r.end,
                     citations: r.citations,
                     verdict,
-                });
+                }));
                 index += 1;
             }
             events
@@ -823,7 +841,7 @@ struct Shown {
 
 impl Shown {
     fn record(&mut self, event: &AskEvent, started: Instant) {
-        if let AskEvent::Sentence { text, .. } = event {
+        if let AskEvent::Sentence(StreamedSentence { text, .. }) = event {
             self.first_sentence_ms.get_or_insert_with(|| ms(started));
             self.texts.push(text.clone());
         }
@@ -851,10 +869,10 @@ impl Shown {
     }
 
     fn retract(&self, reason: &str) -> AskEvent {
-        AskEvent::Retract {
+        AskEvent::Retract(Retraction {
             count: self.texts.len(),
             reason: reason.to_string(),
-        }
+        })
     }
 }
 

@@ -43,7 +43,10 @@ mod tests {
     fn stems_meet() {
         assert_eq!(stem("Reimbursements"), stem("reimbursement"));
         assert_eq!(stem("policies"), stem("policy"));
-        assert_eq!(terms("How long does reimbursement take?"), ["reimbursement"]);
+        assert_eq!(
+            terms("How long does reimbursement take?"),
+            ["reimbursement"]
+        );
         assert_eq!(terms("Can I get reimbursed, and when?"), ["reimburs"]);
     }
 }

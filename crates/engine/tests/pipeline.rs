@@ -9,7 +9,8 @@ use futures::StreamExt;
 use groundcite_core::Status;
 use groundcite_core::finalize::BadIdPolicy;
 use groundcite_engine::{
-    AskEvent, AskOptions, Engine, EngineError, RefusalReason, Retriever, Settings,
+    AskEvent, AskOptions, Engine, EngineError, RefusalReason, Retraction, Retriever, Settings,
+    StreamedSentence,
 };
 use groundcite_index::{Chunk, Hit};
 use groundcite_llm::{Generator, LlmError, OpenAiConfig, OpenAiGenerator, ScriptedGenerator};
@@ -243,16 +244,16 @@ async fn streaming_releases_only_validated_sentences() {
     let mut last = None;
     while let Some(e) = events.next().await {
         match e {
-            AskEvent::Sentence {
+            AskEvent::Sentence(StreamedSentence {
                 text, citations, ..
-            } => {
+            }) => {
                 assert!(
                     citations.iter().all(|&c| (1..=3).contains(&c)),
                     "unchecked citation shown: {text}"
                 );
                 shown.push(text);
             }
-            AskEvent::Retract { count, .. } => retracted = Some(count),
+            AskEvent::Retract(Retraction { count, .. }) => retracted = Some(count),
             AskEvent::Final(r) => last = Some(r),
             AskEvent::Error(e) => panic!("{e}"),
         }
@@ -530,8 +531,8 @@ async fn collect(engine: &Engine) -> (Vec<String>, usize, Box<groundcite_engine:
     let mut last = None;
     while let Some(e) = events.next().await {
         match e {
-            AskEvent::Sentence { text, .. } => shown.push(text),
-            AskEvent::Retract { count, .. } => {
+            AskEvent::Sentence(StreamedSentence { text, .. }) => shown.push(text),
+            AskEvent::Retract(Retraction { count, .. }) => {
                 assert_eq!(
                     count,
                     shown.len(),
@@ -583,7 +584,7 @@ async fn the_refuse_policy_applies_to_streams() {
     let engine = engine_with(settings, g);
     let mut events = engine.ask_stream(Q, &AskOptions::default());
     while let Some(e) = events.next().await {
-        if let AskEvent::Sentence { text, verdict, .. } = &e {
+        if let AskEvent::Sentence(StreamedSentence { text, verdict, .. }) = &e {
             assert!(
                 verdict != "contradicted" && !text.contains("14 days"),
                 "shown under the refuse policy: {text}"

@@ -102,30 +102,12 @@ impl std::fmt::Display for AnswerError {
 impl std::error::Error for AnswerError {}
 
 /// A streamed sentence whose markers validated (the data of an SSE
-/// `sentence` event).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SentenceEvent {
-    pub index: usize,
-    pub text: String,
-    /// Byte span into the answer.
-    pub start: usize,
-    pub end: usize,
-    pub citations: Vec<u64>,
-    /// `supported`, `contradicted`, `unsupported`, `uncited` (or
-    /// `unchecked` with support checking off).
-    pub verdict: String,
-}
+/// `sentence` event): the engine's type, served as it is.
+pub use groundcite_engine::StreamedSentence as SentenceEvent;
 
 /// The sentences streamed so far are withdrawn (the data of an SSE
-/// `retract` event): their attempt was rejected; the `final` event's
-/// answer replaces them.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RetractEvent {
-    /// How many `sentence` events are withdrawn (all sent so far).
-    pub count: usize,
-    /// `regenerated`, `refused`, `dropped` or `error`.
-    pub reason: String,
-}
+/// `retract` event): the engine's type, served as it is.
+pub use groundcite_engine::Retraction as RetractEvent;
 
 /// One event of a streamed answer.
 #[derive(Debug, Clone)]

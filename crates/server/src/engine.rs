@@ -21,8 +21,7 @@ use futures::{FutureExt, StreamExt};
 use groundcite_engine::{AskEvent, AskOptions, AskResult, Engine, EngineError};
 
 use crate::answerer::{
-    AnswerError, AnswerErrorKind, AnswerEvent, Answerer, AskParams, Readiness, RetractEvent,
-    SearchHit, SentenceEvent,
+    AnswerError, AnswerErrorKind, AnswerEvent, Answerer, AskParams, Readiness, SearchHit,
 };
 
 /// The engine's errors in the service's terms: a bad request stays a 400,
@@ -63,24 +62,8 @@ impl Answerer for Engine {
         };
         Engine::ask_stream(self, question, &opts)
             .map(|event| match event {
-                AskEvent::Sentence {
-                    index,
-                    text,
-                    start,
-                    end,
-                    citations,
-                    verdict,
-                } => AnswerEvent::Sentence(SentenceEvent {
-                    index,
-                    text,
-                    start,
-                    end,
-                    citations,
-                    verdict,
-                }),
-                AskEvent::Retract { count, reason } => {
-                    AnswerEvent::Retract(RetractEvent { count, reason })
-                }
+                AskEvent::Sentence(sentence) => AnswerEvent::Sentence(sentence),
+                AskEvent::Retract(retraction) => AnswerEvent::Retract(retraction),
                 AskEvent::Final(result) => AnswerEvent::Final(result),
                 AskEvent::Error(e) => AnswerEvent::Error(answer_error(e)),
             })
