@@ -33,6 +33,10 @@ fn le_word(bytes: &[u8]) -> u64 {
 /// The key of a number as written: its digits and decimal point, without thousands separators
 /// ("1,000" and "1000" share a key).
 pub fn number_key(word: &str) -> u64 {
+    // Most numbers have no separator and no letter to lowercase: no copy.
+    if !word.bytes().any(|b| b == b',' || b.is_ascii_uppercase()) {
+        return key(word.as_bytes());
+    }
     let digits: Vec<u8> = word
         .bytes()
         .filter(|&b| b != b',')

@@ -397,9 +397,10 @@ fn bound_before(toks: &[Token], i: usize, text: &str) -> Bound {
     let Some(p) = i.checked_sub(1).map(|k| &toks[k]) else {
         return Bound::Exact;
     };
+    let word = p.text(text);
     let Some(&(_, before)) = BOUND_WORDS
         .iter()
-        .find(|(w, _)| p.text(text).eq_ignore_ascii_case(w))
+        .find(|(w, _)| word.eq_ignore_ascii_case(w))
     else {
         return Bound::Exact;
     };

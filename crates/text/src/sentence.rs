@@ -127,3 +127,117 @@ mod tests {
         );
     }
 }
+
+/// Where the passage splitter and the answer segmenter ([`crate::segment`]) part ways: each
+/// case is one rule that differs, with both outputs. Putting passages on the answer segmenter
+/// (or answers on this splitter) would change these spans, and with them verdicts.
+#[cfg(test)]
+mod differences_from_the_answer_segmenter {
+    use super::sentence_spans;
+    use crate::segment::segment;
+
+    fn passage(text: &str) -> Vec<&str> {
+        let mut spans = Vec::new();
+        sentence_spans(text, &mut spans);
+        spans
+            .iter()
+            .map(|&(a, b)| &text[a as usize..b as usize])
+            .collect()
+    }
+
+    fn answer(text: &str) -> Vec<&str> {
+        segment(text).iter().map(|s| s.text(text)).collect()
+    }
+
+    /// Both outputs of `text`: (passage splitter, answer segmenter).
+    fn both(text: &str) -> (Vec<&str>, Vec<&str>) {
+        (passage(text), answer(text))
+    }
+
+    #[test]
+    fn hard_wrapped_lines() {
+        // Passages are hard-wrapped markdown: a line break ends nothing by itself, even before
+        // a capital. In an answer it ends a sentence unless the next line starts in lower case.
+        let t = "Ask in the\nTTS channel first.";
+        assert_eq!(
+            both(t),
+            (
+                vec!["Ask in the\nTTS channel first."],
+                vec!["Ask in the", "TTS channel first."]
+            )
+        );
+    }
+
+    #[test]
+    fn markdown_lines_kept_whole_or_dropped() {
+        // A passage keeps a heading's hashes and a table's separator row; an answer strips
+        // the hashes and drops the separator.
+        let t = "## Leave\n\n| a | b |\n| --- | --- |";
+        assert_eq!(
+            both(t),
+            (
+                vec!["## Leave", "| a | b |", "| --- | --- |"],
+                vec!["Leave", "| a | b |"]
+            )
+        );
+        // Front matter rules: joined to the next line in a passage, dropped in an answer.
+        let t = "---\ntitle: Leave\n---";
+        assert_eq!(
+            both(t),
+            (vec!["---\ntitle: Leave\n---"], vec!["title: Leave"])
+        );
+    }
+
+    #[test]
+    fn glued_sentences() {
+        // Scraped passages glue sentences ("century.First"); answers do not.
+        let t = "It ran in the 19th century.First for Women is a magazine.";
+        assert_eq!(
+            both(t),
+            (
+                vec![
+                    "It ran in the 19th century.",
+                    "First for Women is a magazine."
+                ],
+                vec![t]
+            )
+        );
+    }
+
+    #[test]
+    fn what_follows_a_period() {
+        // A passage splits after any period and a space that is not an abbreviation's, even
+        // before a lower-case word; an answer wants a sentence-like start.
+        let t = "Submit it by Friday. then wait.";
+        assert_eq!(
+            both(t),
+            (vec!["Submit it by Friday.", "then wait."], vec![t])
+        );
+        // After "etc." a passage never splits; an answer splits before a capital.
+        let t = "Pens, paper, etc. The desk is yours.";
+        assert_eq!(
+            both(t),
+            (
+                vec![t],
+                vec!["Pens, paper, etc.", "The desk is yours."]
+            )
+        );
+    }
+
+    #[test]
+    fn closers_after_the_period() {
+        // An answer keeps closing parentheses and quotes with their sentence. A passage splits
+        // only right after the punctuation: not at all after `.)`, and before the quote of
+        // `now." Then` (read as glued sentences).
+        let t = "(See the FAQ.) Then go.";
+        assert_eq!(both(t), (vec![t], vec!["(See the FAQ.)", "Then go."]));
+        let t = "He said \"File it now.\" Then he left.";
+        assert_eq!(
+            both(t),
+            (
+                vec!["He said \"File it now.", "\" Then he left."],
+                vec!["He said \"File it now.\"", "Then he left."]
+            )
+        );
+    }
+}

@@ -118,6 +118,8 @@ struct Word {
     plain: bool,
     /// Has an ASCII digit.
     digit: bool,
+    /// Has an ASCII uppercase letter.
+    upper: bool,
 }
 
 /// The word starting at `start` (a word character).
@@ -126,12 +128,23 @@ fn word_at(text: &str, start: usize) -> Word {
     let mut non_split = 0;
     let mut plain = true;
     let mut digit = false;
+    let mut upper = false;
     let mut i = start;
     while let Some(&b) = bytes.get(i) {
-        if b.is_ascii_alphanumeric() {
-            digit |= b.is_ascii_digit();
+        // Most bytes of a word are lowercase letters: tested first.
+        if b.is_ascii_lowercase() {
             i += 1;
             continue;
+        }
+        if b.is_ascii_digit() || b.is_ascii_uppercase() {
+            digit |= b.is_ascii_digit();
+            upper |= b.is_ascii_uppercase();
+            i += 1;
+            continue;
+        }
+        // Other ASCII (a space, most punctuation) ends the word without decoding.
+        if b < 128 && !matches!(b, b'\'' | b'.' | b',' | b'-') {
+            break;
         }
         let Some(c) = text[i..].chars().next() else {
             break;
@@ -161,6 +174,7 @@ fn word_at(text: &str, start: usize) -> Word {
         non_split,
         plain,
         digit,
+        upper,
     }
 }
 
@@ -170,14 +184,15 @@ fn negation_lookalike(folded: &str, word: &str, after: &[u8]) -> bool {
         || (folded == "no" && word.starts_with('N') && after.first() == Some(&b'.'))
 }
 
-/// The token of a word (see [`tokenize`]); `folded` is a buffer.
-fn make_token(text: &str, span: &Word, classify_common: bool, folded: &mut String) -> Token {
+/// The token of a word (see [`tokenize`]); `buf` is a buffer for its folded form.
+fn make_token(text: &str, span: &Word, classify_common: bool, buf: &mut String) -> Token {
     let Word {
         start,
         end,
         non_split,
         plain,
         digit,
+        upper,
     } = *span;
     let word = &text[start..end];
     let mut token = Token {
@@ -197,13 +212,18 @@ fn make_token(text: &str, span: &Word, classify_common: bool, folded: &mut Strin
     if cap {
         token.flags |= CAP;
     }
-    if plain {
-        folded.clear();
-        folded.push_str(word);
-        folded.make_ascii_lowercase();
+    // Most words are lowercase ASCII letters and digits: their own folded form, no copy.
+    let folded: &str = if !plain {
+        fold_into(word, buf);
+        buf
+    } else if upper {
+        buf.clear();
+        buf.push_str(word);
+        buf.make_ascii_lowercase();
+        buf
     } else {
-        fold_into(word, folded);
-    }
+        word
+    };
     if digit {
         token.flags |= DIGIT;
         if word
@@ -222,20 +242,20 @@ fn make_token(text: &str, span: &Word, classify_common: bool, folded: &mut Strin
     }
     let full_key = key(folded.as_bytes());
     let classes = class_of_key(full_key);
-    let after = &text.as_bytes()[end..(end + 2).min(text.len())];
-    // Most words are in no list: nothing to look at.
-    if classes != 0 {
-        for (class, flag) in [
-            (words::NEGATION, NEG_CUE),
-            (words::EXCLUSIVE, EXCL),
-            (words::NUMBER, QUANT),
-            (words::TIME_UNIT, TIME),
-            (words::STOP, STOP),
-        ] {
-            if classes & class != 0 && (flag != NEG_CUE || !negation_lookalike(folded, word, after))
-            {
-                token.flags |= flag;
-            }
+    for (class, flag) in [
+        (words::EXCLUSIVE, EXCL),
+        (words::NUMBER, QUANT),
+        (words::TIME_UNIT, TIME),
+        (words::STOP, STOP),
+    ] {
+        if classes & class != 0 {
+            token.flags |= flag;
+        }
+    }
+    if classes & words::NEGATION != 0 {
+        let after = &text.as_bytes()[end..(end + 2).min(text.len())];
+        if !negation_lookalike(folded, word, after) {
+            token.flags |= NEG_CUE;
         }
     }
     if classes & words::MONTH != 0 && token.flags & CAP != 0 {
@@ -275,7 +295,9 @@ fn make_token(text: &str, span: &Word, classify_common: bool, folded: &mut Strin
             ("re", 4, RE_PREFIX),
         ] {
             if lower.len() >= prefix.len() + min_rest && folded.starts_with(prefix) {
-                token.alt = word_key(&folded[prefix.len()..]);
+                // The rest is folded already: its key is that of its stem.
+                let rest = &lower[prefix.len()..];
+                token.alt = key(&rest[..stem_len(rest)]);
                 token.flags |= flag;
                 break;
             }

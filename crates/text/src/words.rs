@@ -24,6 +24,8 @@ pub(crate) const NUMBER: u8 = 16;
 pub(crate) const MONTH: u8 = 32;
 /// A time unit.
 pub(crate) const TIME_UNIT: u8 = 64;
+/// A frequent word without its final "e" or "y" ("decid", "appl"): see [`is_common_stem`].
+const COMMON_LESS_E_Y: u8 = 128;
 
 /// Negation cues (apostrophes are folded away: "doesn't" is "doesnt").
 const NEGATIONS: &[&str] = &[
@@ -592,6 +594,11 @@ static CLASSES: LazyLock<FxHashMap<u64, u8>> = LazyLock::new(|| {
             add(word, class);
         }
     }
+    for &word in COMMON_WORDS {
+        if let Some(stem) = word.strip_suffix('e').or_else(|| word.strip_suffix('y')) {
+            add(stem, COMMON_LESS_E_Y);
+        }
+    }
     for &(word, meaning) in quantity::WORDS {
         add(
             word,
@@ -638,11 +645,7 @@ pub(crate) fn is_common_stem(folded: &str, n: usize) -> bool {
     if n == folded.len() || n < 2 {
         return false;
     }
-    let stem = &folded[..n];
-    class(stem) & COMMON != 0
-        || ["e", "y"]
-            .iter()
-            .any(|extra| class(&format!("{stem}{extra}")) & COMMON != 0)
+    class(&folded[..n]) & (COMMON | COMMON_LESS_E_Y) != 0
 }
 
 #[cfg(test)]
