@@ -73,7 +73,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use tower_http::cors::{AllowOrigin, CorsLayer};
-use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::request_id::PropagateRequestIdLayer;
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
@@ -148,7 +148,7 @@ pub fn app(state: AppState) -> Router {
             // request (errors are logged with their request id anyway).
             tracing::debug_span!("request", method = %req.method(), uri = %req.uri().path(), request_id = id)
         }))
-        .layer(SetRequestIdLayer::x_request_id(util::MakeId::default()))
+        .layer(middleware::map_request(util::assign_request_id))
         .with_state(state)
 }
 

@@ -45,6 +45,23 @@ impl<S: Send + Sync> FromRequestParts<S> for ReqId {
     }
 }
 
+/// The client's own `x-request-id`, if it sent one (see
+/// [`crate::util::assign_request_id`]): recorded, never used as an id.
+pub struct ClientReqId(pub Option<String>);
+
+impl<S: Send + Sync> FromRequestParts<S> for ClientReqId {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(ClientReqId(
+            parts
+                .extensions
+                .get::<crate::util::ClientRequestId>()
+                .map(|c| c.0.clone()),
+        ))
+    }
+}
+
 /// A JSON body, with every failure mapped to the error table: 415 for a
 /// non-JSON content type (a missing one is accepted), 413 over the body
 /// limit, 400 `malformed_json` / `invalid_body`.
@@ -147,12 +164,14 @@ fn ready_answerer(state: &AppState) -> Result<std::sync::Arc<dyn crate::Answerer
 async fn finish_answer(
     state: &AppState,
     request_id: &str,
+    client_request_id: Option<&str>,
     answer: &AskResult,
 ) -> Result<JsonText, ApiError> {
     let json = to_json(request_id, answer)?;
     state.metrics().record_answer(answer);
     if state.audit().is_enabled() {
-        let record = audit::answer_record(request_id, answer, json.clone());
+        let mut record = audit::answer_record(request_id, answer, json.clone());
+        record.client_request_id = client_request_id.map(str::to_string);
         state.audit().record_and_wait(record).await;
     }
     Ok(json)
@@ -161,6 +180,7 @@ async fn finish_answer(
 pub async fn ask(
     State(state): State<AppState>,
     ReqId(request_id): ReqId,
+    ClientReqId(client_request_id): ClientReqId,
     ApiJson(req): ApiJson<AskRequest>,
 ) -> Result<Response, ApiError> {
     let question = req.question.trim();
@@ -177,7 +197,7 @@ pub async fn ask(
     let params = AskParams { top_k: req.top_k };
     if req.stream {
         let events = answerer.ask_stream(question, params);
-        return Ok(sse(state, request_id, events));
+        return Ok(sse(state, request_id, client_request_id, events));
     }
     let answer = tokio::time::timeout(state.config().timeout, answerer.ask(question, params))
         .await
@@ -189,7 +209,7 @@ pub async fn ask(
             ))
         })
         .map_err(|e| e.into_api(&request_id))?;
-    let json = finish_answer(&state, &request_id, &answer).await?;
+    let json = finish_answer(&state, &request_id, client_request_id.as_deref(), &answer).await?;
     Ok(json_bytes(StatusCode::OK, json.bytes()))
 }
 
@@ -197,18 +217,25 @@ struct StreamState {
     inner: BoxStream<'static, AnswerEvent>,
     state: AppState,
     request_id: String,
+    client_request_id: Option<String>,
     deadline: tokio::time::Instant,
     done: bool,
 }
 
 /// Server-sent events: `sentence`* then `final` or `error`. The whole
 /// stream is bounded by the request timeout.
-fn sse(state: AppState, request_id: String, inner: BoxStream<'static, AnswerEvent>) -> Response {
+fn sse(
+    state: AppState,
+    request_id: String,
+    client_request_id: Option<String>,
+    inner: BoxStream<'static, AnswerEvent>,
+) -> Response {
     let deadline = tokio::time::Instant::now() + state.config().timeout;
     let st = StreamState {
         inner,
         state,
         request_id,
+        client_request_id,
         deadline,
         done: false,
     };
@@ -232,7 +259,8 @@ fn sse(state: AppState, request_id: String, inner: BoxStream<'static, AnswerEven
             },
             Ok(Some(AnswerEvent::Final(answer))) => {
                 st.done = true;
-                match finish_answer(&st.state, &st.request_id, &answer).await {
+                let client = st.client_request_id.as_deref();
+                match finish_answer(&st.state, &st.request_id, client, &answer).await {
                     Ok(json) => Event::default().event("final").data(json.as_str()),
                     Err(err) => error_event(&st, err),
                 }
@@ -279,6 +307,7 @@ pub struct CheckRequest {
 pub async fn check(
     State(state): State<AppState>,
     ReqId(request_id): ReqId,
+    ClientReqId(client_request_id): ClientReqId,
     ApiJson(req): ApiJson<CheckRequest>,
 ) -> Result<Response, ApiError> {
     if req.answer.trim().is_empty() {
@@ -307,7 +336,7 @@ pub async fn check(
     state.metrics().record_check(&report, elapsed);
     if state.audit().audits_checks() {
         let question = req.question.as_deref().filter(|q| !q.trim().is_empty());
-        let record = audit::check_record(
+        let mut record = audit::check_record(
             &request_id,
             question,
             &req.passages,
@@ -316,6 +345,7 @@ pub async fn check(
             json.clone(),
             elapsed * 1000.0,
         );
+        record.client_request_id = client_request_id;
         state.audit().record_and_wait(record).await;
     }
     Ok(json_bytes(StatusCode::OK, json.bytes()))
