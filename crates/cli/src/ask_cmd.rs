@@ -9,6 +9,7 @@ use futures::StreamExt;
 use groundcite_engine::{AskEvent, AskOptions, AskResult, Engine};
 
 use crate::args::{CommonArgs, GeneratorArgs, settings};
+use crate::render::safe;
 
 #[derive(Args)]
 pub struct AskArgs {
@@ -40,7 +41,7 @@ pub fn run_ask(common: &CommonArgs, args: AskArgs) -> Result<ExitCode> {
                 match event {
                     AskEvent::Sentence { text, verdict, .. } => {
                         if !args.json {
-                            writeln!(out, "[{verdict}] {text}")?;
+                            writeln!(out, "[{verdict}] {}", safe(&text))?;
                             out.flush()?;
                         }
                     }
@@ -64,7 +65,7 @@ pub fn run_ask(common: &CommonArgs, args: AskArgs) -> Result<ExitCode> {
 }
 
 fn print_answer(out: &mut dyn Write, r: &AskResult) -> Result<()> {
-    writeln!(out, "{}\n", r.answer)?;
+    writeln!(out, "{}\n", safe(&r.answer))?;
     if let Some(refusal) = &r.refusal {
         let reason = serde_json::to_value(refusal.reason)?;
         writeln!(out, "refused ({})", reason.as_str().unwrap_or("?"))?;
@@ -75,8 +76,8 @@ fn print_answer(out: &mut dyn Write, r: &AskResult) -> Result<()> {
                     out,
                     "  ! {}: {} {}",
                     s.verdict.as_str(),
-                    s.text,
-                    s.reasons.join("; ")
+                    safe(&s.text),
+                    safe(&s.reasons.join("; "))
                 )?;
             }
         }
@@ -87,7 +88,9 @@ fn print_answer(out: &mut dyn Write, r: &AskResult) -> Result<()> {
                 writeln!(
                     out,
                     "  {nums} {} <{}>\n      \"{}\"",
-                    s.label, s.url, s.quote
+                    safe(&s.label),
+                    safe(&s.url),
+                    safe(&s.quote)
                 )?;
             }
         }
@@ -99,7 +102,7 @@ fn print_answer(out: &mut dyn Write, r: &AskResult) -> Result<()> {
         r.status.as_str(),
         if r.grounded { "yes" } else { "no" },
         r.coverage * 100.0,
-        r.generator,
+        safe(&r.generator),
         if r.regenerated {
             " (regenerated once)"
         } else {

@@ -79,7 +79,7 @@ fn main() -> ExitCode {
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("groundcite: error: {err:#}");
+            eprintln!("groundcite: error: {}", render::safe(&format!("{err:#}")));
             ExitCode::from(2)
         }
     }

@@ -261,3 +261,84 @@ fn config_masks_secrets() {
     assert!(!text.contains("sk-secret-value"));
     assert!(text.contains("OPENAI_API_KEY: set, value hidden"), "{text}");
 }
+
+/// Terminal control bytes a readable report must never print raw: ESC (CSI,
+/// OSC: title change, screen clear, OSC-8 hyperlinks), BEL, CR, the C1 CSI.
+fn assert_no_controls(text: &str) {
+    for bad in ['\u{1b}', '\u{07}', '\r', '\u{9b}', '\u{202e}'] {
+        assert!(
+            !text.contains(bad),
+            "raw {:?} in the readable output:\n{}",
+            bad,
+            text.escape_debug()
+        );
+    }
+}
+
+/// Issue 13, finding 4 (terminal escape injection): documents, file names
+/// and answers with control sequences are printed escaped by `ask`,
+/// `search` and `check`.
+#[test]
+fn readable_output_escapes_terminal_control_sequences() {
+    let dir = tempfile::tempdir().unwrap();
+    let evil =
+        "\u{1b}]0;pwned\u{07}\u{1b}[2J\u{1b}]8;;javascript:alert(1)\u{1b}\\click\u{1b}]8;;\u{1b}\\";
+    let passages = dir.path().join("p.json");
+    let passage = serde_json::json!([{
+        "id": "evil-1",
+        "text": format!("Reimbursements settle within 30 days of approval {evil}."),
+        "source_url": format!("https://hr.example/{evil}"),
+        "section": format!("Filing {evil} \u{9b}31m \u{202e}txt.exe")
+    }]);
+    std::fs::write(&passages, passage.to_string()).unwrap();
+    let answer =
+        format!("Reimbursements settle within 30 days of approval [1]. {evil} Also \u{9b}2J.");
+    let o = run(
+        &[
+            "check",
+            "--passages",
+            passages.to_str().unwrap(),
+            "--answer",
+            &answer,
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("\\x1b]0;pwned"), "escaped, visible: {text}");
+    assert_no_controls(&text);
+
+    let docs = dir.path().join("docs");
+    std::fs::create_dir(&docs).unwrap();
+    std::fs::write(
+        docs.join("policy \u{1b}[2J.md"),
+        format!("# Expenses {evil}\n\nReimbursements settle within 30 days of approval. {evil}\n"),
+    )
+    .unwrap();
+    let index = dir.path().join("idx");
+    let index = index.to_str().unwrap();
+    let o = run(
+        &["ingest", "--index", index, docs.to_str().unwrap()],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_no_controls(&stdout(&o));
+    let o = run(
+        &["search", "--index", index, "reimbursements settle"],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("Reimbursements"), "{}", stdout(&o));
+    assert_no_controls(&stdout(&o));
+    let o = run(
+        &[
+            "ask",
+            "--index",
+            index,
+            "How long do reimbursements take to settle?",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_no_controls(&stdout(&o));
+}
