@@ -406,7 +406,7 @@ pub async fn search(
     if !answerer.readiness().index {
         return Err(ApiError::new(ErrorCode::NotReady, "the index is not open"));
     }
-    let hits = tokio::time::timeout(state.config().timeout, answerer.search(q, k))
+    let mut hits = tokio::time::timeout(state.config().timeout, answerer.search(q, k))
         .await
         .unwrap_or_else(|_| {
             Err(AnswerError::new(
@@ -416,6 +416,12 @@ pub async fn search(
             ))
         })
         .map_err(|e| e.into_api(&request_id))?;
+    // Only safe links leave the API, whatever an older index holds.
+    for hit in &mut hits {
+        if !groundcite_core::link::is_safe_link(&hit.source_url) {
+            hit.source_url.clear();
+        }
+    }
     Ok(json_value(
         &serde_json::json!({"query": q, "k": k, "hits": hits}),
     ))

@@ -796,3 +796,19 @@ async fn openapi_documents_every_route_schema_and_error_code() {
         assert_ne!(r.status, StatusCode::METHOD_NOT_ALLOWED, "{method} {path}");
     }
 }
+
+/// Issue 13, finding 5: a `javascript:` source url sent to /v1/check never
+/// comes back as a link.
+#[tokio::test]
+async fn unsafe_source_urls_never_leave_the_api() {
+    let state = demo_state();
+    let mut body = seed_check();
+    for p in body["passages"].as_array_mut().unwrap() {
+        p["source_url"] = json!("javascript:alert(document.cookie)");
+    }
+    let r = send(&state, post_json("/v1/check", &body)).await;
+    assert_eq!(r.status, StatusCode::OK);
+    let sources = r.json()["sources"].clone();
+    assert!(!sources.as_array().unwrap().is_empty(), "{sources}");
+    assert!(!sources.to_string().contains("javascript"), "{sources}");
+}
