@@ -812,3 +812,33 @@ async fn unsafe_source_urls_never_leave_the_api() {
     assert!(!sources.as_array().unwrap().is_empty(), "{sources}");
     assert!(!sources.to_string().contains("javascript"), "{sources}");
 }
+
+/// Issue 13, finding 9 (auth details): the scheme is case-insensitive (RFC
+/// 9110), and a request with two `Authorization` headers is refused, not
+/// judged by the first.
+#[tokio::test]
+async fn the_bearer_scheme_is_case_insensitive_and_duplicate_headers_are_refused() {
+    let state = keyed();
+    for ok in [
+        "Bearer s3cret-key",
+        "bearer s3cret-key",
+        "BEARER s3cret-key",
+        "bEaReR   s3cret-key",
+    ] {
+        let r = send(&state, with_auth(post_json("/v1/check", &seed_check()), ok)).await;
+        assert_eq!(r.status, StatusCode::OK, "{ok}");
+    }
+    let mut req = post_json("/v1/check", &seed_check());
+    req.headers_mut()
+        .append("authorization", "Bearer s3cret-key".parse().unwrap());
+    req.headers_mut()
+        .append("authorization", "Bearer something-else".parse().unwrap());
+    let r = send(&state, req).await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(r.error_code(), "invalid_api_key");
+    assert!(
+        r.text().contains("one Authorization header"),
+        "{}",
+        r.text()
+    );
+}
