@@ -81,17 +81,7 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
                 ));
             }
         }
-        let limit = state.config().body_limit;
-        let bytes = Bytes::from_request(req, state).await.map_err(|r| {
-            if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::new(
-                    ErrorCode::PayloadTooLarge,
-                    format!("the request body is larger than {limit} bytes"),
-                )
-            } else {
-                ApiError::new(ErrorCode::InvalidBody, r.body_text())
-            }
-        })?;
+        let bytes = read_body(req, state.config().body_limit).await?;
         serde_json::from_slice(&bytes).map(ApiJson).map_err(|e| {
             let code = match e.classify() {
                 serde_json::error::Category::Data => ErrorCode::InvalidBody,
@@ -100,6 +90,65 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
             ApiError::new(code, e.to_string())
         })
     }
+}
+
+/// Most bytes read and thrown away after a body went over the limit, so
+/// that a client that sends its whole body before reading (Python's
+/// http.client, browsers) can read the 413 instead of a reset connection.
+const DRAIN_MAX_BYTES: usize = 16 * 1024 * 1024;
+/// Longest time spent draining.
+const DRAIN_MAX: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The body, at most `limit` bytes. Over the limit (declared by
+/// `Content-Length` or found while reading), the rest is drained (at most
+/// [`DRAIN_MAX_BYTES`], [`DRAIN_MAX`]) and the 413 closes the connection.
+async fn read_body(req: Request, limit: usize) -> Result<Bytes, ApiError> {
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let mut over = declared.is_some_and(|n| n > limit as u64);
+    let mut stream = req.into_body().into_data_stream();
+    let mut body = Vec::new();
+    let mut drained = 0usize;
+    let deadline = tokio::time::Instant::now() + DRAIN_MAX;
+    loop {
+        let next = if over {
+            match tokio::time::timeout_at(deadline, stream.next()).await {
+                Ok(next) => next,
+                Err(_) => break,
+            }
+        } else {
+            stream.next().await
+        };
+        let Some(chunk) = next else { break };
+        let chunk = match chunk {
+            Ok(chunk) => chunk,
+            Err(_) if over => break,
+            Err(e) => return Err(ApiError::new(ErrorCode::InvalidBody, e.to_string())),
+        };
+        if !over && body.len() + chunk.len() > limit {
+            over = true;
+            drained = body.len();
+            body = Vec::new();
+        }
+        if over {
+            drained += chunk.len();
+            if drained > DRAIN_MAX_BYTES {
+                break;
+            }
+        } else {
+            body.extend_from_slice(&chunk);
+        }
+    }
+    if over {
+        return Err(ApiError::new(
+            ErrorCode::PayloadTooLarge,
+            format!("the request body is larger than {limit} bytes"),
+        ));
+    }
+    Ok(Bytes::from(body))
 }
 
 /// A JSON response from bytes already serialized.
