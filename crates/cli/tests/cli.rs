@@ -342,3 +342,98 @@ fn readable_output_escapes_terminal_control_sequences() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_no_controls(&stdout(&o));
 }
+
+/// Issue 13, finding 8 (nothing is logged): `serve` writes structured logs
+/// to stderr (`--log-format json`: one JSON object a line), the request id
+/// on every line of a request, and never the API key.
+#[test]
+fn serve_logs_json_lines_with_the_request_id_and_no_secret() {
+    use std::io::{BufRead, Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = Command::new(BIN)
+        .args([
+            "--log-format",
+            "json",
+            "serve",
+            "--addr",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .current_dir(dir.path())
+        .env_remove("GROUNDCITE_INDEX")
+        .env_remove("GROUNDCITE_CONFIG")
+        .env("GROUNDCITE_API_KEY", "topsecret-xyz")
+        .env("RUST_LOG", "info")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut stream = loop {
+        match std::net::TcpStream::connect(("127.0.0.1", port)) {
+            Ok(s) => break s,
+            Err(_) if started.elapsed() < std::time::Duration::from_secs(60) => {
+                if let Some(status) = child.try_wait().unwrap() {
+                    let mut err = String::new();
+                    child
+                        .stderr
+                        .take()
+                        .unwrap()
+                        .read_to_string(&mut err)
+                        .unwrap();
+                    panic!("the server exited ({status}): {err}");
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100))
+            }
+            Err(e) => panic!("the server did not start: {e}"),
+        }
+    };
+    write!(
+        stream,
+        "GET /v1/search?q=reimbursement HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer topsecret-xyz\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    let id = response
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("x-request-id: ")
+                .map(str::to_string)
+        })
+        .expect("a request id");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    child.kill().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let lines: Vec<String> = std::io::BufReader::new(stderr)
+        .lines()
+        .map_while(Result::ok)
+        .filter(|l| l.starts_with('{'))
+        .collect();
+    let _ = child.wait();
+    let events: Vec<serde_json::Value> = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(
+        events.iter().any(|e| e["fields"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("serving"))),
+        "{lines:#?}"
+    );
+    let mine: Vec<&String> = lines.iter().filter(|l| l.contains(id.trim())).collect();
+    assert!(
+        !mine.is_empty(),
+        "no line with the request id {id}: {lines:#?}"
+    );
+    assert!(
+        !lines.iter().any(|l| l.contains("topsecret-xyz")),
+        "{lines:#?}"
+    );
+}

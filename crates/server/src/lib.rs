@@ -144,10 +144,10 @@ pub fn app(state: AppState) -> Router {
                 .get("x-request-id")
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("-");
-            // Debug level: at the default `info`, no span is built per
-            // request (errors are logged with their request id anyway).
-            tracing::debug_span!("request", method = %req.method(), uri = %req.uri().path(), request_id = id)
-        }))
+            // Info: every line logged inside a request carries its id.
+            tracing::info_span!("request", method = %req.method(), uri = %req.uri().path(), request_id = id)
+        })
+        .on_response(tower_http::trace::DefaultOnResponse::new().level(tracing::Level::INFO)))
         .layer(middleware::map_request(util::assign_request_id))
         .with_state(state)
 }
