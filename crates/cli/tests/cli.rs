@@ -437,3 +437,45 @@ fn serve_logs_json_lines_with_the_request_id_and_no_secret() {
         "{lines:#?}"
     );
 }
+
+/// Issue 13, finding 7 (an empty index looks healthy): an index that is
+/// missing, or empty (a first ingest killed midway), is a clear error
+/// naming the fix, not a "Not covered" answer with exit 0. The first-run
+/// demo of the quick start is `ask_on_a_fresh_directory_uses_the_demo_corpus`.
+#[test]
+fn a_missing_or_empty_index_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nowhere");
+    let o = run(
+        &["ask", "--index", missing.to_str().unwrap(), "How long?"],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("no index at"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("groundcite ingest"), "{}", stderr(&o));
+    assert!(!missing.exists(), "a missing index is not created by `ask`");
+
+    // A first ingest killed midway: the index exists, with no chunks.
+    let empty = dir.path().join("empty");
+    groundcite_index::Index::open_or_create(&empty).unwrap();
+    for args in [
+        vec!["ask", "--index", empty.to_str().unwrap(), "How long?"],
+        vec![
+            "search",
+            "--index",
+            empty.to_str().unwrap(),
+            "reimbursement",
+        ],
+    ] {
+        let o = run(&args, dir.path());
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stdout(&o));
+        assert!(stderr(&o).contains("is empty"), "{}", stderr(&o));
+        assert!(stderr(&o).contains("groundcite ingest"), "{}", stderr(&o));
+    }
+    // The same at the default location: no demo corpus slipped in.
+    let default = dir.path().join(".groundcite/index");
+    groundcite_index::Index::open_or_create(&default).unwrap();
+    let o = run(&["ask", "How long does reimbursement take?"], dir.path());
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("is empty"), "{}", stderr(&o));
+}

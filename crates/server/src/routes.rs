@@ -501,7 +501,7 @@ pub async fn readyz(State(state): State<AppState>) -> Result<Response, ApiError>
     let readiness = answerer.readiness();
     if !readiness.is_ready() {
         let why = if !readiness.index {
-            "the index is not open"
+            "the index is not open or is empty: run `groundcite ingest`"
         } else {
             "no generator is configured"
         };

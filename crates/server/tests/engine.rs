@@ -210,3 +210,24 @@ async fn a_generator_failure_is_502_and_search_goes_through_the_retriever() {
     assert_eq!(r.json()["hits"][0]["id"], "expenses.md#L9-L14");
     assert_eq!(r.json()["hits"].as_array().unwrap().len(), 1);
 }
+
+/// Issue 13, finding 7: an engine over an empty index (a shared index not
+/// yet ingested, or emptied) is not ready.
+#[tokio::test]
+async fn an_empty_index_is_not_ready() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = groundcite_index::Index::open_or_create(&dir.path().join("idx")).unwrap();
+    let r = send(
+        &state(engine(Arc::new(empty), vec![]), None),
+        get("/readyz"),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(r.text().contains("empty"), "{}", r.text());
+    let r = send(&state(engine(handbook(0.9), vec![]), None), get("/readyz")).await;
+    assert_eq!(
+        r.status,
+        StatusCode::OK,
+        "a retriever that cannot count is ready"
+    );
+}
