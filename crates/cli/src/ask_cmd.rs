@@ -30,10 +30,14 @@ pub fn run_ask(common: &CommonArgs, args: AskArgs) -> Result<ExitCode> {
         .worker_threads(2)
         .enable_all()
         .build()?;
+    let deadline = settings.answer_deadline();
     runtime.block_on(async move {
         let engine = Engine::from_settings(settings)?;
         let opts = AskOptions::default();
-        let result = if args.stream {
+        let answer = async {
+            if !args.stream {
+                return Ok(engine.ask(&args.question, &opts).await?);
+            }
             let mut events = engine.ask_stream(&args.question, &opts);
             let mut result = None;
             let mut out = std::io::stdout().lock();
@@ -49,9 +53,16 @@ pub fn run_ask(common: &CommonArgs, args: AskArgs) -> Result<ExitCode> {
                     AskEvent::Error(e) => return Err(anyhow::Error::new(e)),
                 }
             }
-            result.context("the stream ended without a result")?
-        } else {
-            engine.ask(&args.question, &opts).await?
+            result.context("the stream ended without a result")
+        };
+        let result = match deadline {
+            Some(limit) => tokio::time::timeout(limit, answer).await.map_err(|_| {
+                anyhow::anyhow!(
+                    "no complete answer within the deadline of {limit:?} (2 attempts × \
+                     (timeout_secs × tries + backoff)): the model server is too slow"
+                )
+            })??,
+            None => answer.await?,
         };
         let mut out = std::io::stdout().lock();
         if args.json {

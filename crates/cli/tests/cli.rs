@@ -479,3 +479,90 @@ fn a_missing_or_empty_index_is_a_clear_error() {
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
     assert!(stderr(&o).contains("is empty"), "{}", stderr(&o));
 }
+
+/// Issue 13, finding 6 (no overall deadline): a model server that sends a
+/// chunk every 300 ms forever never resets the clock of `ask --stream`: the
+/// whole answer has a deadline (here 2 attempts × (1 s + 0.5 s to connect)).
+#[test]
+fn a_stream_that_never_ends_hits_the_total_deadline() {
+    use std::io::{BufRead, Write};
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in server.incoming() {
+            let Ok(mut conn) = conn else { return };
+            std::thread::spawn(move || {
+                let mut reader = std::io::BufReader::new(conn.try_clone().unwrap());
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+                    if line == "\r\n" {
+                        break;
+                    }
+                    line.clear();
+                }
+                let _ = conn.write_all(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
+                );
+                for _ in 0..600 {
+                    let chunk = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Reimbursements \"}}]}\n\n";
+                    if conn.write_all(chunk.as_bytes()).is_err() {
+                        return;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(300));
+                }
+            });
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("groundcite.toml"),
+        "[openai]\ntimeout_secs = 1\nconnect_timeout_secs = 0.5\nmax_retries = 0\n",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let mut child = Command::new(BIN)
+        .args([
+            "ask",
+            "--stream",
+            "--generator",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            &format!("http://127.0.0.1:{port}/v1"),
+            "How long does reimbursement take?",
+        ])
+        .current_dir(dir.path())
+        .env_remove("GROUNDCITE_INDEX")
+        .env_remove("GROUNDCITE_CONFIG")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(30) {
+            child.kill().unwrap();
+            panic!("ask --stream still running after 30 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("deadline"), "{}", stderr(&o));
+}
+
+/// Issue 13, finding 6: an endless input file is refused at a cap.
+#[test]
+fn an_endless_answer_file_is_refused_at_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write_passages(dir.path());
+    let o = run(
+        &["check", "--passages", &p, "--answer-file", "/dev/zero"],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("larger than 256 MiB"), "{}", stderr(&o));
+}
