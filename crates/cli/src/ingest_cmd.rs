@@ -91,6 +91,9 @@ pub fn run_ingest(common: &CommonArgs, args: IngestArgs) -> Result<ExitCode> {
         started.elapsed().as_secs_f64(),
         index.num_chunks()?
     )?;
+    for w in &summary.warnings {
+        eprintln!("groundcite: warning: {}", safe(&w.to_string()));
+    }
     for e in &summary.errors {
         eprintln!("groundcite: skipped {}", safe(&e.to_string()));
     }

@@ -348,6 +348,12 @@ impl Index {
             w.delete_term(Term::from_field_text(self.fields.key, &src.key));
             let had_entry = manifest.files.remove(&src.key).is_some();
             changed = true;
+            if let Some(message) = src.permalink_warning(&bytes) {
+                summary.warnings.push(IngestError {
+                    path: src.report_path.clone(),
+                    message,
+                });
+            }
             match src.chunks(bytes, opts) {
                 Ok(chunks) => {
                     for chunk in &chunks {

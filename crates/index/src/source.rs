@@ -144,6 +144,23 @@ impl Source {
         }
     }
 
+    /// A warning for the summary when the document's front-matter
+    /// permalink is refused (not `http`, `https` or relative: see
+    /// [`url::unsafe_permalink`]); the page then uses its template or file
+    /// url.
+    pub fn permalink_warning(&self, bytes: &[u8]) -> Option<String> {
+        if Format::from_path(&self.rel) == Some(Format::Html) {
+            return None;
+        }
+        let text = std::str::from_utf8(bytes).ok()?;
+        let permalink = crate::frontmatter::parse(text).ok()?.permalink?;
+        url::unsafe_permalink(&permalink).then(|| {
+            format!(
+                "front-matter permalink {permalink:?} not used: only http, https and relative links are"
+            )
+        })
+    }
+
     /// The document's chunks; the error is a message for the summary.
     pub fn chunks(&self, bytes: Vec<u8>, opts: &IngestOptions) -> Result<Vec<Chunk>, String> {
         let text = String::from_utf8(bytes)

@@ -505,6 +505,14 @@ fn only_http_https_and_relative_links_leave_ingest_and_file_urls_are_encoded() {
         .ingest(&[docs.clone()], &IngestOptions::default(), &mut |_| {})
         .unwrap();
     assert!(summary.errors.is_empty(), "{:?}", summary.errors);
+    let mut warned: Vec<String> = summary
+        .warnings
+        .iter()
+        .map(|w| w.path.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    warned.sort();
+    assert_eq!(warned, ["data.md", "evil.md"], "{:?}", summary.warnings);
+    assert!(summary.warnings[0].message.contains("permalink"));
     for query in ["otters sleeping", "beavers dams", "herons leg"] {
         let hits = index.search(query, 1).unwrap();
         let url = &hits[0].chunk.source_url;

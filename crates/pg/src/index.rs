@@ -263,6 +263,12 @@ impl PgIndex {
                         .await
                 })?;
             }
+            if let Some(message) = src.permalink_warning(&bytes) {
+                summary.warnings.push(IngestError {
+                    path: src.report_path.clone(),
+                    message,
+                });
+            }
             match src.chunks(bytes, opts) {
                 Ok(chunks) => {
                     let col = |f: fn(&Chunk) -> String| chunks.iter().map(f).collect::<Vec<_>>();
