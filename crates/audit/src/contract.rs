@@ -329,7 +329,7 @@ pub fn a_request_id_is_stored_once_and_a_conflict_is_reported(store: &mut dyn Au
         ..record("a")
     };
     stored(store, &[first.clone(), first.clone()]);
-    stored(store, &[first.clone()]);
+    stored(store, std::slice::from_ref(&first));
     assert_eq!(store.count().unwrap(), 1);
     let intruder = AuditRecord {
         status: "unverified".into(),

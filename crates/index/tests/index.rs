@@ -502,7 +502,11 @@ fn only_http_https_and_relative_links_leave_ingest_and_file_urls_are_encoded() {
     .unwrap();
     let mut index = Index::open_or_create(&dir.path().join("idx")).unwrap();
     let summary = index
-        .ingest(&[docs.clone()], &IngestOptions::default(), &mut |_| {})
+        .ingest(
+            std::slice::from_ref(&docs),
+            &IngestOptions::default(),
+            &mut |_| {},
+        )
         .unwrap();
     assert!(summary.errors.is_empty(), "{:?}", summary.errors);
     let mut warned: Vec<String> = summary
