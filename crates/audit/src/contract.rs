@@ -12,7 +12,7 @@
 //! }
 //! ```
 
-use crate::{AuditQuery, AuditRecord, AuditStore, IncidentFilter, JsonText, PAGE};
+use crate::{AuditQuery, AuditRecord, AuditStore, IncidentFilter, JsonText, PAGE, Written};
 
 /// One check of the contract: panics if `store` violates it.
 pub type Check = fn(&mut dyn AuditStore);
@@ -32,6 +32,10 @@ pub const CHECKS: &[(&str, Check)] = &[
         "the_export_is_one_json_line_per_record",
         the_export_is_one_json_line_per_record,
     ),
+    (
+        "a_request_id_is_stored_once_and_a_conflict_is_reported",
+        a_request_id_is_stored_once_and_a_conflict_is_reported,
+    ),
 ];
 
 /// A clean `ask` record: status ok, nothing flagged.
@@ -39,6 +43,7 @@ pub fn record(request_id: &str) -> AuditRecord {
     AuditRecord {
         id: 0,
         request_id: request_id.to_string(),
+        client_request_id: None,
         ts: "2026-11-30T14:50:07.123Z".into(),
         kind: "ask".into(),
         question: Some("How long does reimbursement take?".into()),
@@ -62,8 +67,8 @@ pub fn record(request_id: &str) -> AuditRecord {
 fn stored(store: &mut dyn AuditStore, records: &[AuditRecord]) {
     assert_eq!(
         store.write(records).expect("write a batch"),
-        0,
-        "no record refused"
+        Written::default(),
+        "no record refused, no conflict"
     );
 }
 
@@ -99,6 +104,7 @@ pub fn records_round_trip_exactly(store: &mut dyn AuditStore) {
         timings: JsonText::new(r#"{"check_ms": 0.25}"#),
         report: JsonText::new(r#"{"z": 1, "a": {"nested": [1.5, -2, null, "\u00e9"]}}"#),
         ts: "2027-01-02T03:04:05.678Z".into(),
+        client_request_id: Some("client's id: \"x\" ü".into()),
         ..record("rt-2")
     };
     stored(store, &[plain.clone(), odd.clone()]);
@@ -281,6 +287,7 @@ pub fn the_export_is_one_json_line_per_record(store: &mut dyn AuditStore) {
     let mut expected = [
         "id",
         "request_id",
+        "client_request_id",
         "ts",
         "kind",
         "question",
@@ -316,4 +323,43 @@ pub fn the_export_is_one_json_line_per_record(store: &mut dyn AuditStore) {
         1
     );
     assert!(String::from_utf8(out).unwrap().contains("\"export-2\""));
+}
+
+/// `request_id` is unique: the same record written again (a batch resent
+/// after an ambiguous commit, or twice in one batch) is stored once and is
+/// not a conflict; another record under a stored `request_id` is a
+/// conflict: reported, not stored, the first record left as it was.
+/// Records with the same client id are all stored.
+pub fn a_request_id_is_stored_once_and_a_conflict_is_reported(store: &mut dyn AuditStore) {
+    let first = AuditRecord {
+        client_request_id: Some("replayed".into()),
+        ..record("a")
+    };
+    stored(store, &[first.clone(), first.clone()]);
+    stored(store, std::slice::from_ref(&first));
+    assert_eq!(store.count().unwrap(), 1);
+    let intruder = AuditRecord {
+        status: "unverified".into(),
+        report: JsonText::new(r#"{"status":"unverified"}"#),
+        ..first.clone()
+    };
+    let same_client = AuditRecord {
+        client_request_id: Some("replayed".into()),
+        ..record("b")
+    };
+    let written = store
+        .write(&[intruder, same_client, record("c")])
+        .expect("write a batch");
+    assert_eq!(
+        written,
+        Written {
+            rejected: 0,
+            conflicts: 1
+        }
+    );
+    assert_eq!(written.lost(), 1);
+    let back = all(store);
+    assert_eq!(ids(&back), ["a", "b", "c"]);
+    assert_eq!(back[0].status, "ok", "a conflict never overwrites");
+    assert_eq!(back[1].client_request_id.as_deref(), Some("replayed"));
 }

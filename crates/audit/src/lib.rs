@@ -21,12 +21,13 @@
 //!
 //! PostgreSQL has the same columns (`bigint` identity `id`, unique
 //! `request_id`, `timestamptz`, `boolean`, `jsonb` id lists, `json`
-//! documents kept verbatim). SQLite (`PRAGMA user_version = 1`):
+//! documents kept verbatim; `client_request_id` from migration
+//! `0004_audit_client_id`). SQLite (`PRAGMA user_version = 2`):
 //!
 //! ```sql
 //! CREATE TABLE audit (
 //!   id INTEGER PRIMARY KEY,      -- insertion order
-//!   request_id TEXT NOT NULL,    -- the x-request-id of the HTTP request
+//!   request_id TEXT NOT NULL,    -- the server's audit id (unique index audit_request_id)
 //!   ts TEXT NOT NULL,            -- RFC 3339, UTC, milliseconds
 //!   kind TEXT NOT NULL,          -- ask | check
 //!   question TEXT,
@@ -39,9 +40,26 @@
 //!   passage_ids TEXT NOT NULL,   -- JSON: ids of the passages sent, in order ([k] is k-1)
 //!   attempts TEXT NOT NULL,      -- JSON: [{raw, bad_ids, error}] per generation attempt
 //!   timings TEXT NOT NULL,       -- JSON: {retrieve_ms, generate_ms, check_ms, total_ms}
-//!   report TEXT NOT NULL         -- JSON: the full answer object (ask) or check report (check)
+//!   report TEXT NOT NULL,        -- JSON: the full answer object (ask) or check report (check)
+//!   client_request_id TEXT       -- the client's x-request-id, if any (version 2)
 //! );
 //! ```
+//!
+//! A version 1 file is upgraded when opened for writing: the column is
+//! added, every old `request_id` (then the client's id, or a generated one)
+//! is copied into it, and a repeated old `request_id` gets its row id
+//! appended (`dup~17`) so that the unique index can be built.
+//!
+//! ## Audit ids and conflicts
+//!
+//! The service generates every `request_id` (128 random bits): a client
+//! cannot choose, replay or predict one. A store never overwrites a
+//! record: a record whose `request_id` is already stored with the same
+//! content (a batch sent again after an ambiguous commit) is skipped, and
+//! one stored with *different* content is a **conflict**, reported by
+//! [`AuditStore::write`] in [`Written::conflicts`] (the service counts it
+//! as `groundcite_audit_write_failures_total{reason="conflict"}` and logs
+//! it at error level: it means a broken id generator, never traffic).
 //!
 //! ## The export
 //!
@@ -56,7 +74,7 @@ mod sqlite;
 use std::io::Write;
 
 pub use record::{AuditRecord, JsonText};
-pub use sqlite::SqliteAuditStore;
+pub use sqlite::{SQLITE_SCHEMA_VERSION, SqliteAuditStore};
 
 /// Errors of the audit stores.
 #[derive(Debug, thiserror::Error)]
@@ -78,6 +96,23 @@ pub enum AuditError {
 }
 
 pub type Result<T, E = AuditError> = std::result::Result<T, E>;
+
+/// What [`AuditStore::write`] did with a batch: every record not counted
+/// here is stored (or was already, identical).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Written {
+    /// Records the database refused (not valid JSON, say).
+    pub rejected: u64,
+    /// Records whose `request_id` is stored with other content: not stored.
+    pub conflicts: u64,
+}
+
+impl Written {
+    /// Records of the batch that are not stored.
+    pub fn lost(&self) -> u64 {
+        self.rejected + self.conflicts
+    }
+}
 
 /// Which records a store reads.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -177,11 +212,13 @@ pub trait AuditStore: Send {
 
     /// Stores a batch in one transaction (the records' `id`s are ignored;
     /// the store assigns them in batch order). Returns how many records
-    /// the database refused: every other one is stored. A store may skip a
-    /// record whose `request_id` it already holds (PostgreSQL does, so a
-    /// batch sent again never duplicates a record). An error means nothing
-    /// was stored; the caller should open the store again.
-    fn write(&mut self, batch: &[AuditRecord]) -> Result<u64>;
+    /// the database refused and how many conflicted: every other one is
+    /// stored. `request_id` is unique: a record already stored with the
+    /// same content is skipped (a batch sent again never duplicates a
+    /// record), one stored with other content is a conflict, never
+    /// overwritten and never silent. An error means nothing was stored;
+    /// the caller should open the store again.
+    fn write(&mut self, batch: &[AuditRecord]) -> Result<Written>;
 
     /// The records matching `query`, in its order.
     fn list(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>>;

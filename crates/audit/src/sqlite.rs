@@ -5,7 +5,10 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, params};
 
-use crate::{AuditError, AuditQuery, AuditRecord, AuditStore, JsonText, Result};
+use crate::{AuditError, AuditQuery, AuditRecord, AuditStore, JsonText, Result, Written};
+
+/// The schema version this build writes (`PRAGMA user_version`).
+pub const SQLITE_SCHEMA_VERSION: i64 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS audit (
@@ -25,29 +28,61 @@ CREATE TABLE IF NOT EXISTS audit (
   passage_ids TEXT NOT NULL,
   attempts TEXT NOT NULL,
   timings TEXT NOT NULL,
-  report TEXT NOT NULL
+  report TEXT NOT NULL,
+  client_request_id TEXT
 );
+";
+
+/// Version 1 to 2: the client's id gets its own column (the old
+/// `request_id`s, client-chosen, are copied there), repeated old ids are
+/// made unique with their row id, and `request_id` becomes unique.
+const UPGRADE_1_TO_2: &str = "
+ALTER TABLE audit ADD COLUMN client_request_id TEXT;
+UPDATE audit SET client_request_id = request_id;
+UPDATE audit SET request_id = request_id || '~' || id
+  WHERE id NOT IN (SELECT min(id) FROM audit GROUP BY request_id);
+";
+
+const INDEXES: &str = "
+CREATE UNIQUE INDEX IF NOT EXISTS audit_request_id ON audit(request_id);
 CREATE INDEX IF NOT EXISTS audit_status ON audit(status);
 CREATE INDEX IF NOT EXISTS audit_flagged ON audit(contradicted, unsupported);
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 ";
 
 const INSERT_SQL: &str =
     "INSERT INTO audit (request_id, ts, kind, question, status, grounded, refusal, regenerated,
-   contradicted, unsupported, uncited, bad_ids, passage_ids, attempts, timings, report)
- VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
+   contradicted, unsupported, uncited, bad_ids, passage_ids, attempts, timings, report,
+   client_request_id)
+ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+ ON CONFLICT (request_id) DO NOTHING";
+
+/// Is the record stored under this `request_id` the same record (a batch
+/// written again), not another one (a conflict)?
+const SAME_SQL: &str =
+    "SELECT count(*) FROM audit WHERE request_id = ?1 AND ts = ?2 AND kind = ?3 AND report = ?4";
 
 const UNVERIFIED_SQL: &str = "(status = 'unverified' OR bad_ids != '[]' OR refusal = 'validation')";
 const COLUMNS: &str = "id, request_id, ts, kind, question, status, grounded, refusal, regenerated,
     contradicted, unsupported, uncited, bad_ids, passage_ids, attempts, timings, report";
 
-/// The audit log in a SQLite file (WAL; one writer, any number of readers).
-/// SQLite keeps every record it is given: it does not skip a `request_id`
-/// it already holds.
+/// The audit log in a SQLite file (WAL; one writer, any number of readers),
+/// `request_id` unique (schema version [`SQLITE_SCHEMA_VERSION`]).
 #[derive(Debug)]
 pub struct SqliteAuditStore {
     conn: Connection,
     path: PathBuf,
+    /// A version 1 file opened read-only has no `client_request_id`.
+    client_column: bool,
+}
+
+fn has_client_column(conn: &Connection) -> Result<bool> {
+    let n: i64 = conn.query_row(
+        "SELECT count(*) FROM pragma_table_info('audit') WHERE name = 'client_request_id'",
+        [],
+        |row| row.get(0),
+    )?;
+    Ok(n > 0)
 }
 
 impl SqliteAuditStore {
@@ -71,10 +106,28 @@ impl SqliteAuditStore {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "wal_autocheckpoint", 4096)?;
         conn.pragma_update(None, "journal_size_limit", 64 * 1024 * 1024)?;
-        conn.execute_batch(SCHEMA)?;
+        let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
+        if version > SQLITE_SCHEMA_VERSION {
+            return Err(AuditError::Backend(
+                format!(
+                    "audit database {}: schema version {version} is newer than this build's \
+                     {SQLITE_SCHEMA_VERSION}",
+                    path.display()
+                )
+                .into(),
+            ));
+        }
+        let tx = conn.unchecked_transaction()?;
+        tx.execute_batch(SCHEMA)?;
+        if !has_client_column(&tx)? {
+            tx.execute_batch(UPGRADE_1_TO_2)?;
+        }
+        tx.execute_batch(INDEXES)?;
+        tx.commit()?;
         Ok(SqliteAuditStore {
             conn,
             path: path.to_path_buf(),
+            client_column: true,
         })
     }
 
@@ -89,9 +142,11 @@ impl SqliteAuditStore {
             source,
         })?;
         conn.busy_timeout(Duration::from_secs(5))?;
+        let client_column = has_client_column(&conn)?;
         Ok(SqliteAuditStore {
             conn,
             path: path.to_path_buf(),
+            client_column,
         })
     }
 }
@@ -101,12 +156,14 @@ impl AuditStore for SqliteAuditStore {
         self.path.display().to_string()
     }
 
-    fn write(&mut self, batch: &[AuditRecord]) -> Result<u64> {
+    fn write(&mut self, batch: &[AuditRecord]) -> Result<Written> {
         let tx = self.conn.transaction()?;
+        let mut written = Written::default();
         {
             let mut stmt = tx.prepare_cached(INSERT_SQL)?;
+            let mut same = tx.prepare_cached(SAME_SQL)?;
             for r in batch {
-                stmt.execute(params![
+                let inserted = stmt.execute(params![
                     r.request_id,
                     r.ts,
                     r.kind,
@@ -123,15 +180,33 @@ impl AuditStore for SqliteAuditStore {
                     r.attempts.as_str(),
                     r.timings.as_str(),
                     r.report.as_str(),
+                    r.client_request_id,
                 ])?;
+                if inserted == 0 {
+                    let n: i64 = same.query_row(
+                        params![r.request_id, r.ts, r.kind, r.report.as_str()],
+                        |row| row.get(0),
+                    )?;
+                    if n == 0 {
+                        written.conflicts += 1;
+                    }
+                }
             }
         }
         tx.commit()?;
-        Ok(0)
+        Ok(written)
     }
 
     fn list(&self, q: &AuditQuery) -> Result<Vec<AuditRecord>> {
-        let sql = format!("SELECT {COLUMNS} FROM audit{}", q.sql(UNVERIFIED_SQL, "?1"));
+        let client = if self.client_column {
+            "client_request_id"
+        } else {
+            "NULL"
+        };
+        let sql = format!(
+            "SELECT {COLUMNS}, {client} FROM audit{}",
+            q.sql(UNVERIFIED_SQL, "?1")
+        );
         let mut stmt = self.conn.prepare(&sql)?;
         let mut rows = match &q.kind {
             Some(k) => stmt.query(params![k])?,
@@ -166,6 +241,7 @@ fn from_row(row: &rusqlite::Row<'_>) -> Result<AuditRecord> {
     Ok(AuditRecord {
         id,
         request_id: row.get(1)?,
+        client_request_id: row.get(17)?,
         ts: row.get(2)?,
         kind: row.get(3)?,
         question: row.get(4)?,

@@ -9,6 +9,7 @@ use futures::StreamExt;
 use groundcite_engine::{AskEvent, AskOptions, AskResult, Engine, Retraction, StreamedSentence};
 
 use crate::args::{CommonArgs, GeneratorArgs, settings};
+use crate::render::safe;
 
 #[derive(Args)]
 pub struct AskArgs {
@@ -29,10 +30,14 @@ pub fn run_ask(common: &CommonArgs, args: AskArgs) -> Result<ExitCode> {
         .worker_threads(2)
         .enable_all()
         .build()?;
+    let deadline = settings.answer_deadline();
     runtime.block_on(async move {
         let engine = Engine::from_settings(settings)?;
         let opts = AskOptions::default();
-        let result = if args.stream {
+        let answer = async {
+            if !args.stream {
+                return Ok(engine.ask(&args.question, &opts).await?);
+            }
             let mut events = engine.ask_stream(&args.question, &opts);
             let mut result = None;
             let mut out = std::io::stdout().lock();
@@ -40,7 +45,7 @@ pub fn run_ask(common: &CommonArgs, args: AskArgs) -> Result<ExitCode> {
                 match event {
                     AskEvent::Sentence(StreamedSentence { text, verdict, .. }) => {
                         if !args.json {
-                            writeln!(out, "[{verdict}] {text}")?;
+                            writeln!(out, "[{verdict}] {}", safe(&text))?;
                             out.flush()?;
                         }
                     }
@@ -54,9 +59,16 @@ pub fn run_ask(common: &CommonArgs, args: AskArgs) -> Result<ExitCode> {
                     AskEvent::Error(e) => return Err(anyhow::Error::new(e)),
                 }
             }
-            result.context("the stream ended without a result")?
-        } else {
-            engine.ask(&args.question, &opts).await?
+            result.context("the stream ended without a result")
+        };
+        let result = match deadline {
+            Some(limit) => tokio::time::timeout(limit, answer).await.map_err(|_| {
+                anyhow::anyhow!(
+                    "no complete answer within the deadline of {limit:?} (2 attempts × \
+                     (timeout_secs × tries + backoff)): the model server is too slow"
+                )
+            })??,
+            None => answer.await?,
         };
         let mut out = std::io::stdout().lock();
         if args.json {
@@ -70,7 +82,7 @@ pub fn run_ask(common: &CommonArgs, args: AskArgs) -> Result<ExitCode> {
 }
 
 fn print_answer(out: &mut dyn Write, r: &AskResult) -> Result<()> {
-    writeln!(out, "{}\n", r.answer)?;
+    writeln!(out, "{}\n", safe(&r.answer))?;
     if r.truncated {
         writeln!(
             out,
@@ -88,8 +100,8 @@ fn print_answer(out: &mut dyn Write, r: &AskResult) -> Result<()> {
                     out,
                     "  ! {}: {} {}",
                     s.verdict.as_str(),
-                    s.text,
-                    s.reasons.join("; ")
+                    safe(&s.text),
+                    safe(&s.reasons.join("; "))
                 )?;
             }
         }
@@ -100,7 +112,9 @@ fn print_answer(out: &mut dyn Write, r: &AskResult) -> Result<()> {
                 writeln!(
                     out,
                     "  {nums} {} <{}>\n      \"{}\"",
-                    s.label, s.url, s.quote
+                    safe(&s.label),
+                    safe(&s.url),
+                    safe(&s.quote)
                 )?;
             }
         }
@@ -112,7 +126,7 @@ fn print_answer(out: &mut dyn Write, r: &AskResult) -> Result<()> {
         r.status.as_str(),
         if r.grounded { "yes" } else { "no" },
         r.coverage * 100.0,
-        r.generator,
+        safe(&r.generator),
         if r.regenerated {
             " (regenerated once)"
         } else {

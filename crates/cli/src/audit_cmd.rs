@@ -9,6 +9,7 @@ use clap::Args;
 use groundcite_server::audit::{self, IncidentFilter};
 
 use crate::args::{CommonArgs, GeneratorArgs, settings};
+use crate::render;
 
 #[derive(Args)]
 pub struct AuditArgs {
@@ -82,7 +83,7 @@ pub fn run_audit(common: &CommonArgs, args: AuditArgs) -> Result<ExitCode> {
             r.kind,
             r.status,
             why.join("; "),
-            r.question.as_deref().unwrap_or("")
+            render::safe(r.question.as_deref().unwrap_or(""))
         )?;
     }
     writeln!(out, "{} incident(s) in {}", records.len(), store.location())?;

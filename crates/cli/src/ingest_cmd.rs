@@ -9,6 +9,7 @@ use clap::Args;
 use groundcite_index::{ChunkIndex, Index, IngestOptions, Progress};
 
 use crate::args::{CommonArgs, GeneratorArgs, settings};
+use crate::render::safe;
 
 #[derive(Args)]
 pub struct IngestArgs {
@@ -66,7 +67,7 @@ pub fn run_ingest(common: &CommonArgs, args: IngestArgs) -> Result<ExitCode> {
                 Progress::Started { total_files } => bar.set_length(total_files as u64),
                 Progress::File { path, done, .. } => {
                     bar.set_position(done as u64);
-                    bar.set_message(path.display().to_string());
+                    bar.set_message(safe(&path.display().to_string()).into_owned());
                 }
                 Progress::Committing => bar.set_message("committing"),
             }
@@ -79,7 +80,7 @@ pub fn run_ingest(common: &CommonArgs, args: IngestArgs) -> Result<ExitCode> {
     writeln!(
         out,
         "ingested into {}: {} files seen, {} indexed, {} unchanged, {} removed, {} skipped (unsupported), {} chunks written, {} errors, {:.2} s; {} chunks in the index",
-        index.location(),
+        safe(&index.location()),
         summary.files_seen,
         summary.indexed,
         summary.unchanged,
@@ -90,8 +91,11 @@ pub fn run_ingest(common: &CommonArgs, args: IngestArgs) -> Result<ExitCode> {
         started.elapsed().as_secs_f64(),
         index.num_chunks()?
     )?;
+    for w in &summary.warnings {
+        eprintln!("groundcite: warning: {}", safe(&w.to_string()));
+    }
     for e in &summary.errors {
-        eprintln!("groundcite: skipped {e}");
+        eprintln!("groundcite: skipped {}", safe(&e.to_string()));
     }
     Ok(if summary.errors.is_empty() {
         ExitCode::SUCCESS

@@ -7,9 +7,32 @@ use anyhow::{Context, Result, bail};
 use groundcite_core::Passage;
 use groundcite_core::case::Case;
 
+/// The largest input file (or stream, such as `/dev/stdin`) read: a larger
+/// one, or an endless one (`/dev/zero`), is an error, not a hang.
+pub const MAX_INPUT_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Reads at most [`MAX_INPUT_BYTES`] of a file, naming it on failure.
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        bail!(
+            "{}: larger than {} MiB: not read",
+            path.display(),
+            MAX_INPUT_BYTES / (1024 * 1024)
+        );
+    }
+    Ok(bytes)
+}
+
 /// Reads a whole file as UTF-8, naming the file on failure.
 pub fn read_text(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = read_bytes(path)?;
     String::from_utf8(bytes).map_err(|e| {
         anyhow::anyhow!(
             "{}: not valid UTF-8 (first bad byte at offset {})",
@@ -31,7 +54,7 @@ pub struct CaseLine {
 /// Reads a JSONL case file. Blank lines are skipped; every other line gives
 /// a case or an error, so one bad line never stops the others.
 pub fn read_cases(path: &Path) -> Result<Vec<CaseLine>> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = read_bytes(path)?;
     let mut out = Vec::new();
     for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
         let line = i + 1;

@@ -29,6 +29,10 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(flatten)]
     common: args::CommonArgs,
+    /// Log lines on stderr: `text` or `json` (one object a line). The level
+    /// comes from RUST_LOG [default: info for `serve`, warn otherwise].
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
 }
@@ -59,8 +63,42 @@ enum Command {
     Db(db_cmd::DbCommand),
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
+/// The tracing subscriber: structured events on stderr, filtered by
+/// RUST_LOG. Inside a request every line carries its span (method, path,
+/// request id). Nothing logs a secret: the API key and LLM keys are never
+/// in an event (keys are `Secret`s that print masked; headers are not
+/// logged).
+fn init_logging(format: LogFormat, default_level: &str) {
+    use tracing_subscriber::EnvFilter;
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .try_init(),
+    };
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let default_level = if matches!(cli.command, Command::Serve(_)) {
+        "info"
+    } else {
+        "warn"
+    };
+    init_logging(cli.log_format, default_level);
     let result = match cli.command {
         Command::Check(args) => check_cmd::run_check(args),
         Command::Prompt(args) => prompt_cmd::run_prompt(args),
@@ -79,7 +117,7 @@ fn main() -> ExitCode {
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("groundcite: error: {err:#}");
+            eprintln!("groundcite: error: {}", render::safe(&format!("{err:#}")));
             ExitCode::from(2)
         }
     }

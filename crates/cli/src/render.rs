@@ -1,8 +1,38 @@
-//! The readable terminal report.
+//! The readable terminal report, and [`safe`]: what every readable output
+//! passes text it did not write through.
 
+use std::borrow::Cow;
 use std::io::Write;
 
 use groundcite_core::check::{CheckOutput, SentenceVerdict};
+
+/// Text from documents, file names, urls or a model, made safe to print on
+/// a terminal: control characters (C0 but `\n` and `\t`, DEL, C1 such as
+/// the one-byte CSI `\u{9b}`) and bidirectional overrides are written as
+/// visible escapes (`\x1b`, `\u{202e}`), so no escape sequence (title
+/// change, screen clear, OSC-8 hyperlink) reaches the terminal and no text
+/// is silently hidden. Every readable renderer of the CLI prints untrusted
+/// text through this one function; JSON output is escaped by serde.
+pub fn safe(text: &str) -> Cow<'_, str> {
+    fn unsafe_char(c: char) -> bool {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    }
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if !unsafe_char(c) {
+            out.push(c);
+        } else if (c as u32) < 0x80 {
+            out.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        }
+    }
+    Cow::Owned(out)
+}
 
 pub fn report(out: &mut dyn Write, _answer: &str, o: &CheckOutput) -> std::io::Result<()> {
     let ids = |v: &[u64]| {
@@ -28,7 +58,8 @@ pub fn report(out: &mut dyn Write, _answer: &str, o: &CheckOutput) -> std::io::R
         match &r.needed {
             Some(needed) => writeln!(
                 out,
-                "refusal: the passages do not cover it; needed: {needed}"
+                "refusal: the passages do not cover it; needed: {}",
+                safe(needed)
             )?,
             None => writeln!(out, "refusal: the passages do not cover it")?,
         }
@@ -47,17 +78,17 @@ pub fn report(out: &mut dyn Write, _answer: &str, o: &CheckOutput) -> std::io::R
             "{:>2}. {mark}{:<13} {}",
             i + 1,
             s.verdict.as_str(),
-            s.text.replace('\n', " ")
+            safe(&s.text.replace('\n', " "))
         )?;
         for r in &s.reasons {
-            writeln!(out, "              {r}")?;
+            writeln!(out, "              {}", safe(r))?;
         }
         if let Some(e) = &s.evidence {
             writeln!(
                 out,
                 "              evidence [{}]: \"{}\"",
                 e.passage,
-                e.quote.split_whitespace().collect::<Vec<_>>().join(" ")
+                safe(&e.quote.split_whitespace().collect::<Vec<_>>().join(" "))
             )?;
         }
         if !s.suggested.is_empty() {
@@ -89,14 +120,31 @@ pub fn report(out: &mut dyn Write, _answer: &str, o: &CheckOutput) -> std::io::R
                 out,
                 "  {nums} {} <{}>",
                 if s.label.is_empty() {
-                    "(no label)"
+                    Cow::Borrowed("(no label)")
                 } else {
-                    &s.label
+                    safe(&s.label)
                 },
-                s.url
+                safe(&s.url)
             )?;
-            writeln!(out, "      \"{}\"", s.quote)?;
+            writeln!(out, "      \"{}\"", safe(&s.quote))?;
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::safe;
+
+    #[test]
+    fn control_characters_are_escaped_and_plain_text_is_borrowed() {
+        assert!(matches!(
+            safe("Plain, ünïcode\n\ttext"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(
+            safe("a\u{1b}]0;t\u{7}b\rc\u{9b}2J\u{7f}\u{202e}d"),
+            "a\\x1b]0;t\\x07b\\x0dc\\u{9b}2J\\x7f\\u{202e}d"
+        );
+    }
 }

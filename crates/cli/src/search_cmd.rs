@@ -8,6 +8,7 @@ use clap::Args;
 use groundcite_engine::Engine;
 
 use crate::args::{CommonArgs, GeneratorArgs, settings};
+use crate::render::safe;
 
 #[derive(Args)]
 pub struct SearchArgs {
@@ -38,8 +39,8 @@ pub fn run_search(common: &CommonArgs, args: SearchArgs) -> Result<ExitCode> {
             i + 1,
             h.score,
             h.raw_score,
-            h.chunk.section,
-            h.chunk.source_url
+            safe(&h.chunk.section),
+            safe(&h.chunk.source_url)
         )?;
         let excerpt: String = h
             .chunk
@@ -50,7 +51,7 @@ pub fn run_search(common: &CommonArgs, args: SearchArgs) -> Result<ExitCode> {
             .chars()
             .take(160)
             .collect();
-        writeln!(out, "      {excerpt}")?;
+        writeln!(out, "      {}", safe(&excerpt))?;
     }
     writeln!(
         out,

@@ -43,10 +43,10 @@ pub fn run_serve(common: &CommonArgs, args: ServeArgs) -> Result<ExitCode> {
             }
         };
         let engine = Engine::from_settings(settings).context("cannot start the engine")?;
-        eprintln!(
-            "groundcite: serving on http://{} (generator: {})",
-            args.addr,
-            engine.generator_name()
+        tracing::info!(
+            url = %format!("http://{}", args.addr),
+            generator = %engine.generator_name(),
+            "groundcite: starting"
         );
         let state = AppState::new(config, Some(Arc::new(engine)));
         groundcite_server::serve(state, args.addr).await?;

@@ -261,3 +261,308 @@ fn config_masks_secrets() {
     assert!(!text.contains("sk-secret-value"));
     assert!(text.contains("OPENAI_API_KEY: set, value hidden"), "{text}");
 }
+
+/// Terminal control bytes a readable report must never print raw: ESC (CSI,
+/// OSC: title change, screen clear, OSC-8 hyperlinks), BEL, CR, the C1 CSI.
+fn assert_no_controls(text: &str) {
+    for bad in ['\u{1b}', '\u{07}', '\r', '\u{9b}', '\u{202e}'] {
+        assert!(
+            !text.contains(bad),
+            "raw {:?} in the readable output:\n{}",
+            bad,
+            text.escape_debug()
+        );
+    }
+}
+
+/// Issue 13, finding 4 (terminal escape injection): documents, file names
+/// and answers with control sequences are printed escaped by `ask`,
+/// `search` and `check`.
+#[test]
+fn readable_output_escapes_terminal_control_sequences() {
+    let dir = tempfile::tempdir().unwrap();
+    let evil =
+        "\u{1b}]0;pwned\u{07}\u{1b}[2J\u{1b}]8;;javascript:alert(1)\u{1b}\\click\u{1b}]8;;\u{1b}\\";
+    let passages = dir.path().join("p.json");
+    let passage = serde_json::json!([{
+        "id": "evil-1",
+        "text": format!("Reimbursements settle within 30 days of approval {evil}."),
+        "source_url": format!("https://hr.example/{evil}"),
+        "section": format!("Filing {evil} \u{9b}31m \u{202e}txt.exe")
+    }]);
+    std::fs::write(&passages, passage.to_string()).unwrap();
+    let answer =
+        format!("Reimbursements settle within 30 days of approval [1]. {evil} Also \u{9b}2J.");
+    let o = run(
+        &[
+            "check",
+            "--passages",
+            passages.to_str().unwrap(),
+            "--answer",
+            &answer,
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("\\x1b]0;pwned"), "escaped, visible: {text}");
+    assert_no_controls(&text);
+
+    let docs = dir.path().join("docs");
+    std::fs::create_dir(&docs).unwrap();
+    std::fs::write(
+        docs.join("policy \u{1b}[2J.md"),
+        format!("# Expenses {evil}\n\nReimbursements settle within 30 days of approval. {evil}\n"),
+    )
+    .unwrap();
+    let index = dir.path().join("idx");
+    let index = index.to_str().unwrap();
+    let o = run(
+        &["ingest", "--index", index, docs.to_str().unwrap()],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_no_controls(&stdout(&o));
+    let o = run(
+        &["search", "--index", index, "reimbursements settle"],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("Reimbursements"), "{}", stdout(&o));
+    assert_no_controls(&stdout(&o));
+    let o = run(
+        &[
+            "ask",
+            "--index",
+            index,
+            "How long do reimbursements take to settle?",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_no_controls(&stdout(&o));
+}
+
+/// Issue 13, finding 8 (nothing is logged): `serve` writes structured logs
+/// to stderr (`--log-format json`: one JSON object a line), the request id
+/// on every line of a request, and never the API key.
+#[test]
+fn serve_logs_json_lines_with_the_request_id_and_no_secret() {
+    use std::io::{BufRead, Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = Command::new(BIN)
+        .args([
+            "--log-format",
+            "json",
+            "serve",
+            "--addr",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .current_dir(dir.path())
+        .env_remove("GROUNDCITE_INDEX")
+        .env_remove("GROUNDCITE_CONFIG")
+        .env("GROUNDCITE_API_KEY", "topsecret-xyz")
+        .env("RUST_LOG", "info")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut stream = loop {
+        match std::net::TcpStream::connect(("127.0.0.1", port)) {
+            Ok(s) => break s,
+            Err(_) if started.elapsed() < std::time::Duration::from_secs(60) => {
+                if let Some(status) = child.try_wait().unwrap() {
+                    let mut err = String::new();
+                    child
+                        .stderr
+                        .take()
+                        .unwrap()
+                        .read_to_string(&mut err)
+                        .unwrap();
+                    panic!("the server exited ({status}): {err}");
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100))
+            }
+            Err(e) => panic!("the server did not start: {e}"),
+        }
+    };
+    write!(
+        stream,
+        "GET /v1/search?q=reimbursement HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer topsecret-xyz\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    let id = response
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("x-request-id: ")
+                .map(str::to_string)
+        })
+        .expect("a request id");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    child.kill().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let lines: Vec<String> = std::io::BufReader::new(stderr)
+        .lines()
+        .map_while(Result::ok)
+        .filter(|l| l.starts_with('{'))
+        .collect();
+    let _ = child.wait();
+    let events: Vec<serde_json::Value> = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(
+        events.iter().any(|e| e["fields"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("serving"))),
+        "{lines:#?}"
+    );
+    let mine: Vec<&String> = lines.iter().filter(|l| l.contains(id.trim())).collect();
+    assert!(
+        !mine.is_empty(),
+        "no line with the request id {id}: {lines:#?}"
+    );
+    assert!(
+        !lines.iter().any(|l| l.contains("topsecret-xyz")),
+        "{lines:#?}"
+    );
+}
+
+/// Issue 13, finding 7 (an empty index looks healthy): an index that is
+/// missing, or empty (a first ingest killed midway), is a clear error
+/// naming the fix, not a "Not covered" answer with exit 0. The first-run
+/// demo of the quick start is `ask_on_a_fresh_directory_uses_the_demo_corpus`.
+#[test]
+fn a_missing_or_empty_index_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nowhere");
+    let o = run(
+        &["ask", "--index", missing.to_str().unwrap(), "How long?"],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("no index at"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("groundcite ingest"), "{}", stderr(&o));
+    assert!(!missing.exists(), "a missing index is not created by `ask`");
+
+    // A first ingest killed midway: the index exists, with no chunks.
+    let empty = dir.path().join("empty");
+    groundcite_index::Index::open_or_create(&empty).unwrap();
+    for args in [
+        vec!["ask", "--index", empty.to_str().unwrap(), "How long?"],
+        vec![
+            "search",
+            "--index",
+            empty.to_str().unwrap(),
+            "reimbursement",
+        ],
+    ] {
+        let o = run(&args, dir.path());
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stdout(&o));
+        assert!(stderr(&o).contains("is empty"), "{}", stderr(&o));
+        assert!(stderr(&o).contains("groundcite ingest"), "{}", stderr(&o));
+    }
+    // The same at the default location: no demo corpus slipped in.
+    let default = dir.path().join(".groundcite/index");
+    groundcite_index::Index::open_or_create(&default).unwrap();
+    let o = run(&["ask", "How long does reimbursement take?"], dir.path());
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("is empty"), "{}", stderr(&o));
+}
+
+/// Issue 13, finding 6 (no overall deadline): a model server that sends a
+/// chunk every 300 ms forever never resets the clock of `ask --stream`: the
+/// whole answer has a deadline (here 2 attempts × (1 s + 0.5 s to connect)).
+#[test]
+fn a_stream_that_never_ends_hits_the_total_deadline() {
+    use std::io::{BufRead, Write};
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in server.incoming() {
+            let Ok(mut conn) = conn else { return };
+            std::thread::spawn(move || {
+                let mut reader = std::io::BufReader::new(conn.try_clone().unwrap());
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+                    if line == "\r\n" {
+                        break;
+                    }
+                    line.clear();
+                }
+                let _ = conn.write_all(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
+                );
+                for _ in 0..600 {
+                    let chunk = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Reimbursements \"}}]}\n\n";
+                    if conn.write_all(chunk.as_bytes()).is_err() {
+                        return;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(300));
+                }
+            });
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("groundcite.toml"),
+        "[openai]\ntimeout_secs = 1\nconnect_timeout_secs = 0.5\nmax_retries = 0\n",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let mut child = Command::new(BIN)
+        .args([
+            "ask",
+            "--stream",
+            "--generator",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            &format!("http://127.0.0.1:{port}/v1"),
+            "How long does reimbursement take?",
+        ])
+        .current_dir(dir.path())
+        .env_remove("GROUNDCITE_INDEX")
+        .env_remove("GROUNDCITE_CONFIG")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(30) {
+            child.kill().unwrap();
+            panic!("ask --stream still running after 30 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("deadline"), "{}", stderr(&o));
+}
+
+/// Issue 13, finding 6: an endless input file is refused at a cap.
+#[test]
+fn an_endless_answer_file_is_refused_at_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write_passages(dir.path());
+    let o = run(
+        &["check", "--passages", &p, "--answer-file", "/dev/zero"],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("larger than 256 MiB"), "{}", stderr(&o));
+}

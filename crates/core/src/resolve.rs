@@ -87,7 +87,7 @@ pub fn resolve(
                 };
                 sources.push(Source {
                     label: p.section.clone(),
-                    url: p.source_url.clone(),
+                    url: crate::link::safe_link(&p.source_url).to_string(),
                     quote: clip(&p.text[start..end], quote_max_chars * 2),
                     quote_passage: k,
                     quote_start: start,

@@ -26,17 +26,31 @@ use crate::settings::{ContractRole, GeneratorKind, Settings};
 /// double. Scores must be normalised to `0..=1` so one gate fits all.
 pub trait Retriever: Send + Sync {
     fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>, EngineError>;
+
+    /// How many chunks there are to retrieve from, when the retriever
+    /// knows (readiness: an empty index is not ready).
+    fn num_chunks(&self) -> Option<u64> {
+        None
+    }
 }
 
 impl Retriever for groundcite_index::Index {
     fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>, EngineError> {
         groundcite_index::Index::search(self, query, k).map_err(EngineError::from)
     }
+
+    fn num_chunks(&self) -> Option<u64> {
+        Some(groundcite_index::Index::num_chunks(self))
+    }
 }
 
 impl Retriever for groundcite_pg::PgIndex {
     fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>, EngineError> {
         groundcite_index::ChunkIndex::search(self, query, k).map_err(EngineError::from)
+    }
+
+    fn num_chunks(&self) -> Option<u64> {
+        groundcite_index::ChunkIndex::num_chunks(self).ok()
     }
 }
 
@@ -316,6 +330,11 @@ impl Engine {
 
     pub fn generator_name(&self) -> &str {
         self.inner.generator.name()
+    }
+
+    /// How many chunks the index holds, when the retriever knows.
+    pub fn num_chunks(&self) -> Option<u64> {
+        self.inner.retriever.num_chunks()
     }
 
     pub fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>, EngineError> {
@@ -920,13 +939,23 @@ fn ms(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1000.0
 }
 
-/// Opens the configured index; an empty index at the default location
-/// gets the embedded demo corpus (so the README's first command answers on
-/// a fresh clone). An empty index elsewhere stays empty: ingest first.
+/// Opens the configured index. A missing index at the default location is
+/// created with the embedded demo corpus (so the README's first command
+/// answers on a fresh clone). Any other missing index, and any empty one
+/// (a first ingest killed midway), is an error that says to ingest: an
+/// empty index would answer "Not covered" to everything.
 fn open_index(settings: &Settings) -> Result<groundcite_index::Index, EngineError> {
-    let mut index = groundcite_index::Index::open_or_create(&settings.index)?;
-    let is_default = settings.index == groundcite_index::Index::default_dir();
-    if index.num_chunks() == 0 && settings.demo_on_first_use && is_default {
+    let path = &settings.index;
+    let is_default = *path == groundcite_index::Index::default_dir();
+    let fresh = !path.exists();
+    if fresh && !(is_default && settings.demo_on_first_use) {
+        return Err(EngineError::Index(format!(
+            "no index at {}: run `groundcite ingest PATH...` (with --index {0})",
+            path.display()
+        )));
+    }
+    let mut index = groundcite_index::Index::open_or_create(path)?;
+    if fresh && index.num_chunks() == 0 {
         let docs = groundcite_index::demo_documents();
         let opts = groundcite_index::IngestOptions::default();
         groundcite_index::ChunkIndex::ingest_documents(
@@ -936,6 +965,12 @@ fn open_index(settings: &Settings) -> Result<groundcite_index::Index, EngineErro
             &opts,
             &mut |_| {},
         )?;
+    }
+    if index.num_chunks() == 0 {
+        return Err(EngineError::Index(format!(
+            "the index at {} is empty (an ingest that did not finish?): run `groundcite ingest PATH...`",
+            path.display()
+        )));
     }
     Ok(index)
 }

@@ -208,6 +208,23 @@ impl Settings {
     }
 
     /// Checks values that would fail later in a confusing way.
+    /// The most a whole answer may take with a remote generator: two
+    /// attempts (the answer and one regeneration), each with its retries
+    /// and their backoffs, each within `timeout_secs`. A stream that keeps
+    /// sending chunks never resets it. `None` for local generators.
+    pub fn answer_deadline(&self) -> Option<std::time::Duration> {
+        let t = match self.generator {
+            GeneratorKind::Openai => &self.openai.transport,
+            GeneratorKind::Anthropic => &self.anthropic.transport,
+            GeneratorKind::Extractive | GeneratorKind::Scripted => return None,
+        };
+        let tries = f64::from(t.max_retries) + 1.0;
+        let backoff = t.max_backoff_ms as f64 / 1000.0 * f64::from(t.max_retries);
+        let secs =
+            2.0 * (t.timeout_secs.max(0.0) * tries + backoff + t.connect_timeout_secs.max(0.0));
+        std::time::Duration::try_from_secs_f64(secs).ok()
+    }
+
     pub fn validate(&self) -> Result<(), EngineError> {
         if self.top_k == 0 || self.top_k > 50 {
             return Err(EngineError::Config(format!(

@@ -290,6 +290,9 @@ pub struct IngestSummary {
     pub chunks: usize,
     /// Files that could not be read or parsed; the run went on without them.
     pub errors: Vec<IngestError>,
+    /// Files ingested with something dropped (a refused permalink): not
+    /// errors, reported.
+    pub warnings: Vec<IngestError>,
 }
 
 /// A file that could not be ingested.

@@ -144,6 +144,23 @@ impl Source {
         }
     }
 
+    /// A warning for the summary when the document's front-matter
+    /// permalink is refused (not `http`, `https` or relative: see
+    /// [`url::unsafe_permalink`]); the page then uses its template or file
+    /// url.
+    pub fn permalink_warning(&self, bytes: &[u8]) -> Option<String> {
+        if Format::from_path(&self.rel) == Some(Format::Html) {
+            return None;
+        }
+        let text = std::str::from_utf8(bytes).ok()?;
+        let permalink = crate::frontmatter::parse(text).ok()?.permalink?;
+        url::unsafe_permalink(&permalink).then(|| {
+            format!(
+                "front-matter permalink {permalink:?} not used: only http, https and relative links are"
+            )
+        })
+    }
+
     /// The document's chunks; the error is a message for the summary.
     pub fn chunks(&self, bytes: Vec<u8>, opts: &IngestOptions) -> Result<Vec<Chunk>, String> {
         let text = String::from_utf8(bytes)
@@ -236,8 +253,8 @@ fn store_file<S: IngestStore>(
     opts: &IngestOptions,
     summary: &mut IngestSummary,
 ) -> Result<(), S::Error> {
-    let mut fail = |message: String| {
-        summary.errors.push(IngestError {
+    let note = |list: &mut Vec<IngestError>, message: String| {
+        list.push(IngestError {
             path: src.report_path.clone(),
             message,
         })
@@ -245,7 +262,7 @@ fn store_file<S: IngestStore>(
     let bytes = match src.read() {
         Ok(b) => b,
         Err(message) => {
-            fail(message);
+            note(&mut summary.errors, message);
             return Ok(());
         }
     };
@@ -259,16 +276,20 @@ fn store_file<S: IngestStore>(
     if previous.is_some() {
         store.remove(&src.key)?;
     }
+    if let Some(message) = src.permalink_warning(&bytes) {
+        note(&mut summary.warnings, message);
+    }
     match src.chunks(bytes, opts) {
         Ok(chunks) => {
             store.add(src, hash, &chunks)?;
             summary.indexed += 1;
             summary.chunks += chunks.len();
         }
-        Err(message) if previous.is_some() => {
-            fail(format!("{message}; its previous chunks were removed"))
-        }
-        Err(message) => fail(message),
+        Err(message) if previous.is_some() => note(
+            &mut summary.errors,
+            format!("{message}; its previous chunks were removed"),
+        ),
+        Err(message) => note(&mut summary.errors, message),
     }
     Ok(())
 }

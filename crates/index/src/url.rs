@@ -29,8 +29,14 @@ pub fn expand_template(template: &str, rel_path: &str) -> String {
         .replace("{file}", &encode_path(rel_path))
 }
 
-/// Joins a permalink to a base URL when it is relative.
+/// Joins a permalink to a base URL when it is relative. `None` for a
+/// permalink that is not a safe link (`javascript:`, `data:`, any scheme
+/// but `http` and `https`: [`groundcite_core::link::is_safe_link`]); the
+/// caller falls back to the next url and warns ([`unsafe_permalink`]).
 pub fn join_permalink(base_url: Option<&str>, permalink: &str) -> Option<String> {
+    if unsafe_permalink(permalink) {
+        return None;
+    }
     if permalink.contains("://") {
         return Some(permalink.to_string());
     }
@@ -42,7 +48,16 @@ pub fn join_permalink(base_url: Option<&str>, permalink: &str) -> Option<String>
     ))
 }
 
-/// A `file://` URL for an absolute path.
+/// Is this front-matter permalink refused? Only `http`, `https` and
+/// relative permalinks are taken.
+pub fn unsafe_permalink(permalink: &str) -> bool {
+    let lower = permalink.to_ascii_lowercase();
+    !groundcite_core::link::is_safe_link(permalink)
+        || lower.starts_with("file:")
+        || lower.starts_with("doc:")
+}
+
+/// A `file://` URL for an absolute path, percent-encoded.
 pub fn file_url(abs: &Path) -> String {
     let s = abs.to_string_lossy().replace('\\', "/");
     let s = if s.starts_with('/') {
@@ -78,15 +93,18 @@ pub fn with_anchor(url: &str, anchor: Option<&str>) -> String {
     }
 }
 
+/// Percent-encodes every byte of a path but the unreserved characters,
+/// `/` and the sub-delimiters that are safe in a path (RFC 3986): a file
+/// name with a newline, a space, quotes or non-ASCII letters becomes a url
+/// with none of them raw.
 fn encode_path(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            ' ' => out.push_str("%20"),
-            '#' => out.push_str("%23"),
-            '%' => out.push_str("%25"),
-            '?' => out.push_str("%3F"),
-            _ => out.push(c),
+    for &b in s.as_bytes() {
+        let keep = b.is_ascii_alphanumeric() || b"-._~/!$&'()*+,;=:@".contains(&b);
+        if keep {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
         }
     }
     out

@@ -476,3 +476,58 @@ fn handbook_recall_at_5_and_gate() {
         "recall@5 {found}/{answerable}"
     );
 }
+
+/// Issue 13, finding 5 (unsafe links): a `javascript:` (or any non-http)
+/// permalink never becomes a source url (the page falls back to its file
+/// url), and a file name with a newline or other odd bytes is
+/// percent-encoded in its `file://` url.
+#[test]
+fn only_http_https_and_relative_links_leave_ingest_and_file_urls_are_encoded() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs");
+    fs::create_dir(&docs).unwrap();
+    fs::write(
+        docs.join("evil.md"),
+        "---\npermalink: \"javascript://x.example/%0Aalert(document.cookie)\"\n---\n# Evil\n\nOtters hold hands while sleeping.\n",
+    )
+    .unwrap();
+    fs::write(
+        docs.join("data.md"),
+        "---\npermalink: \"data:text/html,<script>alert(1)</script>\"\n---\n# Data\n\nBeavers build dams from branches.\n",
+    )
+    .unwrap();
+    fs::write(
+        docs.join("odd\nname <\"é\">.md"),
+        "# Odd\n\nHerons stand on one leg.\n",
+    )
+    .unwrap();
+    let mut index = Index::open_or_create(&dir.path().join("idx")).unwrap();
+    let summary = index
+        .ingest(
+            std::slice::from_ref(&docs),
+            &IngestOptions::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+    assert!(summary.errors.is_empty(), "{:?}", summary.errors);
+    let mut warned: Vec<String> = summary
+        .warnings
+        .iter()
+        .map(|w| w.path.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    warned.sort();
+    assert_eq!(warned, ["data.md", "evil.md"], "{:?}", summary.warnings);
+    assert!(summary.warnings[0].message.contains("permalink"));
+    for query in ["otters sleeping", "beavers dams", "herons leg"] {
+        let hits = index.search(query, 1).unwrap();
+        let url = &hits[0].chunk.source_url;
+        assert!(url.starts_with("file:///"), "{query}: {url}");
+        assert!(
+            url.bytes()
+                .all(|b| b.is_ascii_graphic() && !b"<>\"\\^`{|}".contains(&b)),
+            "{query}: not percent-encoded: {url:?}"
+        );
+    }
+    let odd = &index.search("herons leg", 1).unwrap()[0].chunk.source_url;
+    assert!(odd.contains("odd%0Aname%20%3C%22%C3%A9%22%3E.md"), "{odd}");
+}

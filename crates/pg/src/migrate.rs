@@ -40,6 +40,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "audit",
         sql: include_str!("../migrations/0003_audit.sql"),
     },
+    Migration {
+        version: 4,
+        name: "audit_client_id",
+        sql: include_str!("../migrations/0004_audit_client_id.sql"),
+    },
 ];
 
 /// The schema version this binary needs.

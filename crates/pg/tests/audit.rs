@@ -64,8 +64,8 @@ fn postgres_stores_a_request_id_once_and_isolates_a_refused_record() {
     };
     on_postgres(&url, "dedup", |store| {
         let r = contract::record("twice");
-        assert_eq!(store.write(&[r.clone(), r.clone()]).unwrap(), 0);
-        assert_eq!(store.write(&[r]).unwrap(), 0, "a batch sent again");
+        assert_eq!(store.write(&[r.clone(), r.clone()]).unwrap().lost(), 0);
+        assert_eq!(store.write(&[r]).unwrap().lost(), 0, "a batch sent again");
         assert_eq!(store.count().unwrap(), 1);
         let poison = groundcite_audit::AuditRecord {
             attempts: "not json".into(),
@@ -76,7 +76,12 @@ fn postgres_stores_a_request_id_once_and_isolates_a_refused_record() {
             poison,
             contract::record("good-2"),
         ];
-        assert_eq!(store.write(&batch).unwrap(), 1, "one record refused");
+        let written = store.write(&batch).unwrap();
+        assert_eq!(
+            (written.rejected, written.conflicts),
+            (1, 0),
+            "one record refused"
+        );
         let ids: Vec<String> = groundcite_audit::list_all(store)
             .unwrap()
             .into_iter()

@@ -26,9 +26,18 @@
 //! schema `groundcite`: run `groundcite db migrate` first), anything else
 //! is a SQLite file (`groundcite_audit::SqliteAuditStore`). The writer
 //! thread, the queue, the batching and the failure accounting are the same
-//! for both: they see only the trait. PostgreSQL has a unique `request_id`
-//! and skips a record already stored, so a retried batch never duplicates
-//! a record.
+//! for both: they see only the trait.
+//!
+//! ## Audit ids
+//!
+//! A record's `request_id` is the server's id of the request (128 random
+//! bits, [`crate::util::new_request_id`], the response's `x-request-id`):
+//! the client's own `x-request-id` is kept in `client_request_id`, never
+//! used as an id, so a client cannot replay or pre-claim an id to make
+//! records vanish. Both stores keep `request_id` unique: a batch sent again
+//! never duplicates a record, and a record that meets another one under
+//! its id (a conflict) is logged at error level and counted as
+//! `groundcite_audit_write_failures_total{reason="conflict"}`.
 //!
 //! ## Durability and the commit wait
 //!
@@ -171,6 +180,7 @@ pub fn answer_record(request_id: &str, answer: &AskResult, report: JsonText) -> 
     AuditRecord {
         id: 0,
         request_id: request_id.to_string(),
+        client_request_id: None,
         ts: crate::util::now_rfc3339(),
         kind: "ask".into(),
         question: Some(answer.question.clone()),
@@ -211,6 +221,7 @@ pub fn check_record(
     AuditRecord {
         id: 0,
         request_id: request_id.to_string(),
+        client_request_id: None,
         ts: crate::util::now_rfc3339(),
         kind: "check".into(),
         question: question.map(str::to_string),
@@ -247,6 +258,7 @@ pub fn failure_record(request_id: &str, question: &str, error: &AnswerError) -> 
     AuditRecord {
         id: 0,
         request_id: request_id.to_string(),
+        client_request_id: None,
         ts: crate::util::now_rfc3339(),
         kind: "ask".into(),
         question: Some(question.to_string()),
@@ -530,10 +542,21 @@ fn writer_loop(
             match store.as_mut() {
                 None => metrics.audit_failure("open", n),
                 Some(s) => match s.write(&pending) {
-                    Ok(rejected) => {
-                        metrics.audit_written(n - rejected);
-                        if rejected > 0 {
-                            metrics.audit_failure("write", rejected);
+                    Ok(written) => {
+                        metrics.audit_written(n - written.lost());
+                        if written.rejected > 0 {
+                            metrics.audit_failure("write", written.rejected);
+                        }
+                        if written.conflicts > 0 {
+                            // Ids are the server's, 128 random bits: a
+                            // conflict means a broken generator or a forged
+                            // record. Alert (the counter), never drop silently.
+                            tracing::error!(
+                                location = %location.display(),
+                                records = written.conflicts,
+                                "audit request id conflict: records not stored"
+                            );
+                            metrics.audit_failure("conflict", written.conflicts);
                         }
                         ok = true;
                     }

@@ -97,10 +97,13 @@ impl Answerer for Engine {
         .boxed()
     }
 
-    /// An engine exists only once its index is open and its generator built.
+    /// An engine exists only once its index is open and its generator
+    /// built; its index is ready while it holds chunks (an index emptied
+    /// under a running server, or a shared PostgreSQL index still empty,
+    /// is not).
     fn readiness(&self) -> Readiness {
         Readiness {
-            index: true,
+            index: self.num_chunks() != Some(0),
             generator: Some(self.generator_name().to_string()),
             passages: None,
         }

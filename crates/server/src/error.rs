@@ -243,6 +243,13 @@ impl IntoResponse for ApiError {
             HeaderValue::from_static("application/json"),
         );
         response.extensions_mut().insert(self.code);
+        if self.code == ErrorCode::PayloadTooLarge {
+            // The rest of the body may be unread: this connection ends here,
+            // and the client is told so before it tries to reuse it.
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
         if matches!(
             self.code,
             ErrorCode::MissingApiKey | ErrorCode::InvalidApiKey

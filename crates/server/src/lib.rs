@@ -73,7 +73,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use tower_http::cors::{AllowOrigin, CorsLayer};
-use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::request_id::PropagateRequestIdLayer;
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
@@ -144,11 +144,11 @@ pub fn app(state: AppState) -> Router {
                 .get("x-request-id")
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("-");
-            // Debug level: at the default `info`, no span is built per
-            // request (errors are logged with their request id anyway).
-            tracing::debug_span!("request", method = %req.method(), uri = %req.uri().path(), request_id = id)
-        }))
-        .layer(SetRequestIdLayer::x_request_id(util::MakeId::default()))
+            // Info: every line logged inside a request carries its id.
+            tracing::info_span!("request", method = %req.method(), uri = %req.uri().path(), request_id = id)
+        })
+        .on_response(tower_http::trace::DefaultOnResponse::new().level(tracing::Level::INFO)))
+        .layer(middleware::map_request(util::assign_request_id))
         .with_state(state)
 }
 
@@ -177,29 +177,30 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
 }
 
 /// Bearer-token check for `/v1/*` and `/metrics`, when a key is configured.
+/// The scheme is case-insensitive (RFC 9110 §11.1), the token is compared
+/// in constant time, and a request with more than one `Authorization`
+/// header is refused (a proxy and the server must not judge different
+/// headers).
 async fn require_key(
     State(state): State<AppState>,
     request: Request,
     next: Next,
 ) -> Result<Response, ApiError> {
     if let Some(key) = &state.config().api_key {
-        let given = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .ok_or_else(|| {
-                ApiError::new(
-                    ErrorCode::MissingApiKey,
-                    "this server requires an API key: send `Authorization: Bearer <key>`",
-                )
-            })?
-            .to_str()
-            .ok()
-            .and_then(|v| {
-                v.strip_prefix("Bearer ")
-                    .or_else(|| v.strip_prefix("bearer "))
-            })
-            .map(str::trim)
-            .unwrap_or("");
+        let mut values = request.headers().get_all(header::AUTHORIZATION).iter();
+        let value = values.next().ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::MissingApiKey,
+                "this server requires an API key: send `Authorization: Bearer <key>`",
+            )
+        })?;
+        if values.next().is_some() {
+            return Err(ApiError::new(
+                ErrorCode::InvalidApiKey,
+                "send exactly one Authorization header",
+            ));
+        }
+        let given = value.to_str().ok().and_then(bearer_token).unwrap_or("");
         if !constant_time_eq(given.as_bytes(), key.as_bytes()) {
             return Err(ApiError::new(
                 ErrorCode::InvalidApiKey,
@@ -210,11 +211,24 @@ async fn require_key(
     Ok(next.run(request).await)
 }
 
+/// The token of a `Bearer` credential, the scheme in any case.
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim().split_once([' ', '\t'])?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|t| !t.is_empty())
+}
+
+/// Compares SHA-256 digests, byte by byte without an early exit: the time
+/// depends on neither the key's length nor where the token differs.
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    use sha2::{Digest, Sha256};
+    let (a, b) = (Sha256::digest(a), Sha256::digest(b));
+    a.iter()
+        .zip(b.iter())
+        .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+        == 0
 }
 
 /// Counts every error response, and gives the one error shape to the

@@ -15,7 +15,7 @@
 //! | `groundcite_coverage` | histogram | citation coverage of non-refused answers |
 //! | `groundcite_stage_seconds` | histogram | `stage`: retrieve, generate, check, total |
 //! | `groundcite_check_seconds` | histogram | `POST /v1/check` handling time |
-//! | `groundcite_audit_write_failures_total` | counter | `reason`: open, write, queue_full |
+//! | `groundcite_audit_write_failures_total` | counter | `reason`: open, write, queue_full, conflict |
 //! | `groundcite_audit_records_total` | counter | records written |
 //! | `groundcite_audit_late_total` | counter | answers served before their record committed (the commit wait ran out) |
 //! | `groundcite_http_errors_total` | counter | `code`: the error table's code |
@@ -44,7 +44,7 @@ const VERDICTS: [&str; 5] = [
     "not_factual",
 ];
 const STAGES: [&str; 4] = ["retrieve", "generate", "check", "total"];
-const AUDIT_REASONS: [&str; 3] = ["open", "write", "queue_full"];
+const AUDIT_REASONS: [&str; 4] = ["open", "write", "queue_full", "conflict"];
 
 /// Latency buckets, in seconds: 0.1 ms to 60 s.
 pub const LATENCY_BUCKETS: &[f64] = &[
@@ -308,7 +308,8 @@ impl Metrics {
         }
     }
 
-    /// An audit record was lost: `open`, `write` or `queue_full`.
+    /// An audit record was lost: `open`, `write`, `queue_full` or
+    /// `conflict` (its request id already stored with another record).
     pub fn audit_failure(&self, reason: &'static str, n: u64) {
         if let Some(c) = self.inner.audit_failures.get(reason) {
             c.increment(n);

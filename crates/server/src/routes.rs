@@ -45,6 +45,23 @@ impl<S: Send + Sync> FromRequestParts<S> for ReqId {
     }
 }
 
+/// The client's own `x-request-id`, if it sent one (see
+/// [`crate::util::assign_request_id`]): recorded, never used as an id.
+pub struct ClientReqId(pub Option<String>);
+
+impl<S: Send + Sync> FromRequestParts<S> for ClientReqId {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(ClientReqId(
+            parts
+                .extensions
+                .get::<crate::util::ClientRequestId>()
+                .map(|c| c.0.clone()),
+        ))
+    }
+}
+
 /// A JSON body, with every failure mapped to the error table: 415 for a
 /// non-JSON content type (a missing one is accepted), 413 over the body
 /// limit, 400 `malformed_json` / `invalid_body`.
@@ -64,17 +81,7 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
                 ));
             }
         }
-        let limit = state.config().body_limit;
-        let bytes = Bytes::from_request(req, state).await.map_err(|r| {
-            if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::new(
-                    ErrorCode::PayloadTooLarge,
-                    format!("the request body is larger than {limit} bytes"),
-                )
-            } else {
-                ApiError::new(ErrorCode::InvalidBody, r.body_text())
-            }
-        })?;
+        let bytes = read_body(req, state.config().body_limit).await?;
         serde_json::from_slice(&bytes).map(ApiJson).map_err(|e| {
             let code = match e.classify() {
                 serde_json::error::Category::Data => ErrorCode::InvalidBody,
@@ -83,6 +90,65 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
             ApiError::new(code, e.to_string())
         })
     }
+}
+
+/// Most bytes read and thrown away after a body went over the limit, so
+/// that a client that sends its whole body before reading (Python's
+/// http.client, browsers) can read the 413 instead of a reset connection.
+const DRAIN_MAX_BYTES: usize = 16 * 1024 * 1024;
+/// Longest time spent draining.
+const DRAIN_MAX: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The body, at most `limit` bytes. Over the limit (declared by
+/// `Content-Length` or found while reading), the rest is drained (at most
+/// [`DRAIN_MAX_BYTES`], [`DRAIN_MAX`]) and the 413 closes the connection.
+async fn read_body(req: Request, limit: usize) -> Result<Bytes, ApiError> {
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let mut over = declared.is_some_and(|n| n > limit as u64);
+    let mut stream = req.into_body().into_data_stream();
+    let mut body = Vec::new();
+    let mut drained = 0usize;
+    let deadline = tokio::time::Instant::now() + DRAIN_MAX;
+    loop {
+        let next = if over {
+            match tokio::time::timeout_at(deadline, stream.next()).await {
+                Ok(next) => next,
+                Err(_) => break,
+            }
+        } else {
+            stream.next().await
+        };
+        let Some(chunk) = next else { break };
+        let chunk = match chunk {
+            Ok(chunk) => chunk,
+            Err(_) if over => break,
+            Err(e) => return Err(ApiError::new(ErrorCode::InvalidBody, e.to_string())),
+        };
+        if !over && body.len() + chunk.len() > limit {
+            over = true;
+            drained = body.len();
+            body = Vec::new();
+        }
+        if over {
+            drained += chunk.len();
+            if drained > DRAIN_MAX_BYTES {
+                break;
+            }
+        } else {
+            body.extend_from_slice(&chunk);
+        }
+    }
+    if over {
+        return Err(ApiError::new(
+            ErrorCode::PayloadTooLarge,
+            format!("the request body is larger than {limit} bytes"),
+        ));
+    }
+    Ok(Bytes::from(body))
 }
 
 /// A JSON response from bytes already serialized.
@@ -147,12 +213,14 @@ fn ready_answerer(state: &AppState) -> Result<std::sync::Arc<dyn crate::Answerer
 async fn finish_answer(
     state: &AppState,
     request_id: &str,
+    client_request_id: Option<&str>,
     answer: &AskResult,
 ) -> Result<JsonText, ApiError> {
     let json = to_json(request_id, answer)?;
     state.metrics().record_answer(answer);
     if state.audit().is_enabled() {
-        let record = audit::answer_record(request_id, answer, json.clone());
+        let mut record = audit::answer_record(request_id, answer, json.clone());
+        record.client_request_id = client_request_id.map(str::to_string);
         state.audit().record_and_wait(record).await;
     }
     Ok(json)
@@ -161,6 +229,7 @@ async fn finish_answer(
 pub async fn ask(
     State(state): State<AppState>,
     ReqId(request_id): ReqId,
+    ClientReqId(client_request_id): ClientReqId,
     ApiJson(req): ApiJson<AskRequest>,
 ) -> Result<Response, ApiError> {
     let question = req.question.trim();
@@ -177,7 +246,11 @@ pub async fn ask(
     let params = AskParams { top_k: req.top_k };
     if req.stream {
         let events = answerer.ask_stream(question, params);
-        return Ok(sse(state, request_id, question.to_string(), events));
+        let asked = Asked {
+            question: question.to_string(),
+            client_request_id,
+        };
+        return Ok(sse(state, request_id, asked, events));
     }
     let answer = tokio::time::timeout(state.config().timeout, answerer.ask(question, params))
         .await
@@ -195,21 +268,29 @@ pub async fn ask(
             if state.audit().is_enabled()
                 && matches!(e.kind, AnswerErrorKind::Upstream | AnswerErrorKind::Timeout)
             {
-                let record = audit::failure_record(&request_id, question, &e);
+                let mut record = audit::failure_record(&request_id, question, &e);
+                record.client_request_id = client_request_id;
                 state.audit().record_and_wait(record).await;
             }
             return Err(e.into_api(&request_id));
         }
     };
-    let json = finish_answer(&state, &request_id, &answer).await?;
+    let json = finish_answer(&state, &request_id, client_request_id.as_deref(), &answer).await?;
     Ok(json_bytes(StatusCode::OK, json.bytes()))
+}
+
+/// What a streamed answer's audit record needs of its request.
+struct Asked {
+    question: String,
+    /// The client's own `x-request-id`, kept beside ours.
+    client_request_id: Option<String>,
 }
 
 struct StreamState {
     inner: BoxStream<'static, AnswerEvent>,
     state: AppState,
     request_id: String,
-    question: String,
+    asked: Asked,
     deadline: tokio::time::Instant,
     done: bool,
 }
@@ -219,7 +300,7 @@ struct StreamState {
 fn sse(
     state: AppState,
     request_id: String,
-    question: String,
+    asked: Asked,
     inner: BoxStream<'static, AnswerEvent>,
 ) -> Response {
     let deadline = tokio::time::Instant::now() + state.config().timeout;
@@ -227,7 +308,7 @@ fn sse(
         inner,
         state,
         request_id,
-        question,
+        asked,
         deadline,
         done: false,
     };
@@ -258,7 +339,8 @@ fn sse(
             },
             Ok(Some(AnswerEvent::Final(answer))) => {
                 st.done = true;
-                match finish_answer(&st.state, &st.request_id, &answer).await {
+                let client = st.asked.client_request_id.as_deref();
+                match finish_answer(&st.state, &st.request_id, client, &answer).await {
                     Ok(json) => Event::default().event("final").data(json.as_str()),
                     Err(err) => error_event(&st, err),
                 }
@@ -268,7 +350,8 @@ fn sse(
                 if st.state.audit().is_enabled()
                     && matches!(e.kind, AnswerErrorKind::Upstream | AnswerErrorKind::Timeout)
                 {
-                    let record = audit::failure_record(&st.request_id, &st.question, &e);
+                    let mut record = audit::failure_record(&st.request_id, &st.asked.question, &e);
+                    record.client_request_id = st.asked.client_request_id.clone();
                     st.state.audit().record_and_wait(record).await;
                 }
                 let err = e.into_api(&st.request_id);
@@ -311,6 +394,7 @@ pub struct CheckRequest {
 pub async fn check(
     State(state): State<AppState>,
     ReqId(request_id): ReqId,
+    ClientReqId(client_request_id): ClientReqId,
     ApiJson(req): ApiJson<CheckRequest>,
 ) -> Result<Response, ApiError> {
     if req.answer.trim().is_empty() {
@@ -339,7 +423,7 @@ pub async fn check(
     state.metrics().record_check(&report, elapsed);
     if state.audit().audits_checks() {
         let question = req.question.as_deref().filter(|q| !q.trim().is_empty());
-        let record = audit::check_record(
+        let mut record = audit::check_record(
             &request_id,
             question,
             &req.passages,
@@ -348,6 +432,7 @@ pub async fn check(
             json.clone(),
             elapsed * 1000.0,
         );
+        record.client_request_id = client_request_id;
         state.audit().record_and_wait(record).await;
     }
     Ok(json_bytes(StatusCode::OK, json.bytes()))
@@ -408,7 +493,7 @@ pub async fn search(
     if !answerer.readiness().index {
         return Err(ApiError::new(ErrorCode::NotReady, "the index is not open"));
     }
-    let hits = tokio::time::timeout(state.config().timeout, answerer.search(q, k))
+    let mut hits = tokio::time::timeout(state.config().timeout, answerer.search(q, k))
         .await
         .unwrap_or_else(|_| {
             Err(AnswerError::new(
@@ -418,6 +503,12 @@ pub async fn search(
             ))
         })
         .map_err(|e| e.into_api(&request_id))?;
+    // Only safe links leave the API, whatever an older index holds.
+    for hit in &mut hits {
+        if !groundcite_core::link::is_safe_link(&hit.source_url) {
+            hit.source_url.clear();
+        }
+    }
     Ok(json_value(
         &serde_json::json!({"query": q, "k": k, "hits": hits}),
     ))
@@ -448,7 +539,7 @@ pub async fn readyz(State(state): State<AppState>) -> Result<Response, ApiError>
     let readiness = answerer.readiness();
     if !readiness.is_ready() {
         let why = if !readiness.index {
-            "the index is not open"
+            "the index is not open or is empty: run `groundcite ingest`"
         } else {
             "no generator is configured"
         };

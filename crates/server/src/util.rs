@@ -4,7 +4,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::http::{HeaderValue, Request};
-use tower_http::request_id::{MakeRequestId, RequestId};
 
 /// `2026-11-30T14:50:07.123Z` for a time since the epoch.
 pub fn rfc3339(time: SystemTime) -> String {
@@ -41,44 +40,82 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
-/// Request ids: 16 hex digits of a per-process seed, a dash, a counter.
-/// Unique within a process and unlikely to collide across restarts.
+/// The client's `x-request-id`, moved out of the way by [`assign_request_id`]
+/// (a request extension): recorded in the audit log, never used as an id.
 #[derive(Debug, Clone)]
-pub struct MakeId {
-    seed: u64,
-    counter: std::sync::Arc<AtomicU64>,
-}
+pub struct ClientRequestId(pub String);
 
-impl Default for MakeId {
-    fn default() -> Self {
+/// Longest client request id kept (longer ones are cut, on a char boundary).
+pub const MAX_CLIENT_REQUEST_ID: usize = 128;
+
+/// A new request id: 128 bits from the operating system's generator, in
+/// hex. Unguessable, so a client can neither replay nor pre-claim the id
+/// of another request's audit record.
+pub fn new_request_id() -> String {
+    let mut bytes = [0u8; 16];
+    if let Err(err) = getrandom::fill(&mut bytes) {
+        // Never seen on a supported OS; still unpredictable enough to a
+        // client: a hash of the clock, the process and a counter.
+        use sha2::Digest;
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        tracing::error!(error = %err, "the OS random generator failed: request ids from a hash");
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
-            .as_nanos() as u64;
-        // SplitMix64 over time and pid: a cheap, well-mixed seed.
-        let mut z = nanos ^ (u64::from(std::process::id()) << 32);
-        z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        MakeId {
-            seed: z ^ (z >> 31),
-            counter: Default::default(),
-        }
+            .as_nanos();
+        let mut hash = sha2::Sha256::new();
+        hash.update(nanos.to_le_bytes());
+        hash.update(std::process::id().to_le_bytes());
+        hash.update(COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
+        bytes.copy_from_slice(&hash.finalize()[..16]);
     }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-impl MakeRequestId for MakeId {
-    fn make_request_id<B>(&mut self, _: &Request<B>) -> Option<RequestId> {
-        let n = self.counter.fetch_add(1, Ordering::Relaxed);
-        let id = format!("{:016x}-{n}", self.seed);
-        HeaderValue::from_str(&id).ok().map(RequestId::new)
+/// Middleware: every request gets a new [`new_request_id`] as its
+/// `x-request-id` (what the response, the logs and the audit record
+/// carry); the client's own `x-request-id`, if any, is kept as a
+/// [`ClientRequestId`] extension.
+pub async fn assign_request_id(
+    mut request: Request<axum::body::Body>,
+) -> Request<axum::body::Body> {
+    let headers = request.headers_mut();
+    let client = headers
+        .get_all("x-request-id")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .map(str::trim)
+        .find(|v| !v.is_empty())
+        .map(|v| {
+            let mut end = v.len().min(MAX_CLIENT_REQUEST_ID);
+            while !v.is_char_boundary(end) {
+                end -= 1;
+            }
+            v[..end].to_string()
+        });
+    headers.remove("x-request-id");
+    if let Ok(id) = HeaderValue::from_str(&new_request_id()) {
+        headers.insert("x-request-id", id);
     }
+    if let Some(client) = client {
+        request.extensions_mut().insert(ClientRequestId(client));
+    }
+    request
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn request_ids_are_128_random_bits() {
+        let a = new_request_id();
+        let b = new_request_id();
+        assert_eq!(a.len(), 32);
+        assert!(a.bytes().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a, b);
+    }
 
     #[test]
     fn rfc3339_known_dates() {

@@ -292,8 +292,8 @@ fn nothing_is_lost_silently_when_the_queue_overflows() {
         audit::answer_record(id, &answer, json)
     };
     let started = Instant::now();
-    for _ in 0..500 {
-        log.record(record("rid"));
+    for i in 0..500 {
+        log.record(record(&format!("rid-{i}")));
     }
     assert!(
         started.elapsed() < Duration::from_secs(2),
@@ -349,4 +349,67 @@ async fn a_write_failure_is_counted_and_the_writer_recovers() {
         "{text}"
     );
     assert_eq!(audit_records(&path).len(), 1);
+}
+
+/// Issue 13, finding 1 (audit evasion): the audit id is the server's, never
+/// the client's `x-request-id`, and cannot be guessed from another
+/// response; a replayed or pre-claimed client id never costs a record.
+#[tokio::test]
+async fn a_client_request_id_never_becomes_the_audit_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.sqlite");
+    let state = audited(&path, true);
+    let with_id = |mut request: axum::http::Request<axum::body::Body>, id: &str| {
+        request
+            .headers_mut()
+            .insert("x-request-id", id.parse().unwrap());
+        request
+    };
+    let mut served = Vec::new();
+    for _ in 0..3 {
+        let ask = post_json("/v1/ask", &json!({"question": "Is furniture covered?"}));
+        let r = send(&state, with_id(ask, "replayed")).await;
+        assert_eq!(r.status, StatusCode::OK);
+        served.push(r.header("x-request-id").unwrap().to_string());
+    }
+    // An id "pre-claimed" from the shape of the ids seen so far.
+    let claimed = format!("{}0", &served[0][..served[0].len() - 1]);
+    let r = send(
+        &state,
+        with_id(post_json("/v1/check", &seed_check()), &claimed),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK);
+    served.push(r.header("x-request-id").unwrap().to_string());
+    let r = send(&state, post_json("/v1/check", &seed_check())).await;
+    served.push(r.header("x-request-id").unwrap().to_string());
+    state.audit().flush();
+
+    for id in &served {
+        assert!(id != "replayed" && id != &claimed, "{served:?}");
+        assert!(
+            id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()),
+            "128 random bits: {id}"
+        );
+    }
+    let records = audit_records(&path);
+    let ids: Vec<&str> = records.iter().map(|r| r.request_id.as_str()).collect();
+    assert_eq!(ids, served.iter().map(String::as_str).collect::<Vec<_>>());
+    let clients: Vec<Option<&str>> = records
+        .iter()
+        .map(|r| r.client_request_id.as_deref())
+        .collect();
+    assert_eq!(
+        clients,
+        [
+            Some("replayed"),
+            Some("replayed"),
+            Some("replayed"),
+            Some(claimed.as_str()),
+            None
+        ]
+    );
+    let text = send(&state, get("/metrics")).await.text();
+    assert_eq!(metric(&text, "groundcite_audit_records_total"), Some(5.0));
+    state.audit().shutdown();
 }

@@ -89,7 +89,8 @@ async fn answers_are_committed_once_before_they_are_sent() {
     )
     .await;
     assert_eq!(r.status, StatusCode::OK);
-    assert_eq!(r.header("x-request-id"), Some(ask_id.as_str()));
+    let served_id = r.header("x-request-id").unwrap().to_string();
+    assert_ne!(served_id, ask_id, "the server's id, not the client's");
     let r = send(
         &state,
         with_id(post_json("/v1/check", &seed_check()), &check_id),
@@ -105,12 +106,21 @@ async fn answers_are_committed_once_before_they_are_sent() {
     let mine = |records: Vec<audit::AuditRecord>| -> Vec<audit::AuditRecord> {
         records
             .into_iter()
-            .filter(|r| r.request_id.starts_with(&run))
+            .filter(|r| {
+                r.request_id.starts_with(&run)
+                    || r.client_request_id
+                        .as_deref()
+                        .is_some_and(|c| c.starts_with(&run))
+            })
             .collect()
     };
     let records = mine(audit_records(&url));
     assert_eq!(records.len(), 3, "{records:#?}");
-    assert_eq!(records[0].request_id, ask_id);
+    assert_eq!(records[0].request_id, served_id);
+    assert_eq!(
+        records[0].client_request_id.as_deref(),
+        Some(ask_id.as_str())
+    );
     assert_eq!(records[0].kind, "ask");
     assert_eq!(
         records[0].question.as_deref(),
@@ -125,7 +135,7 @@ async fn answers_are_committed_once_before_they_are_sent() {
     assert_eq!(records[1].kind, "check");
     assert_eq!(records[2].bad_ids, [7]);
 
-    // A record sent twice (a retried batch, a replayed request id) is stored once.
+    // A record sent twice (a retried batch) is stored once, not a conflict.
     // A clean answer: not an incident.
     let clean = StaticAnswerer::new(
         StaticAnswerer::demo().passages,
@@ -147,6 +157,21 @@ async fn answers_are_committed_once_before_they_are_sent() {
             .filter(|r| r.request_id.ends_with("-dup"))
             .count(),
         1
+    );
+
+    // Another record under a stored id: a conflict, counted, never stored.
+    let mut other = record(format!("{run}-dup"));
+    other.report = audit::JsonText::new(r#"{"other":true}"#);
+    state.audit().record(other);
+    state.audit().flush();
+    let metrics = send(&state, get("/metrics")).await.text();
+    assert_eq!(
+        metric(
+            &metrics,
+            "groundcite_audit_write_failures_total{reason=\"conflict\"}"
+        ),
+        Some(1.0),
+        "{metrics}"
     );
 
     // A record the database refuses does not take its batch with it.
@@ -188,7 +213,10 @@ async fn answers_are_committed_once_before_they_are_sent() {
     );
     // Newest first: the bad check, then the demo answer (a first attempt
     // cited an id never sent); the clean check is not an incident.
-    let ids: Vec<&str> = unverified.iter().map(|r| r.request_id.as_str()).collect();
+    let ids: Vec<&str> = unverified
+        .iter()
+        .filter_map(|r| r.client_request_id.as_deref())
+        .collect();
     assert_eq!(ids, [bad_id.as_str(), ask_id.as_str()]);
     let mut out = Vec::new();
     let n = audit::export_jsonl(store, &mut out).unwrap();

@@ -346,3 +346,24 @@ async fn a_failed_model_call_is_audited() {
     assert_eq!(records[1].status, "error");
     assert_eq!(records[1].question.as_deref(), Some("Streamed?"));
 }
+
+/// Issue 13, finding 7: an engine over an empty index (a shared index not
+/// yet ingested, or emptied) is not ready.
+#[tokio::test]
+async fn an_empty_index_is_not_ready() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = groundcite_index::Index::open_or_create(&dir.path().join("idx")).unwrap();
+    let r = send(
+        &state(engine(Arc::new(empty), vec![]), None),
+        get("/readyz"),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(r.text().contains("empty"), "{}", r.text());
+    let r = send(&state(engine(handbook(0.9), vec![]), None), get("/readyz")).await;
+    assert_eq!(
+        r.status,
+        StatusCode::OK,
+        "a retriever that cannot count is ready"
+    );
+}

@@ -800,3 +800,49 @@ async fn openapi_documents_every_route_schema_and_error_code() {
         assert_ne!(r.status, StatusCode::METHOD_NOT_ALLOWED, "{method} {path}");
     }
 }
+
+/// Issue 13, finding 5: a `javascript:` source url sent to /v1/check never
+/// comes back as a link.
+#[tokio::test]
+async fn unsafe_source_urls_never_leave_the_api() {
+    let state = demo_state();
+    let mut body = seed_check();
+    for p in body["passages"].as_array_mut().unwrap() {
+        p["source_url"] = json!("javascript:alert(document.cookie)");
+    }
+    let r = send(&state, post_json("/v1/check", &body)).await;
+    assert_eq!(r.status, StatusCode::OK);
+    let sources = r.json()["sources"].clone();
+    assert!(!sources.as_array().unwrap().is_empty(), "{sources}");
+    assert!(!sources.to_string().contains("javascript"), "{sources}");
+}
+
+/// Issue 13, finding 9 (auth details): the scheme is case-insensitive (RFC
+/// 9110), and a request with two `Authorization` headers is refused, not
+/// judged by the first.
+#[tokio::test]
+async fn the_bearer_scheme_is_case_insensitive_and_duplicate_headers_are_refused() {
+    let state = keyed();
+    for ok in [
+        "Bearer s3cret-key",
+        "bearer s3cret-key",
+        "BEARER s3cret-key",
+        "bEaReR   s3cret-key",
+    ] {
+        let r = send(&state, with_auth(post_json("/v1/check", &seed_check()), ok)).await;
+        assert_eq!(r.status, StatusCode::OK, "{ok}");
+    }
+    let mut req = post_json("/v1/check", &seed_check());
+    req.headers_mut()
+        .append("authorization", "Bearer s3cret-key".parse().unwrap());
+    req.headers_mut()
+        .append("authorization", "Bearer something-else".parse().unwrap());
+    let r = send(&state, req).await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(r.error_code(), "invalid_api_key");
+    assert!(
+        r.text().contains("one Authorization header"),
+        "{}",
+        r.text()
+    );
+}

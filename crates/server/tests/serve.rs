@@ -60,3 +60,46 @@ async fn serves_on_loopback_and_shuts_down_gracefully() {
         "the socket is closed"
     );
 }
+
+/// Issue 13, finding 10 (early 413): a client that sends its whole
+/// too-large body before reading (Python's http.client, browsers) reads the
+/// 413, with `Connection: close`, instead of a reset connection.
+#[tokio::test]
+async fn a_body_over_the_limit_gets_a_readable_413() {
+    let config = ServerConfig {
+        body_limit: 64 * 1024,
+        ..config()
+    };
+    let state = AppState::new(config, Some(Arc::new(StaticAnswerer::demo())));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(serve_on(state, listener, async {
+        let _ = stopped.await;
+    }));
+    // Far over (drained) and just over the limit.
+    for body_len in [3 * 1024 * 1024, 100 * 1024] {
+        let body = format!("{{\"question\": \"{}\"}}", "x".repeat(body_len));
+        let head = format!(
+            "POST /v1/ask HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream
+            .write_all(body.as_bytes())
+            .await
+            .unwrap_or_else(|e| panic!("{body_len}: the body could not be sent: {e}"));
+        let mut out = Vec::new();
+        stream
+            .read_to_end(&mut out)
+            .await
+            .unwrap_or_else(|e| panic!("{body_len}: no readable response: {e}"));
+        let out = String::from_utf8_lossy(&out).to_ascii_lowercase();
+        assert!(out.starts_with("http/1.1 413"), "{out}");
+        assert!(out.contains("connection: close"), "{out}");
+        assert!(out.contains("payload_too_large"), "{out}");
+    }
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+}

@@ -217,10 +217,7 @@ mod differences_from_the_answer_segmenter {
         let t = "Pens, paper, etc. The desk is yours.";
         assert_eq!(
             both(t),
-            (
-                vec![t],
-                vec!["Pens, paper, etc.", "The desk is yours."]
-            )
+            (vec![t], vec!["Pens, paper, etc.", "The desk is yours."])
         );
     }
 
