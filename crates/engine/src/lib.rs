@@ -8,6 +8,7 @@
 //! generators (`groundcite-llm` and the embedded [`ExtractiveGenerator`]),
 //! and the configuration ([`Settings`]).
 
+mod answer;
 pub mod checker;
 pub mod eval;
 pub mod extractive;
@@ -15,12 +16,13 @@ pub mod pipeline;
 pub mod settings;
 mod text;
 
+pub use answer::{
+    AskEvent, AskOptions, AskRefusal, AskResult, Attempt, RefusalReason, Retraction,
+    SentPassageInfo, StreamedSentence, Timings, render_refusal,
+};
 pub use checker::{Checker, PromptOutput, PromptPassage};
 pub use extractive::{ExtractiveConfig, ExtractiveGenerator};
-pub use pipeline::{
-    AskEvent, AskOptions, AskRefusal, AskResult, Attempt, Engine, RefusalReason, Retraction,
-    Retriever, SentPassageInfo, StreamedSentence, Timings,
-};
+pub use pipeline::{Engine, Retriever};
 pub use settings::{ContractRole, GeneratorKind, Settings};
 
 /// Errors of the pipeline. Findings (bad citations, unsupported claims)

@@ -15,9 +15,12 @@ use groundcite_llm::{
     ChatMessage, ChatRequest, Document, Generation, Generator, LlmError, StreamEvent,
 };
 use groundcite_support::{Claim, Verdict};
-use serde::Serialize;
 
 use crate::EngineError;
+pub use crate::answer::{
+    AskEvent, AskOptions, AskRefusal, AskResult, Attempt, RefusalReason, Retraction,
+    SentPassageInfo, StreamedSentence, Timings, render_refusal,
+};
 use crate::checker::{Checker, PromptOutput};
 use crate::extractive::ExtractiveGenerator;
 use crate::settings::{ContractRole, GeneratorKind, Settings};
@@ -52,214 +55,6 @@ impl Retriever for groundcite_pg::PgIndex {
     fn num_chunks(&self) -> Option<u64> {
         groundcite_index::ChunkIndex::num_chunks(self).ok()
     }
-}
-
-/// Per-request options.
-#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
-pub struct AskOptions {
-    /// Passages to retrieve (default: `Settings::top_k`).
-    pub top_k: Option<usize>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RefusalReason {
-    /// The best retrieval score was under the gate: the model was not called.
-    Gate,
-    /// The model refused (the refusal sentence or the sentinel).
-    Sentinel,
-    /// The answer failed validation (ids never sent after the
-    /// regeneration, or flagged sentences under the `refuse` policy).
-    Validation,
-}
-
-impl RefusalReason {
-    /// The JSON name: `gate`, `sentinel`, `validation`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RefusalReason::Gate => "gate",
-            RefusalReason::Sentinel => "sentinel",
-            RefusalReason::Validation => "validation",
-        }
-    }
-}
-
-/// A refusal that helps: what was searched, what would be needed, the
-/// nearest topics the corpus does cover, and whom to ask.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct AskRefusal {
-    pub reason: RefusalReason,
-    pub searched: String,
-    pub needed: Option<String>,
-    pub nearest_topics: Vec<String>,
-    pub handoff: String,
-}
-
-impl AskRefusal {
-    /// The refusal of `question` (searched as typed, trimmed).
-    pub fn new(
-        reason: RefusalReason,
-        question: &str,
-        needed: Option<String>,
-        nearest_topics: Vec<String>,
-        handoff: impl Into<String>,
-    ) -> AskRefusal {
-        AskRefusal {
-            reason,
-            searched: question.trim().to_string(),
-            needed,
-            nearest_topics,
-            handoff: handoff.into(),
-        }
-    }
-}
-
-/// A passage as sent: its number and where it came from.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SentPassageInfo {
-    pub n: usize,
-    pub id: String,
-    pub source_url: String,
-    pub section: String,
-    pub score: Option<f32>,
-}
-
-impl SentPassageInfo {
-    /// The passages sent, numbered from 1 in order.
-    pub fn numbered(sent: &[Passage]) -> Vec<SentPassageInfo> {
-        sent.iter()
-            .enumerate()
-            .map(|(i, p)| SentPassageInfo {
-                n: i + 1,
-                id: p.id.clone(),
-                source_url: p.source_url.clone(),
-                section: p.section.clone(),
-                score: p.score,
-            })
-            .collect()
-    }
-}
-
-/// One generation attempt, kept for the audit log.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Attempt {
-    pub raw: String,
-    pub bad_ids: Vec<u64>,
-    pub error: Option<String>,
-    /// Why the model stopped, as its server reported it (`length`: cut
-    /// at `max_tokens`). Absent when the call failed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub finish_reason: Option<String>,
-}
-
-impl Attempt {
-    /// A call that failed: no text, the error's message.
-    pub fn failed(error: &LlmError) -> Attempt {
-        Attempt {
-            raw: String::new(),
-            bad_ids: Vec::new(),
-            error: Some(error.to_string()),
-            finish_reason: None,
-        }
-    }
-}
-
-/// Milliseconds per stage.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
-pub struct Timings {
-    pub retrieve_ms: f64,
-    pub generate_ms: f64,
-    pub check_ms: f64,
-    pub total_ms: f64,
-    /// Streaming only: time to the first validated sentence.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub first_sentence_ms: Option<f64>,
-}
-
-/// The full result of `ask`: the check report's findings (flattened: the
-/// same JSON fields as `CheckOutput`'s) plus the question, the answer
-/// served, the passages sent, the refusal and timings.
-///
-/// A refusal claims nothing: its findings are
-/// [`Findings::nothing_claimed`] (status `no_evidence`), and `refusal`
-/// says why.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct AskResult {
-    pub question: String,
-    /// The text served (after the policy; the refusal rendered when refused).
-    pub answer: String,
-    #[serde(flatten)]
-    pub findings: Findings,
-    pub counts: Counts,
-    pub passages: Vec<SentPassageInfo>,
-    pub refusal: Option<AskRefusal>,
-    pub timings: Timings,
-    pub attempts: Vec<Attempt>,
-    pub generator: String,
-    pub regenerated: bool,
-    /// Why the model stopped on the attempt served (`stop`, `length`,
-    /// `end_turn`, `max_tokens`, ...); `null` when no answer was served.
-    pub finish_reason: Option<String>,
-    /// The attempt served was cut at the token limit: its unfinished last
-    /// sentence was dropped before the check.
-    pub truncated: bool,
-}
-
-impl std::ops::Deref for AskResult {
-    type Target = Findings;
-
-    fn deref(&self) -> &Findings {
-        &self.findings
-    }
-}
-
-impl std::ops::DerefMut for AskResult {
-    fn deref_mut(&mut self) -> &mut Findings {
-        &mut self.findings
-    }
-}
-
-/// A streamed sentence whose markers all resolve (the data of an SSE
-/// `sentence` event).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct StreamedSentence {
-    pub index: usize,
-    pub text: String,
-    /// Byte span into the answer.
-    pub start: usize,
-    pub end: usize,
-    pub citations: Vec<u64>,
-    /// `supported`, `contradicted`, `unsupported`, `uncited` (or
-    /// `unchecked` with support checking off).
-    pub verdict: String,
-}
-
-/// The sentences streamed so far are withdrawn (the data of an SSE
-/// `retract` event): their attempt was rejected; the final answer
-/// replaces them.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Retraction {
-    /// How many sentences are withdrawn (all sent so far).
-    pub count: usize,
-    /// `regenerated`, `refused`, `dropped` or `error`.
-    pub reason: String,
-}
-
-/// Events of a streamed answer.
-#[derive(Debug)]
-pub enum AskEvent {
-    /// A sentence whose markers all resolve (and, with support checking
-    /// on, its verdict). Never sent for a sentence with an id never sent.
-    Sentence(StreamedSentence),
-    /// Every `Sentence` sent so far is withdrawn: the attempt they came
-    /// from was rejected. Sent before `Final` (or `Error`), whose answer
-    /// replaces them.
-    Retract(Retraction),
-    /// The full result. When no `Retract` came before it, the sentences
-    /// streamed are sentences of its `answer`.
-    Final(Box<AskResult>),
-    /// A failure. Last event (after a `Retract` if sentences were shown).
-    Error(EngineError),
 }
 
 struct Inner {
@@ -893,27 +688,6 @@ impl Shown {
             reason: reason.to_string(),
         })
     }
-}
-
-/// The refusal as a reader sees it: the contract's sentence, what was
-/// searched, what would be needed, the nearest topics, the hand-off.
-pub fn render_refusal(r: &AskRefusal) -> String {
-    let mut out = String::from(groundcite_core::REFUSAL_SENTENCE);
-    out.push_str(&format!("\nSearched for: \"{}\".", r.searched));
-    if let Some(needed) = &r.needed {
-        out.push_str(&format!("\nWould be needed: {needed}."));
-    }
-    if !r.nearest_topics.is_empty() {
-        out.push_str(&format!(
-            "\nNearest topics the documents do cover: {}.",
-            r.nearest_topics.join("; ")
-        ));
-    }
-    if !r.handoff.is_empty() {
-        out.push('\n');
-        out.push_str(&r.handoff);
-    }
-    out
 }
 
 /// Section labels of the best hits, deduplicated, at most three.
