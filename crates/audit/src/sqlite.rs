@@ -231,13 +231,20 @@ fn json_list<T: serde::Serialize>(items: &[T]) -> String {
     serde_json::to_string(items).unwrap_or_else(|_| "[]".into())
 }
 
+/// A JSON list column of record `id`.
+fn decode_list<T: serde::de::DeserializeOwned>(
+    row: &rusqlite::Row<'_>,
+    id: i64,
+    column: usize,
+) -> Result<Vec<T>> {
+    let text: String = row.get(column)?;
+    serde_json::from_str(&text).map_err(|source| AuditError::Json { id, source })
+}
+
 fn from_row(row: &rusqlite::Row<'_>) -> Result<AuditRecord> {
     let id: i64 = row.get(0)?;
-    let list = |i: usize| -> Result<String> { Ok(row.get(i)?) };
-    let bad_ids: Vec<u64> =
-        serde_json::from_str(&list(12)?).map_err(|source| AuditError::Json { id, source })?;
-    let passage_ids: Vec<String> =
-        serde_json::from_str(&list(13)?).map_err(|source| AuditError::Json { id, source })?;
+    let bad_ids: Vec<u64> = decode_list(row, id, 12)?;
+    let passage_ids: Vec<String> = decode_list(row, id, 13)?;
     Ok(AuditRecord {
         id,
         request_id: row.get(1)?,
