@@ -16,6 +16,10 @@ pub struct CommonArgs {
     /// A groundcite.toml file [default: $GROUNDCITE_CONFIG, else ./groundcite.toml if present].
     #[arg(long, global = true)]
     pub config: Option<PathBuf>,
+    /// A sentence-transformers model folder for semantic retrieval and checking
+    /// [default: $GROUNDCITE_MODEL_DIR, else none: lexical only].
+    #[arg(long, global = true)]
+    pub model_dir: Option<PathBuf>,
 }
 
 /// Generator selection, the same for `ask` and `serve`.
@@ -46,6 +50,9 @@ pub fn settings(common: &CommonArgs, generator: &GeneratorArgs) -> Result<Settin
     let mut s = Settings::load(common.config.as_deref())?;
     if let Some(index) = &common.index {
         s.index = index.clone();
+    }
+    if let Some(dir) = &common.model_dir {
+        s.model_dir = Some(dir.clone());
     }
     if let Some(g) = generator.generator {
         s.generator = g;

@@ -22,7 +22,7 @@ pub use answer::{
 };
 pub use checker::{Checker, PromptOutput, PromptPassage};
 pub use extractive::{ExtractiveConfig, ExtractiveGenerator};
-pub use pipeline::{Engine, Retriever};
+pub use pipeline::{Engine, Retriever, load_embedder};
 pub use settings::{ContractRole, GeneratorKind, Settings};
 
 /// Errors of the pipeline. Findings (bad citations, unsupported claims)

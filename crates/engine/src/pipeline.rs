@@ -10,6 +10,7 @@ use groundcite_core::finalize::{self, Decision, UnsupportedPolicy};
 use groundcite_core::passage::{ApproxTokens, assemble};
 use groundcite_core::stream::HoldBack;
 use groundcite_core::{Passage, Report, gate, prompt, refusal};
+use groundcite_embed::Embedder;
 use groundcite_index::Hit;
 use groundcite_llm::{
     ChatMessage, ChatRequest, Document, Generation, Generator, LlmError, StreamEvent,
@@ -57,11 +58,14 @@ impl Retriever for groundcite_pg::PgIndex {
     }
 }
 
+#[derive(Clone)]
 struct Inner {
     retriever: Arc<dyn Retriever>,
     generator: Arc<dyn Generator>,
     checker: Checker,
     settings: Settings,
+    /// The sentence-embedding model, when one is configured (`model_dir`).
+    embedder: Option<Arc<Embedder>>,
 }
 
 /// The pipeline. Cheap to clone; share it across requests.
@@ -99,8 +103,27 @@ impl Engine {
                 generator,
                 checker,
                 settings,
+                embedder: None,
             }),
         }
+    }
+
+    /// The same engine with a sentence-embedding model. Call it before the
+    /// engine is shared (it is cheap either way: the parts are reference
+    /// counted).
+    pub fn with_embedder(self, embedder: Arc<Embedder>) -> Engine {
+        let inner = Arc::unwrap_or_clone(self.inner);
+        Engine {
+            inner: Arc::new(Inner {
+                embedder: Some(embedder),
+                ..inner
+            }),
+        }
+    }
+
+    /// The sentence-embedding model, when one is configured.
+    pub fn embedder(&self) -> Option<&Arc<Embedder>> {
+        self.inner.embedder.as_ref()
     }
 
     /// Opens the index (ingesting the embedded demo corpus into an empty
@@ -116,7 +139,12 @@ impl Engine {
             _ => Arc::new(open_index(&settings)?),
         };
         let generator = build_generator(&settings)?;
-        Ok(Engine::new(settings, retriever, generator))
+        let embedder = load_embedder(&settings)?;
+        let engine = Engine::new(settings, retriever, generator);
+        Ok(match embedder {
+            Some(embedder) => engine.with_embedder(embedder),
+            None => engine,
+        })
     }
 
     pub fn settings(&self) -> &Settings {
@@ -750,6 +778,18 @@ fn open_index(settings: &Settings) -> Result<groundcite_index::Index, EngineErro
 }
 
 /// Builds the configured generator.
+/// Loads the configured embedding model; `None` when none is configured.
+/// A configured folder that is missing or broken is an error naming the
+/// file at fault, never a silent fallback to lexical-only.
+pub fn load_embedder(settings: &Settings) -> Result<Option<Arc<Embedder>>, EngineError> {
+    let Some(dir) = &settings.model_dir else {
+        return Ok(None);
+    };
+    Embedder::load(dir)
+        .map(|e| Some(Arc::new(e)))
+        .map_err(|e| EngineError::Config(format!("model_dir: {e}")))
+}
+
 pub fn build_generator(settings: &Settings) -> Result<Arc<dyn Generator>, EngineError> {
     Ok(match settings.generator {
         GeneratorKind::Extractive => Arc::new(ExtractiveGenerator::new(

@@ -13,6 +13,7 @@
 //! | `GROUNDCITE_GATE_THRESHOLD` | `gate_threshold` |
 //! | `GROUNDCITE_HANDOFF` | `handoff` |
 //! | `GROUNDCITE_AUDIT_PATH` | `audit_path` |
+//! | `GROUNDCITE_MODEL_DIR` | `model_dir` |
 //!
 //! API keys are never part of the configuration: only the *name* of the
 //! variable that holds them (`openai.api_key_env`, default
@@ -102,6 +103,12 @@ pub struct Settings {
     /// Default `system`; use `user` with a local model whose chat template
     /// drops system messages.
     pub contract_role: ContractRole,
+    /// A sentence-transformers model folder (`config.json`,
+    /// `tokenizer.json`, `model.safetensors`) for semantic retrieval and
+    /// checking. Default: `$GROUNDCITE_MODEL_DIR`, else none (lexical
+    /// only). A configured folder that is missing or broken is an error,
+    /// never a silent fallback to lexical.
+    pub model_dir: Option<PathBuf>,
     pub check: CheckConfig,
     pub extractive: ExtractiveConfig,
     pub openai: OpenAiConfig,
@@ -120,6 +127,7 @@ impl Default for Settings {
             audit_path: PathBuf::from("./.groundcite/audit.sqlite"),
             demo_on_first_use: true,
             contract_role: ContractRole::System,
+            model_dir: None,
             check: CheckConfig::default(),
             extractive: ExtractiveConfig::default(),
             openai: OpenAiConfig::default(),
@@ -187,6 +195,9 @@ impl Settings {
         }
         if let Some(v) = get("GROUNDCITE_AUDIT_PATH") {
             self.audit_path = PathBuf::from(v);
+        }
+        if let Some(v) = get(groundcite_embed::MODEL_DIR_ENV).filter(|v| !v.is_empty()) {
+            self.model_dir = Some(PathBuf::from(v));
         }
         Ok(())
     }
@@ -283,6 +294,7 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::load_embedder;
 
     #[test]
     fn env_overrides_file_and_bad_values_are_named() {
@@ -303,6 +315,27 @@ mod tests {
             .unwrap_err();
         assert!(err.to_string().contains("GROUNDCITE_TOP_K"), "{err}");
         assert!(Settings::from_toml("top_k = \"x\"").is_err());
+    }
+
+    /// The model folder comes from the file, then `GROUNDCITE_MODEL_DIR`;
+    /// an empty variable does not unset a configured folder.
+    #[test]
+    fn model_dir_from_file_then_environment() {
+        let mut s = Settings::from_toml("model_dir = \"models/a\"\n").unwrap();
+        assert_eq!(s.model_dir.as_deref(), Some(Path::new("models/a")));
+        s.apply_env(|k| (k == "GROUNDCITE_MODEL_DIR").then(String::new))
+            .unwrap();
+        assert_eq!(s.model_dir.as_deref(), Some(Path::new("models/a")));
+        s.apply_env(|k| (k == "GROUNDCITE_MODEL_DIR").then(|| "models/b".into()))
+            .unwrap();
+        assert_eq!(s.model_dir.as_deref(), Some(Path::new("models/b")));
+        let err = load_embedder(&Settings {
+            model_dir: Some("/nonexistent/model".into()),
+            ..Settings::default()
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("/nonexistent/model"), "{err}");
+        assert!(load_embedder(&Settings::default()).unwrap().is_none());
     }
 
     /// A `groundcite.toml` written when each backend section listed its own
