@@ -39,6 +39,8 @@ pub struct CheckConfig {
     pub quote_max_chars: usize,
     /// Context assembly limits.
     pub assembly: AssemblyConfig,
+    /// The most one check reads (answer, markers, sentences, passages).
+    pub limits: crate::limits::Limits,
     /// Support checking thresholds.
     pub support: groundcite_support::SupportConfig,
 }
@@ -56,6 +58,7 @@ impl Default for CheckConfig {
             verify_support: true,
             quote_max_chars: 160,
             assembly: AssemblyConfig::default(),
+            limits: crate::limits::Limits::default(),
             support: groundcite_support::SupportConfig::default(),
         }
     }

@@ -36,6 +36,7 @@ pub mod config;
 pub mod factual;
 pub mod finalize;
 pub mod gate;
+pub mod limits;
 pub mod link;
 pub mod marker;
 pub mod passage;

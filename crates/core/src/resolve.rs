@@ -112,7 +112,9 @@ pub fn resolve(
                     start: m.start,
                     end: m.end,
                 };
-                if !s.markers.contains(&span) {
+                // Markers come in text order, so a repeat (`[1, 2]` with
+                // both passages of one document) can only be the last.
+                if s.markers.last() != Some(&span) {
                     s.markers.push(span);
                 }
             }

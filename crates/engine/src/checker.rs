@@ -70,6 +70,16 @@ impl Checker {
         &self.inner.verifier
     }
 
+    /// Refuses a request over the configured limits (`check.limits`)
+    /// before any work is done.
+    pub fn admit(
+        &self,
+        passages: &[Passage],
+        answer: &str,
+    ) -> Result<(), groundcite_core::limits::LimitExceeded> {
+        self.inner.config.limits.admit(passages, answer)
+    }
+
     /// The full check of `answer` over `passages` (the passages sent, in
     /// order).
     pub fn check(&self, question: Option<&str>, passages: &[Passage], answer: &str) -> CheckOutput {

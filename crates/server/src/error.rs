@@ -68,6 +68,8 @@ pub enum ErrorCode {
     InvalidParameter,
     /// The body is larger than the configured limit.
     PayloadTooLarge,
+    /// The answer or passages are over a check limit (`check.limits`).
+    LimitExceeded,
     /// An API key is configured and the request has no bearer token.
     MissingApiKey,
     /// The bearer token is not the configured key.
@@ -125,6 +127,7 @@ rows! {
     InvalidQuery, "invalid_query", BAD_REQUEST, InvalidRequest, "The query string does not parse (missing `q`, `k` not a number).";
     InvalidParameter, "invalid_parameter", BAD_REQUEST, InvalidRequest, "A parameter is out of range (`top_k`, `k`: 1 to 50).";
     PayloadTooLarge, "payload_too_large", PAYLOAD_TOO_LARGE, InvalidRequest, "The body is larger than the configured limit.";
+    LimitExceeded, "limit_exceeded", UNPROCESSABLE_ENTITY, InvalidRequest, "The answer or passages are over a check limit (`[check.limits]`: answer bytes, markers, sentences, passages, passage bytes); the message names which.";
     MissingApiKey, "missing_api_key", UNAUTHORIZED, Auth, "An API key is required: `Authorization: Bearer <key>`.";
     InvalidApiKey, "invalid_api_key", UNAUTHORIZED, Auth, "The bearer token is not the configured API key.";
     NotFound, "not_found", NOT_FOUND, NotFound, "No such route.";

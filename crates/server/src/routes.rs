@@ -400,6 +400,10 @@ pub async fn check(
     if req.answer.trim().is_empty() {
         return Err(ApiError::new(ErrorCode::EmptyAnswer, "the answer is empty"));
     }
+    state
+        .checker()
+        .admit(&req.passages, &req.answer)
+        .map_err(|e| ApiError::new(ErrorCode::LimitExceeded, format!("too large to check: {e}")))?;
     let started = Instant::now();
     let size = req.answer.len() + req.passages.iter().map(|p| p.text.len()).sum::<usize>();
     let run = |state: &AppState, req: &CheckRequest| {
@@ -457,6 +461,10 @@ pub async fn prompt(
             "the question is empty",
         ));
     }
+    state
+        .checker()
+        .admit(&req.passages, "")
+        .map_err(|e| ApiError::new(ErrorCode::LimitExceeded, format!("too large: {e}")))?;
     let prompt = state.checker().prompt(&req.question, &req.passages);
     let json = to_json(&request_id, &prompt)?;
     Ok(json_bytes(StatusCode::OK, json.bytes()))

@@ -135,6 +135,56 @@ async fn check_of_a_large_answer_runs_off_the_async_threads() {
     assert_eq!(r.json()["counts"]["supported"], 2000);
 }
 
+/// 900 KB of markers in one sentence (300,000 markers, under the 1 MiB
+/// body limit) is refused as over a limit, naming it; at the
+/// limit the check runs (each step is linear in its input: this took 61 s
+/// and a 504 when marker handling was quadratic).
+#[tokio::test]
+async fn an_answer_over_a_check_limit_is_422_naming_the_limit() {
+    let mut body = seed_check();
+    body["answer"] = json!(format!(
+        "Reimbursements settle within 30 days {}.",
+        "[2]".repeat(300_000)
+    ));
+    let r = send(&demo_state(), post_json("/v1/check", &body)).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(r.error_code(), "limit_exceeded");
+    assert!(
+        r.text()
+            .contains("answer bytes: 900038 (the limit is 262144)"),
+        "{}",
+        r.text()
+    );
+    body["answer"] = json!(format!(
+        "Reimbursements settle within 30 days {}.",
+        "[2]".repeat(5000)
+    ));
+    let r = send(&demo_state(), post_json("/v1/check", &body)).await;
+    assert!(
+        r.text()
+            .contains("citation markers: 5000 (the limit is 4096)"),
+        "{}",
+        r.text()
+    );
+    body["answer"] = json!(format!(
+        "Reimbursements settle within 30 days {}.",
+        "[2]".repeat(4096)
+    ));
+    let r = send(&demo_state(), post_json("/v1/check", &body)).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.json()["counts"]["supported"], 1);
+    assert_eq!(
+        r.json()["sources"][0]["markers"].as_array().unwrap().len(),
+        4096
+    );
+    // Passages count too, on /v1/prompt as on /v1/check.
+    let mut body = json!({"question": "q", "passages": []});
+    body["passages"] = json!(vec![seed_check()["passages"][0].clone(); 101]);
+    let r = send(&demo_state(), post_json("/v1/prompt", &body)).await;
+    assert_eq!(r.error_code(), "limit_exceeded");
+    assert!(r.text().contains("passages: 101"), "{}", r.text());
+}
+
 #[tokio::test]
 async fn bad_json_is_400_malformed_json() {
     let r = send(

@@ -68,11 +68,19 @@ pub fn word_key(word: &str) -> u64 {
 }
 
 /// Tokenizes `text` into `out`, skipping words that start inside any of the `skip` byte ranges
-/// (citation markers, a list bullet).
+/// (citation markers, a list bullet). `skip` is in text order (sorted by start, not
+/// overlapping), as markers are parsed: the ranges are walked once, so the cost is linear in
+/// the text and the ranges together, however many markers a sentence holds.
 ///
 /// `classify_common`: also flag frequent words (`COMMON`); claims need it, passages do not.
 pub fn tokenize(text: &str, skip: &[(usize, usize)], classify_common: bool, out: &mut Vec<Token>) {
+    debug_assert!(
+        skip.windows(2).all(|w| w[0].1 <= w[1].0),
+        "skip ranges must be in text order"
+    );
     let mut folded = String::new();
+    // The first skip range that does not end at or before `i`.
+    let mut next_skip = 0;
     let mut i = 0;
     let bytes = text.as_bytes();
     while let Some(&b) = bytes.get(i) {
@@ -89,7 +97,10 @@ pub fn tokenize(text: &str, skip: &[(usize, usize)], classify_common: bool, out:
             }
         }
         let word = word_at(text, i);
-        if !skip.iter().any(|&(a, b)| (a..b).contains(&i)) {
+        while skip.get(next_skip).is_some_and(|&(_, end)| end <= i) {
+            next_skip += 1;
+        }
+        if !skip.get(next_skip).is_some_and(|&(start, _)| start <= i) {
             out.push(make_token(text, &word, classify_common, &mut folded));
         }
         i = word.end;
