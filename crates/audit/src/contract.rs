@@ -12,7 +12,9 @@
 //! }
 //! ```
 
-use crate::{AuditQuery, AuditRecord, AuditStore, IncidentFilter, JsonText, PAGE, Written};
+use crate::{
+    AuditQuery, AuditRecord, AuditStore, IncidentFilter, JsonText, PAGE, Pruned, Retention, Written,
+};
 
 /// One check of the contract: panics if `store` violates it.
 pub type Check = fn(&mut dyn AuditStore);
@@ -35,6 +37,10 @@ pub const CHECKS: &[(&str, Check)] = &[
     (
         "a_request_id_is_stored_once_and_a_conflict_is_reported",
         a_request_id_is_stored_once_and_a_conflict_is_reported,
+    ),
+    (
+        "prune_removes_old_records_then_the_oldest_over_the_size",
+        prune_removes_old_records_then_the_oldest_over_the_size,
     ),
 ];
 
@@ -362,4 +368,54 @@ pub fn a_request_id_is_stored_once_and_a_conflict_is_reported(store: &mut dyn Au
     assert_eq!(ids(&back), ["a", "b", "c"]);
     assert_eq!(back[0].status, "ok", "a conflict never overwrites");
     assert_eq!(back[1].client_request_id.as_deref(), Some("replayed"));
+}
+
+/// Retention: records served before `before` go first, then the oldest
+/// until the variable text of the rest ([`AuditRecord::stored_bytes`], in
+/// bytes, not characters) fits `max_bytes`; the newest are kept.
+pub fn prune_removes_old_records_then_the_oldest_over_the_size(store: &mut dyn AuditStore) {
+    let at = |id: &str, ts: &str| AuditRecord {
+        ts: ts.into(),
+        // Multi-byte text: sizes are bytes.
+        question: Some("Combien de congés ?".into()),
+        ..record(id)
+    };
+    let records = [
+        at("p-old-1", "2026-10-01T00:00:00.000Z"),
+        at("p-old-2", "2026-10-31T23:59:59.999Z"),
+        at("p-1", "2026-11-01T00:00:00.000Z"),
+        at("p-2", "2026-11-02T00:00:00.000Z"),
+        at("p-3", "2026-11-03T00:00:00.000Z"),
+        at("p-4", "2026-11-04T00:00:00.000Z"),
+    ];
+    stored(store, &records);
+    let nothing = store.prune(&Retention::default()).expect("prune");
+    assert_eq!(nothing, Pruned::default());
+    assert_eq!(store.count().expect("count"), 6);
+
+    let one = records[2].stored_bytes();
+    // Room for two records and a half: the two newest stay.
+    let pruned = store
+        .prune(&Retention {
+            before: Some("2026-11-01T00:00:00.000Z".into()),
+            max_bytes: Some(one * 2 + one / 2),
+        })
+        .expect("prune");
+    assert_eq!(
+        pruned,
+        Pruned {
+            by_age: 2,
+            by_size: 2
+        }
+    );
+    assert_eq!(ids(&all(store)), ["p-3", "p-4"]);
+    // Exactly the size of what is left: nothing more goes.
+    let again = store
+        .prune(&Retention {
+            before: None,
+            max_bytes: Some(one * 2),
+        })
+        .expect("prune");
+    assert_eq!(again, Pruned::default());
+    assert_eq!(store.count().expect("count"), 2);
 }

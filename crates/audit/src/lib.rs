@@ -200,6 +200,104 @@ impl IncidentFilter {
     }
 }
 
+/// How much the audit log keeps (`[audit]` in groundcite.toml): a cap on
+/// each record, and a retention that the service applies as it writes and
+/// `groundcite audit prune` applies on demand.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AuditPolicy {
+    /// Records served more than this many days ago are removed. Default:
+    /// none (kept).
+    pub max_age_days: Option<u32>,
+    /// The oldest records are removed while the log's variable text
+    /// ([`AuditRecord::stored_bytes`]) is over this many bytes. Default:
+    /// none. (A SQLite file keeps the freed pages for new records; it
+    /// does not shrink.)
+    pub max_bytes: Option<u64>,
+    /// A record whose report and attempts are over this many bytes is
+    /// stored as a summary ([`AuditRecord::capped`]). Default 64 KiB.
+    pub max_record_bytes: usize,
+}
+
+impl Default for AuditPolicy {
+    fn default() -> Self {
+        AuditPolicy {
+            max_age_days: None,
+            max_bytes: None,
+            max_record_bytes: 64 * 1024,
+        }
+    }
+}
+
+impl AuditPolicy {
+    /// The retention at `now`; `None` when nothing is ever removed.
+    pub fn retention(&self, now: std::time::SystemTime) -> Option<Retention> {
+        if self.max_age_days.is_none() && self.max_bytes.is_none() {
+            return None;
+        }
+        let before = self.max_age_days.map(|days| {
+            let age = std::time::Duration::from_secs(u64::from(days) * 86_400);
+            rfc3339(now.checked_sub(age).unwrap_or(std::time::UNIX_EPOCH))
+        });
+        Some(Retention {
+            before,
+            max_bytes: self.max_bytes,
+        })
+    }
+}
+
+/// What [`AuditStore::prune`] removes: first every record served before a
+/// time, then the oldest records until the rest fit in a size.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Retention {
+    /// Remove the records whose `ts` is before this time (RFC 3339, UTC,
+    /// as records write it: see [`rfc3339`]).
+    pub before: Option<String>,
+    /// Then remove the oldest records until the variable text of the
+    /// others (question, attempts, timings and report:
+    /// [`AuditRecord::stored_bytes`]) is at most this many bytes.
+    pub max_bytes: Option<u64>,
+}
+
+/// What a prune removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pruned {
+    /// Records older than [`Retention::before`].
+    pub by_age: u64,
+    /// Oldest records removed to fit [`Retention::max_bytes`].
+    pub by_size: u64,
+}
+
+/// `t` as an audit record's `ts`: RFC 3339, UTC, milliseconds
+/// (`2026-11-30T14:50:07.123Z`). Such strings order as the times do.
+pub fn rfc3339(t: std::time::SystemTime) -> String {
+    let d = t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs() as i64;
+    let (y, m, day) = civil_from_days(secs.div_euclid(86_400));
+    let rem = secs.rem_euclid(86_400);
+    format!(
+        "{y:04}-{m:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        d.subsec_millis()
+    )
+}
+
+/// Howard Hinnant's `civil_from_days`: days since 1970-01-01 to (y, m, d).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
 /// Where audit records are kept. Implementations: [`SqliteAuditStore`]
 /// and `groundcite_pg::PgAuditStore`; both pass [`contract`].
 ///
@@ -225,6 +323,9 @@ pub trait AuditStore: Send {
 
     /// How many records are stored.
     fn count(&self) -> Result<u64>;
+
+    /// Removes what `retention` says, in one transaction, oldest first.
+    fn prune(&mut self, retention: &Retention) -> Result<Pruned>;
 }
 
 /// Records read per round trip by [`each`].

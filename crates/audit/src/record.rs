@@ -53,12 +53,79 @@ impl AuditRecord {
             || self.refusal.as_deref() == Some("validation")
     }
 
+    /// The bytes of the record's variable text: question, attempts,
+    /// timings and report (every store keeps these exactly as written). What
+    /// [`crate::Retention::max_bytes`] counts.
+    pub fn stored_bytes(&self) -> u64 {
+        (self.question.as_deref().map_or(0, str::len)
+            + self.attempts.as_str().len()
+            + self.timings.as_str().len()
+            + self.report.as_str().len()) as u64
+    }
+
+    /// The record as stored under a size cap: when its report and attempts
+    /// together are over `max_bytes`, the report becomes a summary (what
+    /// the record's columns already say, and the sizes of what was left
+    /// out) and each attempt's raw text is cut to its first
+    /// [`KEPT_RAW_BYTES`], with its full size beside it. A record under the
+    /// cap is returned as it is. The incident columns (status, counts, bad
+    /// ids, passages) are never cut.
+    pub fn capped(mut self, max_bytes: usize) -> AuditRecord {
+        let size = self.report.as_str().len() + self.attempts.as_str().len();
+        if size <= max_bytes {
+            return self;
+        }
+        let attempts: Vec<serde_json::Value> = match self.attempts.parse() {
+            Ok(serde_json::Value::Array(items)) => items.into_iter().map(cut_attempt).collect(),
+            _ => Vec::new(),
+        };
+        let summary = serde_json::json!({
+            "capped": {
+                "report_bytes": self.report.as_str().len(),
+                "attempts_bytes": self.attempts.as_str().len(),
+                "max_record_bytes": max_bytes,
+            },
+            "status": self.status,
+            "grounded": self.grounded,
+            "counts": {
+                "contradicted": self.contradicted,
+                "unsupported": self.unsupported,
+                "uncited": self.uncited,
+            },
+            "bad_ids": self.bad_ids,
+        });
+        self.report = JsonText::new(summary.to_string());
+        self.attempts = JsonText::new(serde_json::Value::Array(attempts).to_string());
+        self
+    }
+
     /// A contradicted or unsupported sentence, or uncited factual
     /// sentences in an answer that is not grounded (issue 17: an answer
     /// whose sentences were all uncited was no incident).
     pub fn is_unsupported(&self) -> bool {
         self.contradicted + self.unsupported > 0 || (self.uncited > 0 && !self.grounded)
     }
+}
+
+/// How much of an attempt's raw answer a capped record keeps.
+pub const KEPT_RAW_BYTES: usize = 4096;
+
+/// An attempt with its `raw` text cut to [`KEPT_RAW_BYTES`] (on a char
+/// boundary) and `raw_bytes`, its full size.
+fn cut_attempt(mut attempt: serde_json::Value) -> serde_json::Value {
+    if let Some(obj) = attempt.as_object_mut()
+        && let Some(serde_json::Value::String(raw)) = obj.get_mut("raw")
+        && raw.len() > KEPT_RAW_BYTES
+    {
+        let full = raw.len();
+        let mut end = KEPT_RAW_BYTES;
+        while !raw.is_char_boundary(end) {
+            end -= 1;
+        }
+        raw.truncate(end);
+        obj.insert("raw_bytes".into(), full.into());
+    }
+    attempt
 }
 
 /// A JSON document kept as the text it was written as: a response body is
@@ -133,6 +200,52 @@ impl<'de> Deserialize<'de> for JsonText {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A record over the cap keeps its incident columns, a summary for a
+    /// report, and the head of each attempt with its size; one under the
+    /// cap is untouched.
+    #[test]
+    fn a_record_over_the_cap_is_stored_as_a_summary() {
+        let mut big = crate::contract::record("big");
+        big.status = "unverified".into();
+        big.bad_ids = vec![9];
+        big.contradicted = 2;
+        let raw = "é".repeat(10_000);
+        big.attempts =
+            JsonText::to_json(&serde_json::json!([{"raw": raw, "bad_ids": [9], "error": null}]))
+                .unwrap();
+        big.report = JsonText::new(format!("{{\"answer\":\"{}\"}}", "x".repeat(50_000)));
+        let small = crate::contract::record("small");
+        assert_eq!(small.clone().capped(64 * 1024), small);
+
+        let capped = big.clone().capped(64 * 1024);
+        assert_eq!(
+            (
+                &capped.status,
+                &capped.bad_ids,
+                capped.contradicted,
+                &capped.passage_ids
+            ),
+            (
+                &big.status,
+                &big.bad_ids,
+                big.contradicted,
+                &big.passage_ids
+            )
+        );
+        let report = capped.report.parse().unwrap();
+        assert_eq!(report["capped"]["report_bytes"], 50_013);
+        assert_eq!(report["counts"]["contradicted"], 2);
+        let attempts = capped.attempts.parse().unwrap();
+        assert_eq!(attempts[0]["raw_bytes"], 20_000);
+        assert_eq!(attempts[0]["raw"].as_str().unwrap().len(), KEPT_RAW_BYTES);
+        assert_eq!(attempts[0]["bad_ids"][0], 9);
+        assert!(
+            capped.stored_bytes() < 6 * 1024,
+            "{}",
+            capped.stored_bytes()
+        );
+    }
 
     #[test]
     fn json_text_serializes_as_the_value_it_holds() {

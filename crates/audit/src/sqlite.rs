@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, params};
 
-use crate::{AuditError, AuditQuery, AuditRecord, AuditStore, JsonText, Result, Written};
+use crate::{
+    AuditError, AuditQuery, AuditRecord, AuditStore, JsonText, Pruned, Result, Retention, Written,
+};
 
 /// The schema version this build writes (`PRAGMA user_version`).
 pub const SQLITE_SCHEMA_VERSION: i64 = 2;
@@ -225,7 +227,32 @@ impl AuditStore for SqliteAuditStore {
             .query_row("SELECT count(*) FROM audit", [], |row| row.get(0))?;
         Ok(n as u64)
     }
+
+    fn prune(&mut self, retention: &Retention) -> Result<Pruned> {
+        let tx = self.conn.transaction()?;
+        let mut pruned = Pruned::default();
+        if let Some(before) = &retention.before {
+            pruned.by_age = tx.execute("DELETE FROM audit WHERE ts < ?1", params![before])? as u64;
+        }
+        if let Some(max) = retention.max_bytes {
+            pruned.by_size = tx.execute(PRUNE_TO_SIZE_SQL, params![max as i64])? as u64;
+        }
+        tx.commit()?;
+        Ok(pruned)
+    }
 }
+
+/// Keeps the newest records whose variable text
+/// ([`AuditRecord::stored_bytes`]; `CAST AS BLOB` counts bytes, not
+/// characters) adds up to at most `?1` bytes.
+const PRUNE_TO_SIZE_SQL: &str = "
+DELETE FROM audit WHERE id IN (
+  SELECT id FROM (
+    SELECT id, sum(length(CAST(coalesce(question, '') AS BLOB)) + length(CAST(attempts AS BLOB))
+               + length(CAST(timings AS BLOB)) + length(CAST(report AS BLOB)))
+           OVER (ORDER BY id DESC) AS newer_bytes
+    FROM audit)
+  WHERE newer_bytes > ?1)";
 
 fn json_list<T: serde::Serialize>(items: &[T]) -> String {
     serde_json::to_string(items).unwrap_or_else(|_| "[]".into())

@@ -5,14 +5,17 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use clap::Args;
-use groundcite_server::audit::{self, IncidentFilter};
+use clap::{Args, Subcommand};
+use groundcite_server::audit::{self, AuditPolicy, IncidentFilter};
 
 use crate::args::{CommonArgs, GeneratorArgs, settings};
 use crate::render;
 
 #[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct AuditArgs {
+    #[command(subcommand)]
+    action: Option<AuditAction>,
     /// The audit database: a SQLite file or a postgres:// URL [default: the configured audit_path].
     #[arg(long)]
     db: Option<PathBuf>,
@@ -31,8 +34,56 @@ pub struct AuditArgs {
     export: Option<PathBuf>,
 }
 
+#[derive(Subcommand)]
+enum AuditAction {
+    /// Remove old records: those served more than --max-age-days ago, then
+    /// the oldest while the log's text is over --max-bytes [defaults: the
+    /// configured [audit] max_age_days and max_bytes].
+    Prune {
+        /// The audit database [default: the configured audit_path].
+        #[arg(long)]
+        db: Option<PathBuf>,
+        #[arg(long)]
+        max_age_days: Option<u32>,
+        #[arg(long)]
+        max_bytes: Option<u64>,
+    },
+}
+
 pub fn run_audit(common: &CommonArgs, args: AuditArgs) -> Result<ExitCode> {
     let settings = settings(common, &GeneratorArgs::default())?;
+    if let Some(AuditAction::Prune {
+        db,
+        max_age_days,
+        max_bytes,
+    }) = args.action
+    {
+        let policy = AuditPolicy {
+            max_age_days: max_age_days.or(settings.audit.max_age_days),
+            max_bytes: max_bytes.or(settings.audit.max_bytes),
+            ..settings.audit.clone()
+        };
+        let Some(retention) = policy.retention(std::time::SystemTime::now()) else {
+            anyhow::bail!(
+                "nothing to prune by: give --max-age-days or --max-bytes, or set max_age_days or max_bytes under [audit] in groundcite.toml"
+            );
+        };
+        let path = db.unwrap_or(settings.audit_path.clone());
+        let mut store = audit::open_writer(&path)?;
+        let pruned = store.prune(&retention)?;
+        println!(
+            "pruned {} record(s) older than {} and {} more to fit {}; {} left in {}",
+            pruned.by_age,
+            retention.before.as_deref().unwrap_or("any age"),
+            pruned.by_size,
+            retention
+                .max_bytes
+                .map_or("any size".to_string(), |b| format!("{b} bytes")),
+            store.count()?,
+            store.location()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let path = args.db.clone().unwrap_or(settings.audit_path.clone());
     if !audit::is_postgres_url(&path.to_string_lossy()) && !path.exists() {
         anyhow::bail!(

@@ -39,6 +39,7 @@ pub fn run_serve(common: &CommonArgs, args: ServeArgs) -> Result<ExitCode> {
         } else {
             AuditConfig {
                 path: Some(settings.audit_path.clone()),
+                policy: settings.audit.clone(),
                 ..config.audit
             }
         };

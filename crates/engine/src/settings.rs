@@ -109,6 +109,9 @@ pub struct Settings {
     /// only). A configured folder that is missing or broken is an error,
     /// never a silent fallback to lexical.
     pub model_dir: Option<PathBuf>,
+    /// The audit log's per-record cap and retention (`[audit]`:
+    /// `max_age_days`, `max_bytes`, `max_record_bytes`).
+    pub audit: groundcite_audit::AuditPolicy,
     pub check: CheckConfig,
     pub extractive: ExtractiveConfig,
     pub openai: OpenAiConfig,
@@ -128,6 +131,7 @@ impl Default for Settings {
             demo_on_first_use: true,
             contract_role: ContractRole::System,
             model_dir: None,
+            audit: groundcite_audit::AuditPolicy::default(),
             check: CheckConfig::default(),
             extractive: ExtractiveConfig::default(),
             openai: OpenAiConfig::default(),

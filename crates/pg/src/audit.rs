@@ -22,7 +22,9 @@
 //! valid JSON, say) is written again record by record, so that one bad
 //! record does not take its batch with it.
 
-use groundcite_audit::{AuditError, AuditQuery, AuditRecord, AuditStore, JsonText, Written};
+use groundcite_audit::{
+    AuditError, AuditQuery, AuditRecord, AuditStore, JsonText, Pruned, Retention, Written,
+};
 use tokio_postgres::Row;
 
 use crate::client::Client;
@@ -214,6 +216,44 @@ impl PgAuditStore {
     }
 }
 
+impl PgAuditStore {
+    /// Removes what `retention` says in one transaction (see
+    /// [`AuditStore::prune`]).
+    pub fn prune(&self, retention: &Retention) -> Result<Pruned, Error> {
+        self.client.retry(is_transient, || async {
+            let mut client = self.client.conn().await?;
+            let tx = client.transaction().await?;
+            let mut pruned = Pruned::default();
+            if let Some(before) = &retention.before {
+                pruned.by_age = tx
+                    .execute(
+                        "DELETE FROM audit WHERE ts < $1::text::timestamptz",
+                        &[before],
+                    )
+                    .await?;
+            }
+            if let Some(max) = retention.max_bytes {
+                let max = i64::try_from(max).unwrap_or(i64::MAX);
+                pruned.by_size = tx.execute(PRUNE_TO_SIZE_SQL, &[&max]).await?;
+            }
+            tx.commit().await?;
+            Ok(pruned)
+        })
+    }
+}
+
+/// Keeps the newest records whose variable text
+/// ([`AuditRecord::stored_bytes`]: the `json` columns keep the text as
+/// written) adds up to at most `$1` bytes.
+const PRUNE_TO_SIZE_SQL: &str = "
+DELETE FROM audit WHERE id IN (
+  SELECT id FROM (
+    SELECT id, sum(octet_length(coalesce(question, '')) + octet_length(attempts::text)
+                   + octet_length(timings::text) + octet_length(report::text))
+               OVER (ORDER BY id DESC) AS newer_bytes
+    FROM audit) sized
+  WHERE newer_bytes > $1)";
+
 fn is_transient(e: &Error) -> bool {
     matches!(
         e,
@@ -258,6 +298,10 @@ impl AuditStore for PgAuditStore {
 
     fn count(&self) -> Result<u64, AuditError> {
         Ok(PgAuditStore::count(self)?)
+    }
+
+    fn prune(&mut self, retention: &Retention) -> Result<Pruned, AuditError> {
+        Ok(PgAuditStore::prune(self, retention)?)
     }
 }
 

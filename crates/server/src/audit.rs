@@ -72,8 +72,8 @@ use crate::answerer::AnswerError;
 use crate::metrics::Metrics;
 
 pub use groundcite_audit::{
-    AuditError, AuditQuery, AuditRecord, AuditStore, IncidentFilter, JsonText, Result,
-    SqliteAuditStore, export_incidents_jsonl, export_jsonl, incidents, list_all,
+    AuditError, AuditPolicy, AuditQuery, AuditRecord, AuditStore, IncidentFilter, JsonText, Pruned,
+    Result, Retention, SqliteAuditStore, export_incidents_jsonl, export_jsonl, incidents, list_all,
 };
 pub use groundcite_pg::is_postgres_url;
 
@@ -109,7 +109,16 @@ pub struct AuditConfig {
     /// Default (`None`): [`DEFAULT_PG_COMMIT_WAIT_MS`] for PostgreSQL, 0 for
     /// SQLite. See the module docs on durability.
     pub commit_wait_ms: Option<u64>,
+    /// The per-record cap and the retention (`[audit]` in groundcite.toml):
+    /// records over `max_record_bytes` are stored as summaries, and the
+    /// writer applies `max_age_days` / `max_bytes` after a write, at most
+    /// once every [`PRUNE_INTERVAL`].
+    pub policy: AuditPolicy,
 }
+
+/// How often the writer applies the retention (only after writing: a log
+/// that is not written does not grow).
+pub const PRUNE_INTERVAL: Duration = Duration::from_secs(60);
 
 impl Default for AuditConfig {
     fn default() -> Self {
@@ -120,6 +129,7 @@ impl Default for AuditConfig {
             linger_ms: 20,
             checks: true,
             commit_wait_ms: None,
+            policy: AuditPolicy::default(),
         }
     }
 }
@@ -334,9 +344,10 @@ impl AuditLog {
         let batch = config.batch.max(1);
         let linger = Duration::from_millis(config.linger_ms);
         let thread_metrics = metrics.clone();
+        let policy = config.policy.clone();
         let writer = std::thread::Builder::new()
             .name("groundcite-audit".into())
-            .spawn(move || writer_loop(&location, rx, batch, linger, &thread_metrics));
+            .spawn(move || writer_loop(&location, rx, batch, linger, &policy, &thread_metrics));
         match writer {
             Ok(handle) => AuditLog {
                 tx: Some(tx),
@@ -493,6 +504,22 @@ pub fn open_reader(path: &Path) -> Result<Box<dyn AuditStore>> {
     })
 }
 
+/// The audit log at `path`, for writing outside the service: what
+/// `groundcite audit prune` removes records through. A SQLite file must
+/// exist already.
+pub fn open_writer(path: &Path) -> Result<Box<dyn AuditStore>> {
+    match Location::of(path) {
+        Location::Sqlite(file) if !file.exists() => Err(AuditError::Backend(
+            format!(
+                "no audit log at {} (it is written by `groundcite serve`)",
+                file.display()
+            )
+            .into(),
+        )),
+        location => location.open(),
+    }
+}
+
 type Ack = tokio::sync::oneshot::Sender<bool>;
 
 fn writer_loop(
@@ -500,10 +527,13 @@ fn writer_loop(
     rx: Receiver<Msg>,
     batch: usize,
     linger: Duration,
+    policy: &AuditPolicy,
     metrics: &Metrics,
 ) {
     let mut store: Option<Box<dyn AuditStore>> = None;
     let mut last_attempt: Option<Instant> = None;
+    let mut last_prune: Option<Instant> = None;
+    let cap = policy.max_record_bytes;
     let mut pending: Vec<AuditRecord> = Vec::with_capacity(batch);
     let mut waiters: Vec<Ack> = Vec::new();
     let mut acks: Vec<SyncSender<()>> = Vec::new();
@@ -512,8 +542,16 @@ fn writer_loop(
         // so senders never have to wake the writer.
         let Ok(first) = rx.recv() else { break };
         let mut stop = false;
-        take(first, &mut pending, &mut waiters, &mut acks, &mut stop);
-        drain(&rx, batch, &mut pending, &mut waiters, &mut acks, &mut stop);
+        take(first, cap, &mut pending, &mut waiters, &mut acks, &mut stop);
+        drain(
+            &rx,
+            batch,
+            cap,
+            &mut pending,
+            &mut waiters,
+            &mut acks,
+            &mut stop,
+        );
         // Linger so that one transaction carries many records: small
         // transactions cost several times more per record. Not when an
         // answer waits for its commit: then the batch is whatever queued
@@ -525,7 +563,15 @@ fn writer_loop(
             && !linger.is_zero()
         {
             std::thread::sleep(linger);
-            drain(&rx, batch, &mut pending, &mut waiters, &mut acks, &mut stop);
+            drain(
+                &rx,
+                batch,
+                cap,
+                &mut pending,
+                &mut waiters,
+                &mut acks,
+                &mut stop,
+            );
         }
         let mut ok = false;
         if !pending.is_empty() {
@@ -559,6 +605,10 @@ fn writer_loop(
                             metrics.audit_failure("conflict", written.conflicts);
                         }
                         ok = true;
+                        if last_prune.is_none_or(|t| t.elapsed() >= PRUNE_INTERVAL) {
+                            last_prune = Some(Instant::now());
+                            prune(s.as_mut(), policy, location);
+                        }
                     }
                     Err(err) => {
                         tracing::error!(location = %location.display(), error = %err, records = n, "audit write failed");
@@ -583,8 +633,26 @@ fn writer_loop(
     }
 }
 
+/// Applies the retention, if any; a failure is logged (the records stay,
+/// and the next write tries again after the interval).
+fn prune(store: &mut dyn AuditStore, policy: &AuditPolicy, location: &Location) {
+    let Some(retention) = policy.retention(std::time::SystemTime::now()) else {
+        return;
+    };
+    match store.prune(&retention) {
+        Ok(p) if p.by_age + p.by_size > 0 => {
+            tracing::info!(location = %location.display(), by_age = p.by_age, by_size = p.by_size, "audit records pruned");
+        }
+        Ok(_) => {}
+        Err(err) => {
+            tracing::error!(location = %location.display(), error = %err, "audit prune failed");
+        }
+    }
+}
+
 fn take(
     msg: Msg,
+    cap: usize,
     pending: &mut Vec<AuditRecord>,
     waiters: &mut Vec<Ack>,
     acks: &mut Vec<SyncSender<()>>,
@@ -592,7 +660,7 @@ fn take(
 ) {
     match msg {
         Msg::Record(e, waiter) => {
-            pending.push(*e);
+            pending.push(e.capped(cap));
             waiters.extend(waiter);
         }
         Msg::Flush(ack) => acks.push(ack),
@@ -603,6 +671,7 @@ fn take(
 fn drain(
     rx: &Receiver<Msg>,
     batch: usize,
+    cap: usize,
     pending: &mut Vec<AuditRecord>,
     waiters: &mut Vec<Ack>,
     acks: &mut Vec<SyncSender<()>>,
@@ -610,7 +679,7 @@ fn drain(
 ) {
     while pending.len() < batch && !*stop {
         match rx.try_recv() {
-            Ok(msg) => take(msg, pending, waiters, acks, stop),
+            Ok(msg) => take(msg, cap, pending, waiters, acks, stop),
             Err(_) => break,
         }
     }

@@ -5,39 +5,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::http::{HeaderValue, Request};
 
-/// `2026-11-30T14:50:07.123Z` for a time since the epoch.
-pub fn rfc3339(time: SystemTime) -> String {
-    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = since.as_secs() as i64;
-    let millis = since.subsec_millis();
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
-}
+/// The audit record's time format (`2026-11-30T14:50:07.123Z`), defined
+/// once in `groundcite-audit`.
+pub use groundcite_audit::rfc3339;
 
 /// Now, as [`rfc3339`].
 pub fn now_rfc3339() -> String {
     rfc3339(SystemTime::now())
-}
-
-/// Howard Hinnant's `civil_from_days`: days since 1970-01-01 to (y, m, d).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
 /// The client's `x-request-id`, moved out of the way by [`assign_request_id`]

@@ -135,6 +135,66 @@ async fn checks_are_audited_unless_turned_off() {
     assert_eq!(records[0].kind, "ask");
 }
 
+/// A large check (the most the limits let through, ~250 KB) is served in
+/// full and stored as a summary under the record cap: its flags and
+/// passages are kept, the report and the answer are not copied. With a
+/// retention, the writer prunes what is over it.
+#[tokio::test]
+async fn a_large_record_is_stored_as_a_summary_and_the_log_is_pruned() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.sqlite");
+    let first = ServerConfig {
+        audit: AuditConfig {
+            policy: audit::AuditPolicy {
+                max_age_days: None,
+                max_bytes: Some(10_000),
+                max_record_bytes: 64 * 1024,
+            },
+            ..AuditConfig::at(&path)
+        },
+        ..config()
+    };
+    let state = state_with(first, Some(StaticAnswerer::demo()));
+    let mut body = seed_check();
+    body["answer"] = json!("Reimbursements settle in 14 days [2]. ".repeat(4_000));
+    let r = send(&state, post_json("/v1/check", &body)).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(
+        r.text().len() > 500_000,
+        "served in full: {}",
+        r.text().len()
+    );
+    state.audit().flush();
+    let records = audit_records(&path);
+    assert_eq!(records.len(), 1);
+    let rec = &records[0];
+    assert_eq!((rec.contradicted, rec.passage_ids.len()), (4_000, 3));
+    let report = rec.report.parse().unwrap();
+    assert_eq!(report["capped"]["report_bytes"], r.text().len());
+    assert!(rec.stored_bytes() < 8 * 1024, "{}", rec.stored_bytes());
+    // A writer prunes after its first write, then at most once a minute:
+    // a second service, whose retention keeps one record's worth, removes
+    // the older record on its first write.
+    drop(state);
+    let second = ServerConfig {
+        audit: AuditConfig {
+            policy: audit::AuditPolicy {
+                max_age_days: None,
+                max_bytes: Some(rec.stored_bytes()),
+                max_record_bytes: 64 * 1024,
+            },
+            ..AuditConfig::at(&path)
+        },
+        ..config()
+    };
+    let state = state_with(second, Some(StaticAnswerer::demo()));
+    send(&state, post_json("/v1/check", &body)).await;
+    state.audit().flush();
+    let records = audit_records(&path);
+    assert_eq!(records.len(), 1, "the older record went");
+    assert!(records[0].id > rec.id);
+}
+
 #[tokio::test]
 async fn the_incident_log_lists_unverified_and_unsupported_answers() {
     let dir = tempfile::tempdir().unwrap();
