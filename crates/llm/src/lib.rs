@@ -117,7 +117,7 @@ mod openai;
 mod retry;
 mod scripted;
 mod secret;
-mod sse;
+pub mod sse;
 mod transport;
 mod types;
 

@@ -10,7 +10,7 @@ use crate::LlmError;
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct SseEvent {
+pub struct SseEvent {
     /// The `event:` field, if any.
     pub event: Option<String>,
     /// The `data:` lines, joined with `\n`.
@@ -18,7 +18,7 @@ pub(crate) struct SseEvent {
 }
 
 #[derive(Debug, Default)]
-pub(crate) struct SseParser {
+pub struct SseParser {
     buffer: Vec<u8>,
     event: Option<String>,
     data: Option<String>,
