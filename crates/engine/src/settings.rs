@@ -159,8 +159,21 @@ impl Settings {
             .map_err(|e| EngineError::Config(format!("{}: {e}", path.display())))
     }
 
+    /// Parses a `groundcite.toml`. A key this version does not read is an
+    /// error naming it (with its table) and the nearest known key, never a
+    /// silent default: `topk = 5` would otherwise leave `top_k` at 5 by
+    /// luck and `top_k = 8` misspelled at its default.
     pub fn from_toml(text: &str) -> Result<Settings, String> {
-        toml::from_str(text).map_err(|e| e.to_string())
+        let deserializer = toml::Deserializer::parse(text).map_err(|e| e.to_string())?;
+        let mut unknown = Vec::new();
+        let settings: Settings = serde_ignored::deserialize(deserializer, |path| {
+            unknown.push(path.to_string());
+        })
+        .map_err(|e| e.to_string())?;
+        match unknown.first() {
+            None => Ok(settings),
+            Some(key) => Err(unknown_key_message(key)),
+        }
     }
 
     /// Applies `GROUNDCITE_*` variables through `get` (injectable for tests).
@@ -291,6 +304,39 @@ impl Settings {
     }
 }
 
+/// "unknown key `check.bad_id_polcy`; did you mean `check.bad_id_policy`?":
+/// the candidates are the keys the default configuration writes at the
+/// same level (optional keys included, as `null`).
+fn unknown_key_message(path: &str) -> String {
+    let (table, key) = match path.rsplit_once('.') {
+        Some((table, key)) => (Some(table), key),
+        None => (None, path),
+    };
+    let defaults = serde_json::to_value(Settings::default()).unwrap_or_default();
+    let level = match table {
+        Some(table) => table.split('.').try_fold(&defaults, |v, part| v.get(part)),
+        None => Some(&defaults),
+    };
+    let nearest = level
+        .and_then(serde_json::Value::as_object)
+        .into_iter()
+        .flat_map(|map| map.keys())
+        .map(|known| (strsim::jaro_winkler(key, known), known))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    let full = |k: &str| match table {
+        Some(table) => format!("{table}.{k}"),
+        None => k.to_string(),
+    };
+    match nearest {
+        Some((_, known)) => format!(
+            "unknown key `{path}`; did you mean `{}`? (`groundcite config` prints every key)",
+            full(known)
+        ),
+        None => format!("unknown key `{path}` (`groundcite config` prints every key)"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -370,6 +416,28 @@ mod tests {
         let again = Settings::from_toml(&text).unwrap();
         assert_eq!(again.openai, s.openai);
         assert_eq!(again.anthropic, s.anthropic);
+    }
+
+    /// Issue 14: a misspelt key is an error naming it and the key meant,
+    /// at the top level and in a table; every key the configuration
+    /// writes reads back.
+    #[test]
+    fn unknown_keys_are_errors_with_a_suggestion() {
+        let err = Settings::from_toml("topk = 5\n").unwrap_err();
+        assert!(err.contains("unknown key `topk`"), "{err}");
+        assert!(err.contains("did you mean `top_k`?"), "{err}");
+        let err = Settings::from_toml("[check]\nbad_id_polcy = \"strip\"\n").unwrap_err();
+        assert!(err.contains("`check.bad_id_polcy`"), "{err}");
+        assert!(err.contains("`check.bad_id_policy`"), "{err}");
+        let err = Settings::from_toml("zzz = 1\n").unwrap_err();
+        assert!(!err.contains("did you mean"), "{err}");
+        let written = Settings::default().to_masked_toml();
+        Settings::from_toml(&written).unwrap();
+        let err = Settings::from_file(Path::new("/nonexistent/groundcite.toml")).unwrap_err();
+        assert!(
+            err.to_string().contains("/nonexistent/groundcite.toml"),
+            "{err}"
+        );
     }
 
     #[test]
