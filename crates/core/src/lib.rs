@@ -39,6 +39,7 @@ pub mod gate;
 pub mod link;
 pub mod marker;
 pub mod passage;
+pub mod plain;
 pub mod prompt;
 pub mod refusal;
 pub mod resolve;
