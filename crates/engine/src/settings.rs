@@ -71,6 +71,9 @@ pub enum ContractRole {
     User,
 }
 
+/// The demo handbook's hand-off line: only for the demo index.
+pub const DEMO_HANDOFF: &str = "For anything the handbook does not cover, contact People Ops.";
+
 /// The effective configuration.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
@@ -85,8 +88,9 @@ pub struct Settings {
     /// normalised score is below this. Default: the index's calibrated
     /// `DEFAULT_GATE_THRESHOLD`.
     pub gate_threshold: f32,
-    /// The hand-off line of a refusal. Default "For anything the handbook
-    /// does not cover, contact People Ops.".
+    /// The hand-off line of a refusal (who to ask instead). Default none;
+    /// the demo index (the default location, `demo_on_first_use`) uses the
+    /// demo handbook's line, [`DEMO_HANDOFF`]. See [`Settings::handoff_line`].
     pub handoff: String,
     /// Default `extractive`.
     pub generator: GeneratorKind,
@@ -121,7 +125,7 @@ impl Default for Settings {
             index: groundcite_index::Index::default_dir(),
             top_k: 5,
             gate_threshold: groundcite_index::DEFAULT_GATE_THRESHOLD,
-            handoff: "For anything the handbook does not cover, contact People Ops.".into(),
+            handoff: String::new(),
             generator: GeneratorKind::Extractive,
             script: None,
             audit_path: PathBuf::from("./.groundcite/audit.sqlite"),
@@ -213,6 +217,23 @@ impl Settings {
             self.model_dir = Some(PathBuf::from(v));
         }
         Ok(())
+    }
+
+    /// Whether the index is the demo's: the default location, where the
+    /// embedded demo handbook is ingested on first use.
+    pub fn is_demo_index(&self) -> bool {
+        self.demo_on_first_use && self.index == groundcite_index::Index::default_dir()
+    }
+
+    /// The hand-off line a refusal ends with: `handoff` when set, the demo
+    /// handbook's for the demo index, else none. The demo's "contact People
+    /// Ops" never reaches another corpus.
+    pub fn handoff_line(&self) -> &str {
+        if self.handoff.is_empty() && self.is_demo_index() {
+            DEMO_HANDOFF
+        } else {
+            &self.handoff
+        }
     }
 
     /// Sets the base url of the selected HTTP generator.
@@ -438,6 +459,22 @@ mod tests {
             err.to_string().contains("/nonexistent/groundcite.toml"),
             "{err}"
         );
+    }
+
+    /// Issue 14: the demo's hand-off line is the demo's only.
+    #[test]
+    fn the_demo_handoff_stays_on_the_demo_index() {
+        assert_eq!(Settings::default().handoff_line(), DEMO_HANDOFF);
+        let own = Settings {
+            index: PathBuf::from("/srv/handbook-index"),
+            ..Settings::default()
+        };
+        assert_eq!(own.handoff_line(), "");
+        let set = Settings {
+            handoff: "Ask the IT desk.".into(),
+            ..own
+        };
+        assert_eq!(set.handoff_line(), "Ask the IT desk.");
     }
 
     #[test]
