@@ -689,9 +689,12 @@ fn ask_fails_on_what_it_is_told_to() {
 fn assert_one_error_line(o: &Output, needle: &str) {
     assert_eq!(o.status.code(), Some(2), "{}", stdout(o));
     let err = stderr(o);
-    let lines: Vec<&str> = err.lines().filter(|l| l.contains("error")).collect();
+    // Log lines (retries are logged at warn) are not the error report.
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("groundcite: error"))
+        .collect();
     assert_eq!(lines.len(), 1, "{err}");
-    assert!(lines[0].starts_with("groundcite: error: "), "{err}");
     assert_eq!(lines[0].matches(needle).count(), 1, "said twice: {err}");
 }
 
@@ -706,6 +709,19 @@ fn every_error_is_printed_once() {
         dir.path(),
     );
     assert_one_error_line(&o, "is not set");
+    // A refused connection (the demo index is ingested first, here).
+    let o = run_clean(
+        &[
+            "ask",
+            "--generator",
+            "openai",
+            "--base-url",
+            "http://127.0.0.1:9",
+            "How long does reimbursement take?",
+        ],
+        dir.path(),
+    );
+    assert_one_error_line(&o, "could not reach the model server");
     let db = dir.path().join("audit.sqlite");
     std::fs::write(&db, "this is not a database, it is text").unwrap();
     let o = run_clean(&["audit", "--db", db.to_str().unwrap()], dir.path());
