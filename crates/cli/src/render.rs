@@ -121,21 +121,17 @@ pub fn headline(o: &Findings, counts: &Counts, judged: bool) -> String {
         ));
     }
     if !o.bad_ids.is_empty() {
-        problems.push(
-            format!(
-                "{} {} never sent",
-                plural(
-                    o.bad_ids.len(),
-                    "citation names a passage",
-                    "citations name passages"
-                ),
-                if o.bad_ids.len() == 1 {
-                    "that was"
-                } else {
-                    "that were"
-                }
-            ) + &format!(" ({})", ids(&o.bad_ids)),
-        );
+        problems.push(format!(
+            "{} never sent ({})",
+            plural(
+                o.bad_ids.len(),
+                "citation names a passage that was",
+                "citations name passages that were"
+            ),
+            ids(&o.bad_ids)
+        ));
+    } else if o.status == Status::Unverified {
+        problems.push("a citation marker is malformed (such as [9-2])".to_string());
     }
     if counts.unsupported > 0 {
         problems.push(format!(
