@@ -198,6 +198,41 @@ try {
     !/reimbursement/i.test(await page.getAttribute("#question", "placeholder")));
   await page.screenshot({ path: join(SHOTS, "check.png"), fullPage: true });
 
+  // --- A phone (400 px, touch, no hover): a tap on a chip opens its quote
+  // card, inside the screen, with a link to the source; it does not leave
+  // the page. A tap elsewhere closes it.
+  {
+    const phone = await browser.newContext({ viewport: { width: 400, height: 900 }, hasTouch: true, isMobile: true, deviceScaleFactor: 1 });
+    await phone.route(/^https:\/\/handbook\.example\//, (route) =>
+      route.fulfill({ status: 200, contentType: "text/html", body: "<p>stub</p>" }));
+    const mobile = await phone.newPage();
+    const mobileProblems = [];
+    mobile.on("pageerror", (e) => mobileProblems.push(String(e)));
+    await mobile.goto(BASE + "/");
+    await mobile.uncheck("#stream");
+    await mobile.fill("#question", "How long does reimbursement take?");
+    await mobile.tap("#ask-button");
+    await mobile.waitForSelector("#banner.bad", { timeout: 10000 });
+    let opened = false;
+    phone.on("page", () => { opened = true; });
+    await mobile.tap("#answer button.chip >> nth=0");
+    const card = mobile.locator("#tip");
+    await card.waitFor({ state: "visible" });
+    const cardText = await card.innerText();
+    check("a tap on a chip opens the quote card on a phone", /Reimbursements settle within 30 days of approval/.test(cardText), cardText);
+    const box = await card.boundingBox();
+    check("the quote card fits the 400 px screen", !!box && box.x >= 0 && box.x + box.width <= 400, box);
+    const link = await card.locator("a.t-open").getAttribute("href");
+    check("the card links to the source at the quote", /^https:\/\/handbook\.example\/expenses#reimbursement:~:text=/.test(link || ""), link);
+    await mobile.waitForTimeout(300);
+    check("the tap does not leave for the source", !opened);
+    await mobile.screenshot({ path: join(SHOTS, "answer-touch-400.png"), fullPage: true });
+    await mobile.tap("#banner");
+    check("a tap elsewhere closes the card", await card.isHidden());
+    check("no page errors on the phone", mobileProblems.length === 0, mobileProblems);
+    await phone.close();
+  }
+
   const csp = problems.filter((p) => /Content Security Policy|Refused to/.test(p));
   check("no CSP violations or page errors", problems.length === 0, problems);
   void csp;
