@@ -179,6 +179,13 @@ try {
   check("no legend on a refusal", await page.locator("#legend").isHidden());
   check("no chips on a refusal", (await page.locator("#answer button.chip:visible").count()) === 0);
   await page.screenshot({ path: join(SHOTS, "refusal.png"), fullPage: true });
+  // A nearest topic is one click from an answer about it.
+  const topic = page.locator("#refusal button.topic", { hasText: "Expenses › Reimbursement" });
+  check("nearest topics are clickable", (await topic.count()) === 1);
+  await topic.click();
+  await page.waitForSelector("#refusal.hidden", { state: "attached", timeout: 10000 });
+  check("clicking a topic asks about it", (await page.inputValue("#question")) === "Expenses › Reimbursement"
+    && (await page.locator("#answer .sentence").count()) > 0, await page.inputValue("#question"));
 
   // --- Check tab: the seed's contradicted example.
   await page.click("#tab-check");
