@@ -165,7 +165,7 @@ fn print_answer(
         });
         let headline = render::headline(&r.findings, &r.counts, judged);
         if problems {
-            writeln!(out, "{headline}")?;
+            writeln!(out, "{headline}\n")?;
             render::sentences(out, &r.sentences, reasons, !reasons)?;
             writeln!(out)?;
         }

@@ -214,7 +214,11 @@ pub fn sentences(
             writeln!(out, "{:>2}. {} {}", i + 1, mark(s.verdict), safe(&s.note))?;
             writeln!(out, "      \u{201c}{}\u{201d}", safe(&text))?;
         }
-        if let Some(e) = s.evidence.as_ref().filter(|_| problem || reasons) {
+        // What the cited source says, for a sentence it contradicts or
+        // does not state (an uncited sentence's nearest passage is not
+        // its source).
+        let cited_problem = s.verdict.is_flagged();
+        if let Some(e) = s.evidence.as_ref().filter(|_| cited_problem || reasons) {
             writeln!(
                 out,
                 "      [{}] says: \u{201c}{}\u{201d}",

@@ -848,3 +848,38 @@ fn the_demo_says_so_and_its_handoff_stays_with_it() {
     assert!(stdout(&o).contains("No answer: "), "{}", stdout(&o));
     assert!(!stdout(&o).contains("refused ("), "{}", stdout(&o));
 }
+
+/// Issue 14, point 4 for `ask`: the problems lead, the correction before
+/// the sentence, and only then the answer; no `status:` jargon.
+#[test]
+fn ask_leads_with_the_correction() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.json");
+    std::fs::write(
+        &script,
+        r#"["Reimbursements settle within 14 days of approval [1]."]"#,
+    )
+    .unwrap();
+    let o = run_clean(
+        &[
+            "ask",
+            "--generator",
+            "scripted",
+            "--script",
+            script.to_str().unwrap(),
+            "How long does reimbursement take?",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.starts_with("Needs review: "), "{text}");
+    let correction = text
+        .find("The source says 30 days, not 14 days.")
+        .expect(&text);
+    let answer = text.rfind("Reimbursements settle within 14 days").unwrap();
+    assert!(correction < answer, "{text}");
+    for jargon in ["status:", "grounded:", "number_mismatch", "refused ("] {
+        assert!(!text.contains(jargon), "{jargon} in {text}");
+    }
+}
