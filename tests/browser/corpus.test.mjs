@@ -105,20 +105,21 @@ try {
 
     const bannerText = await page.locator("#banner").innerText();
     check("[scripted] banner says needs review, never verified",
-      (await page.locator("#banner.warn").count()) === 1 && /Needs review/.test(bannerText)
-      && /1 contradicted, 1 unsupported/.test(bannerText) && !/Checked\./.test(bannerText), bannerText);
+      (await page.locator("#banner.bad").count()) === 1 && /Needs review/.test(bannerText)
+      && /1 sentence says something its source contradicts; 1 sentence is not stated by its source/.test(bannerText)
+      && !/Checked\./.test(bannerText), bannerText);
 
     // Flagged sentences: marked, labelled, and their chips flagged too.
     const contradicted = page.locator("#answer .sentence.s-contradicted");
     check("[scripted] contradicted sentence marked", (await contradicted.count()) === 1
       && /replacement badge costs \$50/.test(await textOf(contradicted)));
     const cLabel = await textOf(page.locator("#answer .flag.contradicted"));
-    check("[scripted] contradicted label names the numbers", /^contradicted: number_mismatch "\$50" vs "\$15"/.test(cLabel), cLabel);
+    check("[scripted] contradicted label gives the correct figure", /^The source says \$15, not \$50\.$/.test(cLabel), cLabel);
     const unsupported = page.locator("#answer .sentence.s-unsupported");
     check("[scripted] unsupported sentence marked", (await unsupported.count()) === 1
       && /car park gates/.test(await textOf(unsupported)));
     const uLabel = await textOf(page.locator("#answer .flag.unsupported"));
-    check("[scripted] unsupported label names the missing words", /^unsupported: missing/.test(uLabel) && /car/.test(uLabel), uLabel);
+    check("[scripted] unsupported label names the missing words", /^The cited passage does not mention/.test(uLabel) && /car/.test(uLabel), uLabel);
     const styles = await page.evaluate(() => ["s-contradicted", "s-unsupported"].map((c) => {
       const e = document.querySelector("#answer .sentence." + c);
       return e ? getComputedStyle(e).textDecorationStyle : null;
@@ -128,12 +129,14 @@ try {
       (await page.locator("#answer .s-contradicted button.chip.on-contradicted").count()) === 1
       && (await page.locator("#answer .s-unsupported button.chip.on-unsupported").count()) === 1);
 
-    // Supported sentences: no marking, no label.
+    // Supported sentences: no marking, no label, a quiet tick.
     const supported = page.locator("#answer .sentence[data-verdict='supported']");
     check("[scripted] two supported sentences", (await supported.count()) === 2, await supported.count());
     const supportedClean = await supported.evaluateAll((els) => els.every((e) =>
-      !/\bs-/.test(e.className) && !(e.nextElementSibling && e.nextElementSibling.classList.contains("flag"))));
+      !/\bs-/.test(e.className) && !e.querySelector(".flag")
+      && !(e.nextElementSibling && e.nextElementSibling.classList.contains("flag"))));
     check("[scripted] supported sentences are not marked", supportedClean);
+    check("[scripted] each supported sentence has a tick", (await page.locator("#answer .sentence[data-verdict='supported'] .tick").count()) === 2);
     check("[scripted] exactly two flags shown", (await page.locator("#answer .flag").count()) === 2);
 
     // Focusing a chip shows the evidence quote. Chips are found by their

@@ -76,23 +76,37 @@ use std::io::Write;
 pub use record::{AuditRecord, JsonText};
 pub use sqlite::{SQLITE_SCHEMA_VERSION, SqliteAuditStore};
 
-/// Errors of the audit stores.
+/// Errors of the audit stores. Each message already includes the error it
+/// wraps, which is therefore not also its `source`: a printer of the
+/// chain (`{:#}`) would say it twice.
 #[derive(Debug, thiserror::Error)]
 pub enum AuditError {
-    #[error("audit database {path}: {source}")]
+    #[error("audit database {path}: {error}")]
     Open {
         path: std::path::PathBuf,
-        source: rusqlite::Error,
+        error: rusqlite::Error,
     },
     #[error("audit database: {0}")]
-    Sqlite(#[from] rusqlite::Error),
-    #[error("audit record {id}: {source}")]
-    Json { id: i64, source: serde_json::Error },
+    Sqlite(rusqlite::Error),
+    #[error("audit record {id}: {error}")]
+    Json { id: i64, error: serde_json::Error },
     #[error("writing the export: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
     /// A failure of another store (PostgreSQL), with its own message.
     #[error("audit database: {0}")]
     Backend(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl From<rusqlite::Error> for AuditError {
+    fn from(e: rusqlite::Error) -> Self {
+        AuditError::Sqlite(e)
+    }
+}
+
+impl From<std::io::Error> for AuditError {
+    fn from(e: std::io::Error) -> Self {
+        AuditError::Io(e)
+    }
 }
 
 pub type Result<T, E = AuditError> = std::result::Result<T, E>;
@@ -394,9 +408,9 @@ pub fn export_incidents_jsonl(
 }
 
 fn write_line(out: &mut impl Write, record: &AuditRecord) -> Result<()> {
-    serde_json::to_writer(&mut *out, record).map_err(|source| AuditError::Json {
+    serde_json::to_writer(&mut *out, record).map_err(|error| AuditError::Json {
         id: record.id,
-        source,
+        error,
     })?;
     out.write_all(b"\n")?;
     Ok(())

@@ -94,9 +94,9 @@ impl SqliteAuditStore {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)?;
         }
-        let conn = Connection::open(path).map_err(|source| AuditError::Open {
+        let conn = Connection::open(path).map_err(|error| AuditError::Open {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         conn.busy_timeout(Duration::from_secs(5))?;
         // 16 KiB pages hold a typical record (2-4 KB of JSON) without overflow
@@ -139,9 +139,9 @@ impl SqliteAuditStore {
             path,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
-        .map_err(|source| AuditError::Open {
+        .map_err(|error| AuditError::Open {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         conn.busy_timeout(Duration::from_secs(5))?;
         let client_column = has_client_column(&conn)?;
@@ -265,7 +265,7 @@ fn decode_list<T: serde::de::DeserializeOwned>(
     column: usize,
 ) -> Result<Vec<T>> {
     let text: String = row.get(column)?;
-    serde_json::from_str(&text).map_err(|source| AuditError::Json { id, source })
+    serde_json::from_str(&text).map_err(|error| AuditError::Json { id, error })
 }
 
 fn from_row(row: &rusqlite::Row<'_>) -> Result<AuditRecord> {

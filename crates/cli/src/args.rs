@@ -75,3 +75,17 @@ pub fn settings(common: &CommonArgs, generator: &GeneratorArgs) -> Result<Settin
     s.validate()?;
     Ok(s)
 }
+
+/// Says, on stderr, that the first run ingests the embedded demo handbook
+/// (before the engine does it), and how to use one's own documents. Quiet
+/// when the index exists or is elsewhere.
+pub fn announce_demo(settings: &Settings) {
+    if settings.is_demo_index() && !settings.index.exists() {
+        eprintln!(
+            "groundcite: no index yet at {}: ingesting the embedded demo handbook there \
+             (policies of a fictional company) so you can try it. For your own documents: \
+             groundcite ingest PATH... (or --index DIR)",
+            settings.index.display()
+        );
+    }
+}

@@ -6,13 +6,29 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 use futures::StreamExt;
-use groundcite_engine::{AskEvent, AskOptions, AskResult, Engine, Retraction, StreamedSentence};
+use groundcite_core::check::SentenceVerdict;
+use groundcite_engine::{
+    AskEvent, AskOptions, AskResult, Engine, RefusalReason, Retraction, StreamedSentence,
+};
 
-use crate::args::{CommonArgs, GeneratorArgs, settings};
-use crate::render::safe;
+use crate::args::{CommonArgs, GeneratorArgs, announce_demo, settings};
+use crate::render::{self, Finding, safe};
+
+const AFTER_HELP: &str = "\
+Exit codes:
+  0  answered, or refused, and nothing named by --fail-on was found
+  1  a finding named by --fail-on (none by default)
+  2  usage or fatal error (no index, unreachable model server, missing key)
+
+Examples:
+  groundcite ask \"How long does reimbursement take?\"
+  groundcite --index /srv/idx ask --json \"Who approves travel?\"
+  groundcite ask --fail-on contradicted,unsupported,unverified,refused \"...\"";
 
 #[derive(Args)]
+#[command(after_help = AFTER_HELP)]
 pub struct AskArgs {
+    /// The question to answer from the index.
     question: String,
     #[command(flatten)]
     generator: GeneratorArgs,
@@ -22,10 +38,19 @@ pub struct AskArgs {
     /// Print sentences as they are validated.
     #[arg(long)]
     stream: bool,
+    /// Exit 1 when any of these is found (comma-separated): contradicted,
+    /// unsupported, unverified, uncited, refused; default none.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "none")]
+    fail_on: Vec<Finding>,
+    /// Also print the machine reasons of each verdict (as in --json).
+    #[arg(long)]
+    reasons: bool,
 }
 
 pub fn run_ask(common: &CommonArgs, args: AskArgs) -> Result<ExitCode> {
     let settings = settings(common, &args.generator)?;
+    announce_demo(&settings);
+    let judged = settings.check.verify_support;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -36,10 +61,11 @@ pub fn run_ask(common: &CommonArgs, args: AskArgs) -> Result<ExitCode> {
         let opts = AskOptions::default();
         let answer = async {
             if !args.stream {
-                return Ok(engine.ask(&args.question, &opts).await?);
+                return Ok((engine.ask(&args.question, &opts).await?, false));
             }
             let mut events = engine.ask_stream(&args.question, &opts);
             let mut result = None;
+            let mut shown = 0usize;
             let mut out = std::io::stdout().lock();
             while let Some(event) = events.next().await {
                 match event {
@@ -47,21 +73,23 @@ pub fn run_ask(common: &CommonArgs, args: AskArgs) -> Result<ExitCode> {
                         if !args.json {
                             writeln!(out, "[{verdict}] {}", safe(&text))?;
                             out.flush()?;
+                            shown += 1;
                         }
                     }
                     AskEvent::Retract(Retraction { count, reason }) => {
                         if !args.json {
                             writeln!(out, "[retracted the {count} sentence(s) above: {reason}]")?;
                             out.flush()?;
+                            shown = 0;
                         }
                     }
-                    AskEvent::Final(r) => result = Some(*r),
+                    AskEvent::Final(r) => result = Some((*r, shown > 0)),
                     AskEvent::Error(e) => return Err(anyhow::Error::new(e)),
                 }
             }
             result.context("the stream ended without a result")
         };
-        let result = match deadline {
+        let (result, streamed) = match deadline {
             Some(limit) => tokio::time::timeout(limit, answer).await.map_err(|_| {
                 anyhow::anyhow!(
                     "no complete answer within the deadline of {limit:?} (2 attempts × \
@@ -75,67 +103,117 @@ pub fn run_ask(common: &CommonArgs, args: AskArgs) -> Result<ExitCode> {
             serde_json::to_writer_pretty(&mut out, &result)?;
             writeln!(out)?;
         } else {
-            print_answer(&mut out, &result)?;
+            print_answer(&mut out, &result, judged, args.reasons, streamed)?;
         }
-        Ok(ExitCode::SUCCESS)
+        out.flush()?;
+        let found = render::found(&result.findings, &result.counts, result.refusal.is_some());
+        Ok(render::exit_code(&found, &args.fail_on))
     })
 }
 
-fn print_answer(out: &mut dyn Write, r: &AskResult) -> Result<()> {
-    writeln!(out, "{}\n", safe(&r.answer))?;
-    if r.truncated {
+/// Why there is no answer, in plain words; "the model" only when a model
+/// ran.
+fn why_refused(reason: RefusalReason, generator: &str) -> String {
+    match reason {
+        RefusalReason::Gate => "no passage in the index matches the question closely enough, \
+             so no answer was generated"
+            .to_string(),
+        RefusalReason::Sentinel if generator == "extractive" => {
+            "no sentence of the passages found answers it (extractive generator, no model)"
+                .to_string()
+        }
+        RefusalReason::Sentinel => {
+            format!("the model ({generator}) found no answer in the passages")
+        }
+        RefusalReason::Validation => {
+            "the answer kept citing passages that were never sent, or made claims its sources \
+             do not state"
+                .to_string()
+        }
+    }
+}
+
+/// The readable answer. Problems lead, the correction first ("The source
+/// says 30 days, not 14 days."), then the answer, its sources and a last
+/// line saying what was checked. A streamed answer is not printed twice.
+fn print_answer(
+    out: &mut dyn Write,
+    r: &AskResult,
+    judged: bool,
+    reasons: bool,
+    streamed: bool,
+) -> Result<()> {
+    let mut gap = false;
+    if let Some(refusal) = &r.refusal {
+        if !streamed {
+            writeln!(out, "{}\n", safe(&r.answer))?;
+        }
         writeln!(
             out,
-            "  ! truncated: the model stopped at its token limit ({}); the unfinished last sentence was dropped",
-            r.finish_reason.as_deref().unwrap_or("length")
+            "No answer: {}.",
+            why_refused(refusal.reason, &r.generator)
         )?;
-    }
-    if let Some(refusal) = &r.refusal {
-        let reason = serde_json::to_value(refusal.reason)?;
-        writeln!(out, "refused ({})", reason.as_str().unwrap_or("?"))?;
-    } else {
-        for s in r.sentences.iter().filter(|s| s.factual) {
-            if s.verdict.is_flagged() || s.verdict.as_str() == "uncited" {
-                writeln!(
-                    out,
-                    "  ! {}: {} {}",
-                    s.verdict.as_str(),
-                    safe(&s.text),
-                    safe(&s.reasons.join("; "))
-                )?;
-            }
+        if reasons {
+            writeln!(out, "reason: {}", refusal.reason.as_str())?;
         }
-        if !r.sources.is_empty() {
-            writeln!(out, "sources:")?;
-            for s in &r.sources {
-                let nums: String = s.passages.iter().map(|k| format!("[{k}]")).collect();
-                writeln!(
-                    out,
-                    "  {nums} {} <{}>\n      \"{}\"",
-                    safe(&s.label),
-                    safe(&s.url),
-                    safe(&s.quote)
-                )?;
-            }
+    } else {
+        let problems = r.sentences.iter().any(|s| {
+            !matches!(
+                s.verdict,
+                SentenceVerdict::Supported | SentenceVerdict::NotFactual
+            )
+        });
+        let headline = render::headline(&r.findings, &r.counts, judged);
+        if problems {
+            writeln!(out, "{headline}\n")?;
+            render::sentences(out, &r.sentences, reasons, !reasons)?;
+            writeln!(out)?;
+        }
+        if !streamed {
+            writeln!(out, "{}", safe(&r.answer))?;
+        }
+        if r.truncated {
+            writeln!(
+                out,
+                "\n  ! cut short: the model stopped at its token limit ({}); its unfinished last sentence was dropped",
+                r.finish_reason.as_deref().unwrap_or("length")
+            )?;
+        }
+        if reasons && !problems {
+            writeln!(out)?;
+            render::sentences(out, &r.sentences, true, false)?;
+        }
+        render::sources(out, &r.sources)?;
+        if problems {
+            gap = true;
+        } else {
+            writeln!(out, "\n{headline}")?;
         }
     }
     let t = &r.timings;
     writeln!(
         out,
-        "\nstatus: {}   grounded: {}   coverage: {:.0}%   generator: {}{}\ntimings: retrieve {:.1} ms, generate {:.1} ms, check {:.1} ms, total {:.1} ms",
-        r.status.as_str(),
-        if r.grounded { "yes" } else { "no" },
-        r.coverage * 100.0,
+        "{}generator: {}{}   time: {:.1} ms (retrieve {:.1}, generate {:.1}, check {:.1})",
+        if gap { "\n" } else { "" },
         safe(&r.generator),
         if r.regenerated {
             " (regenerated once)"
         } else {
             ""
         },
+        t.total_ms,
         t.retrieve_ms,
         t.generate_ms,
         t.check_ms,
-        t.total_ms
     )?;
+    if reasons {
+        writeln!(
+            out,
+            "status: {}   grounded: {}   coverage: {:.0}%",
+            r.status.as_str(),
+            r.grounded,
+            r.coverage * 100.0
+        )?;
+    }
     Ok(())
 }

@@ -11,9 +11,26 @@ use groundcite_core::check::{self, CheckOutput};
 use groundcite_core::config::CheckConfig;
 use groundcite_support::LexicalVerifier;
 
+use crate::render::Finding;
 use crate::{input, render};
 
+/// Exit codes, after the options in `groundcite check --help`.
+pub const EXIT_CODES: &str = "\
+Exit codes:
+  0  nothing named by --fail-on was found
+  1  a finding named by --fail-on (by default: a contradicted, unsupported or
+     uncited sentence, or a citation of a passage never sent), or with --cases
+     a line that could not be checked (the others are still checked)
+  2  usage or fatal error (unreadable file, malformed passages)
+
+Examples:
+  groundcite check --passages passages.json --answer 'Refunds take 14 days [1].'
+  groundcite check --passages passages.json --answer-file answer.txt --json
+  groundcite check --cases answers.jsonl --fail-on contradicted,unverified
+  groundcite check --passages p.json --answer-file a.txt --fail-on none   # report only";
+
 #[derive(Args)]
+#[command(after_help = EXIT_CODES)]
 pub struct CheckArgs {
     /// A JSONL file of cases (format of shared/cases/README.md); writes one
     /// JSON report per line, in input order.
@@ -37,6 +54,18 @@ pub struct CheckArgs {
     /// Skip support checking (structure and resolution only).
     #[arg(long)]
     no_support: bool,
+    /// Exit 1 when any of these is found (comma-separated; `none`: always
+    /// exit 0 after a check).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "contradicted,unsupported,unverified,uncited"
+    )]
+    fail_on: Vec<Finding>,
+    /// Also print the machine reasons of each verdict (as in --json).
+    #[arg(long)]
+    reasons: bool,
 }
 pub fn run_check(args: CheckArgs) -> Result<ExitCode> {
     let config = CheckConfig {
@@ -45,7 +74,7 @@ pub fn run_check(args: CheckArgs) -> Result<ExitCode> {
     };
     let verifier = LexicalVerifier::new(config.support.clone());
     if let Some(path) = &args.cases {
-        return check_cases(path, &config, &verifier);
+        return check_cases(path, &config, &verifier, &args.fail_on);
     }
     let passages_path = args.passages.as_ref().context("--passages is required")?;
     let passages = input::read_passages(passages_path)?;
@@ -69,19 +98,23 @@ pub fn run_check(args: CheckArgs) -> Result<ExitCode> {
         serde_json::to_writer_pretty(&mut out, &output)?;
         writeln!(out)?;
     } else {
-        render::report(&mut out, &answer, &output)?;
+        render::report(&mut out, &output, !args.no_support, args.reasons)?;
     }
-    Ok(ExitCode::SUCCESS)
+    out.flush()?;
+    let found = render::found(&output.findings, &output.counts, output.refusal.is_some());
+    Ok(render::exit_code(&found, &args.fail_on))
 }
 
 fn check_cases(
     path: &std::path::Path,
     config: &CheckConfig,
     verifier: &LexicalVerifier,
+    fail_on: &[Finding],
 ) -> Result<ExitCode> {
     let lines = input::read_cases(path)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut failed = 0usize;
+    let mut found: Vec<Finding> = Vec::new();
     for line in lines {
         match line.case {
             Ok(case) => {
@@ -93,6 +126,11 @@ fn check_cases(
                     verifier,
                 );
                 output.id = Some(case.id.clone());
+                for f in render::found(&output.findings, &output.counts, output.refusal.is_some()) {
+                    if !found.contains(&f) {
+                        found.push(f);
+                    }
+                }
                 serde_json::to_writer(&mut out, &output)?;
             }
             Err(message) => {
@@ -111,5 +149,5 @@ fn check_cases(
         eprintln!("groundcite: {failed} case(s) could not be checked");
         return Ok(ExitCode::from(1));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(render::exit_code(&found, fail_on))
 }

@@ -86,6 +86,25 @@ pub fn read_cases(path: &Path) -> Result<Vec<CaseLine>> {
     Ok(out)
 }
 
+/// What a passages file holds, for error messages.
+pub const PASSAGES_FORMAT: &str = "expected JSON: an array of passages such as \
+[{\"id\": \"p1\", \"text\": \"...\", \"label\": \"...\", \"url\": \"...\"}] \
+(only `text` is required; `title` or `section` may stand for `label`, `source_url` for `url`), \
+an array of strings, or an object with a `passages` array";
+
+/// The fields a passage object may have (`groundcite_core::Passage` and
+/// its aliases).
+const PASSAGE_FIELDS: [&str; 8] = [
+    "id",
+    "text",
+    "label",
+    "title",
+    "section",
+    "url",
+    "source_url",
+    "score",
+];
+
 /// Reads passages: a JSON array of passage objects (or of strings), or an
 /// object with a `passages` array.
 pub fn read_passages(path: &Path) -> Result<Vec<Passage>> {
@@ -93,28 +112,78 @@ pub fn read_passages(path: &Path) -> Result<Vec<Passage>> {
     parse_passages(&text).with_context(|| format!("{}: cannot read passages", path.display()))
 }
 
+/// Parses passages. A passage without an `id` is numbered `p1`, `p2`, ...
+/// as strings are; a field no passage has is an error naming it and the
+/// field it is nearest to (`lable` → `label`), never silently dropped.
 pub fn parse_passages(text: &str) -> Result<Vec<Passage>> {
-    let value: serde_json::Value = serde_json::from_str(text).context("malformed JSON")?;
-    let list = match &value {
-        serde_json::Value::Array(items) => items.clone(),
-        serde_json::Value::Object(map) => match map.get("passages") {
-            Some(serde_json::Value::Array(items)) => items.clone(),
-            _ => bail!("expected an array of passages or an object with a `passages` array"),
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| anyhow::anyhow!("not valid JSON ({e}); {PASSAGES_FORMAT}"))?;
+    let list = match value {
+        serde_json::Value::Array(items) => items,
+        serde_json::Value::Object(mut map) => match map.remove("passages") {
+            Some(serde_json::Value::Array(items)) => items,
+            _ => bail!("{PASSAGES_FORMAT}"),
         },
-        _ => bail!("expected an array of passages or an object with a `passages` array"),
+        _ => bail!("{PASSAGES_FORMAT}"),
     };
     list.into_iter()
         .enumerate()
-        .map(|(i, item)| match item {
-            serde_json::Value::String(text) => Ok(Passage {
-                id: format!("p{}", i + 1),
-                text,
-                source_url: String::new(),
-                section: String::new(),
-                score: None,
-            }),
-            other => serde_json::from_value::<Passage>(other)
-                .with_context(|| format!("passage {}", i + 1)),
+        .map(|(i, item)| {
+            let n = i + 1;
+            match item {
+                serde_json::Value::String(text) => Ok(Passage {
+                    id: format!("p{n}"),
+                    text,
+                    source_url: String::new(),
+                    section: String::new(),
+                    score: None,
+                }),
+                serde_json::Value::Object(mut map) => {
+                    if let Some(key) = map.keys().find(|k| !PASSAGE_FIELDS.contains(&k.as_str())) {
+                        bail!("passage {n}: unknown field `{key}`{}", suggest(key));
+                    }
+                    map.entry("id")
+                        .or_insert_with(|| serde_json::Value::String(format!("p{n}")));
+                    serde_json::from_value::<Passage>(serde_json::Value::Object(map))
+                        .map_err(|e| anyhow::anyhow!("passage {n}: {e}; {PASSAGES_FORMAT}"))
+                }
+                _ => bail!("passage {n}: {PASSAGES_FORMAT}"),
+            }
         })
         .collect()
+}
+
+/// "; did you mean `label`?" for the nearest passage field, if any is near.
+fn suggest(key: &str) -> String {
+    PASSAGE_FIELDS
+        .iter()
+        .map(|known| (strsim::jaro_winkler(key, known), known))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, known)| format!("; did you mean `{known}`?"))
+        .unwrap_or_else(|| format!(" (a passage has {})", PASSAGE_FIELDS.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 14: `title` is a label; a misspelt field is an error with the
+    /// field meant; text that is not JSON says what format is expected.
+    #[test]
+    fn passages_read_title_and_reject_unknown_fields() {
+        let p = parse_passages(r#"[{"title": "Leave", "text": "13 days."}, "Plain."]"#).unwrap();
+        assert_eq!((p[0].id.as_str(), p[0].section.as_str()), ("p1", "Leave"));
+        assert_eq!((p[1].id.as_str(), p[1].text.as_str()), ("p2", "Plain."));
+        let err = parse_passages(r#"[{"id": "a", "text": "x", "lable": "L"}]"#).unwrap_err();
+        assert!(
+            format!("{err}").contains("unknown field `lable`; did you mean `label`?"),
+            "{err}"
+        );
+        let err = parse_passages("hello").unwrap_err().to_string();
+        assert!(err.starts_with("not valid JSON"), "{err}");
+        assert!(err.contains("an array of passages"), "{err}");
+        let err = parse_passages(r#"{"docs": []}"#).unwrap_err().to_string();
+        assert!(err.contains("an array of passages"), "{err}");
+    }
 }

@@ -124,9 +124,19 @@ fn main() -> ExitCode {
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    use groundcite_server::audit::AuditError;
     err.chain().any(|e| {
         e.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            // The export's write errors (their message includes the
+            // I/O error, which is therefore not their `source`).
+            || match e.downcast_ref::<AuditError>() {
+                Some(AuditError::Io(io)) => io.kind() == std::io::ErrorKind::BrokenPipe,
+                Some(AuditError::Json { error, .. }) => {
+                    error.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe)
+                }
+                _ => false,
+            }
             || e.downcast_ref::<serde_json::Error>()
                 .is_some_and(|j| j.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe))
     })

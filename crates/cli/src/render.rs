@@ -1,10 +1,17 @@
-//! The readable terminal report, and [`safe`]: what every readable output
-//! passes text it did not write through.
+//! The readable terminal report (plain words first: the correction, then
+//! the sentence; the machine reasons on demand), the findings `--fail-on`
+//! gates on, and [`safe`]: what every readable output passes text it did
+//! not write through.
 
 use std::borrow::Cow;
 use std::io::Write;
 
-use groundcite_core::check::{CheckOutput, SentenceVerdict};
+use std::process::ExitCode;
+
+use clap::ValueEnum;
+use groundcite_core::check::{CheckOutput, Counts, Findings, SentenceOut, SentenceVerdict};
+use groundcite_core::resolve::Source;
+use groundcite_core::validate::Status;
 
 /// Text from documents, file names, urls or a model, made safe to print on
 /// a terminal: control characters (C0 but `\n` and `\t`, DEL, C1 such as
@@ -34,100 +41,262 @@ pub fn safe(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-pub fn report(out: &mut dyn Write, _answer: &str, o: &CheckOutput) -> std::io::Result<()> {
-    let ids = |v: &[u64]| {
-        if v.is_empty() {
-            "none".to_string()
-        } else {
-            v.iter()
-                .map(|id| format!("[{id}]"))
-                .collect::<Vec<_>>()
-                .join("")
+/// Findings a script can fail on: `check` and `ask` exit 1 when one of
+/// those named by `--fail-on` is present.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Finding {
+    /// A sentence its cited passage contradicts.
+    Contradicted,
+    /// A sentence its cited passage does not state.
+    Unsupported,
+    /// A citation names a passage that was never sent.
+    Unverified,
+    /// A factual sentence without a citation.
+    Uncited,
+    /// No answer: the passages do not cover the question.
+    Refused,
+    /// Nothing: exit 0 whatever was found.
+    None,
+}
+
+/// The findings of a report.
+pub fn found(o: &Findings, counts: &Counts, refused: bool) -> Vec<Finding> {
+    let mut out = Vec::new();
+    if counts.contradicted > 0 {
+        out.push(Finding::Contradicted);
+    }
+    if counts.unsupported > 0 {
+        out.push(Finding::Unsupported);
+    }
+    if o.status == Status::Unverified || !o.bad_ids.is_empty() {
+        out.push(Finding::Unverified);
+    }
+    if counts.uncited > 0 {
+        out.push(Finding::Uncited);
+    }
+    if refused {
+        out.push(Finding::Refused);
+    }
+    out
+}
+
+/// Exit 1 when a finding named by `fail_on` is present, else 0; a note on
+/// stderr says which.
+pub fn exit_code(found: &[Finding], fail_on: &[Finding]) -> ExitCode {
+    let hits: Vec<String> = found
+        .iter()
+        .filter(|f| fail_on.contains(f))
+        .filter_map(|f| f.to_possible_value().map(|v| v.get_name().to_string()))
+        .collect();
+    if hits.is_empty() {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!(
+        "groundcite: failing (exit 1) on: {} (see --fail-on)",
+        hits.join(", ")
+    );
+    ExitCode::from(1)
+}
+
+fn ids<T: std::fmt::Display>(v: &[T]) -> String {
+    v.iter().map(|id| format!("[{id}]")).collect()
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The first line: what a reader needs to know, worst first. "Checked"
+/// only for what was checked: without support checking it says so.
+pub fn headline(o: &Findings, counts: &Counts, judged: bool) -> String {
+    let mut problems = Vec::new();
+    if counts.contradicted > 0 {
+        problems.push(format!(
+            "{} the cited source",
+            plural(
+                counts.contradicted,
+                "sentence contradicts",
+                "sentences contradict"
+            )
+        ));
+    }
+    if !o.bad_ids.is_empty() {
+        problems.push(format!(
+            "{} never sent ({})",
+            plural(
+                o.bad_ids.len(),
+                "citation names a passage that was",
+                "citations name passages that were"
+            ),
+            ids(&o.bad_ids)
+        ));
+    } else if o.status == Status::Unverified {
+        problems.push("a citation marker is malformed (such as [9-2])".to_string());
+    }
+    if counts.unsupported > 0 {
+        problems.push(format!(
+            "{} not stated by the cited source",
+            plural(counts.unsupported, "sentence is", "sentences are")
+        ));
+    }
+    if counts.uncited > 0 {
+        problems.push(format!(
+            "{} no citation",
+            plural(
+                counts.uncited,
+                "factual sentence has",
+                "factual sentences have"
+            )
+        ));
+    }
+    if !problems.is_empty() {
+        return format!("Needs review: {}.", problems.join("; "));
+    }
+    if counts.factual == 0 {
+        return "No factual sentence to check.".to_string();
+    }
+    if !judged {
+        return format!(
+            "Citations resolve for {}; support was not checked.",
+            plural(counts.factual, "factual sentence", "factual sentences")
+        );
+    }
+    if o.grounded {
+        format!(
+            "Checked: {} stated in the cited source{}.",
+            match counts.factual {
+                1 => "the factual sentence is".to_string(),
+                n => format!("all {n} factual sentences are"),
+            },
+            if counts.factual == 1 { "" } else { "s" }
+        )
+    } else {
+        "Needs review: too few factual sentences carry a citation.".to_string()
+    }
+}
+
+fn mark(verdict: SentenceVerdict) -> &'static str {
+    match verdict {
+        SentenceVerdict::Supported => "\u{2713}",
+        SentenceVerdict::Contradicted => "\u{2717}",
+        SentenceVerdict::Unsupported => "?",
+        SentenceVerdict::Uncited => "\u{2013}",
+        SentenceVerdict::NotFactual => " ",
+    }
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// One line per sentence: its mark and plain note first, the sentence
+/// after, then (for a flagged one) what the source says. `reasons` adds
+/// the machine reasons. `only_problems` skips sentences with nothing to
+/// say (the answer is printed whole elsewhere).
+pub fn sentences(
+    out: &mut dyn Write,
+    list: &[SentenceOut],
+    reasons: bool,
+    only_problems: bool,
+) -> std::io::Result<()> {
+    for (i, s) in list.iter().enumerate() {
+        let problem = !matches!(
+            s.verdict,
+            SentenceVerdict::Supported | SentenceVerdict::NotFactual
+        );
+        if only_problems && !problem {
+            continue;
         }
-    };
-    writeln!(
-        out,
-        "status: {}   grounded: {}   coverage: {:.0}%   cited: {}   bad ids: {}",
-        o.status.as_str(),
-        if o.grounded { "yes" } else { "no" },
-        o.coverage * 100.0,
-        ids(&o.cited),
-        ids(&o.bad_ids)
-    )?;
+        let text = one_line(&s.text);
+        if s.note.is_empty() {
+            writeln!(out, "{:>2}.   {}", i + 1, safe(&text))?;
+        } else {
+            writeln!(out, "{:>2}. {} {}", i + 1, mark(s.verdict), safe(&s.note))?;
+            writeln!(out, "      \u{201c}{}\u{201d}", safe(&text))?;
+        }
+        // What the cited source says, for a sentence it contradicts or
+        // does not state (an uncited sentence's nearest passage is not
+        // its source).
+        let cited_problem = s.verdict.is_flagged();
+        if let Some(e) = s.evidence.as_ref().filter(|_| cited_problem || reasons) {
+            writeln!(
+                out,
+                "      [{}] says: \u{201c}{}\u{201d}",
+                e.passage,
+                safe(&one_line(&e.quote))
+            )?;
+        }
+        if reasons {
+            writeln!(out, "      verdict: {}", s.verdict.as_str())?;
+            for r in &s.reasons {
+                writeln!(out, "      reason: {}", safe(r))?;
+            }
+            if !s.idle_citations.is_empty() {
+                writeln!(out, "      cited but not used: {}", ids(&s.idle_citations))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The sources, one per document, with the quote behind the citation.
+pub fn sources(out: &mut dyn Write, list: &[Source]) -> std::io::Result<()> {
+    if list.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\nSources:")?;
+    for s in list {
+        let label = if s.label.is_empty() {
+            Cow::Borrowed("(no label)")
+        } else {
+            safe(&s.label)
+        };
+        if s.url.is_empty() {
+            writeln!(out, "  {} {label}", ids(&s.passages))?;
+        } else {
+            writeln!(out, "  {} {label} <{}>", ids(&s.passages), safe(&s.url))?;
+        }
+        writeln!(out, "      \u{201c}{}\u{201d}", safe(&one_line(&s.quote)))?;
+    }
+    Ok(())
+}
+
+/// The readable report of `check`: the headline, every sentence with its
+/// plain note, the sources; `reasons` adds the machine fields.
+pub fn report(
+    out: &mut dyn Write,
+    o: &CheckOutput,
+    judged: bool,
+    reasons: bool,
+) -> std::io::Result<()> {
     if let Some(r) = &o.refusal {
         match &r.needed {
             Some(needed) => writeln!(
                 out,
-                "refusal: the passages do not cover it; needed: {}",
+                "The answer is a refusal: the passages do not cover the question (needed: {}).",
                 safe(needed)
             )?,
-            None => writeln!(out, "refusal: the passages do not cover it")?,
+            None => writeln!(
+                out,
+                "The answer is a refusal: the passages do not cover the question."
+            )?,
         }
+    } else {
+        writeln!(out, "{}", headline(&o.findings, &o.counts, judged))?;
     }
     writeln!(out)?;
-    for (i, s) in o.sentences.iter().enumerate() {
-        let mark = match s.verdict {
-            SentenceVerdict::Supported => "ok ",
-            SentenceVerdict::Contradicted => "XX ",
-            SentenceVerdict::Unsupported => "?? ",
-            SentenceVerdict::Uncited => "-- ",
-            SentenceVerdict::NotFactual => "   ",
-        };
+    sentences(out, &o.sentences, reasons, false)?;
+    sources(out, &o.sources)?;
+    if reasons {
         writeln!(
             out,
-            "{:>2}. {mark}{:<13} {}",
-            i + 1,
-            s.verdict.as_str(),
-            safe(&s.text.replace('\n', " "))
+            "\nstatus: {}   grounded: {}   coverage: {:.0}%   cited: {}   bad ids: {}",
+            o.status.as_str(),
+            o.grounded,
+            o.coverage * 100.0,
+            ids(&o.cited),
+            ids(&o.bad_ids)
         )?;
-        for r in &s.reasons {
-            writeln!(out, "              {}", safe(r))?;
-        }
-        if let Some(e) = &s.evidence {
-            writeln!(
-                out,
-                "              evidence [{}]: \"{}\"",
-                e.passage,
-                safe(&e.quote.split_whitespace().collect::<Vec<_>>().join(" "))
-            )?;
-        }
-        if !s.suggested.is_empty() {
-            writeln!(
-                out,
-                "              would be supported by: {}",
-                s.suggested
-                    .iter()
-                    .map(|k| format!("[{k}]"))
-                    .collect::<String>()
-            )?;
-        }
-        if !s.idle_citations.is_empty() {
-            writeln!(
-                out,
-                "              cites but not used: {}",
-                s.idle_citations
-                    .iter()
-                    .map(|k| format!("[{k}]"))
-                    .collect::<String>()
-            )?;
-        }
-    }
-    if !o.sources.is_empty() {
-        writeln!(out, "\nsources:")?;
-        for s in &o.sources {
-            let nums: String = s.passages.iter().map(|k| format!("[{k}]")).collect();
-            writeln!(
-                out,
-                "  {nums} {} <{}>",
-                if s.label.is_empty() {
-                    Cow::Borrowed("(no label)")
-                } else {
-                    safe(&s.label)
-                },
-                safe(&s.url)
-            )?;
-            writeln!(out, "      \"{}\"", safe(&s.quote))?;
-        }
     }
     Ok(())
 }

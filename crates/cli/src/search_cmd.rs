@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 use groundcite_engine::Engine;
 
-use crate::args::{CommonArgs, GeneratorArgs, settings};
+use crate::args::{CommonArgs, GeneratorArgs, announce_demo, settings};
 use crate::render::safe;
 
 #[derive(Args)]
@@ -22,6 +22,7 @@ pub struct SearchArgs {
 
 pub fn run_search(common: &CommonArgs, args: SearchArgs) -> Result<ExitCode> {
     let settings = settings(common, &GeneratorArgs::default())?;
+    announce_demo(&settings);
     let engine = Engine::from_settings(settings)?;
     let started = std::time::Instant::now();
     let hits = engine.search(&args.query, args.k)?;

@@ -10,7 +10,7 @@ use groundcite_engine::Engine;
 use groundcite_server::audit::AuditConfig;
 use groundcite_server::{AppState, ServerConfig};
 
-use crate::args::{CommonArgs, GeneratorArgs, settings};
+use crate::args::{CommonArgs, GeneratorArgs, announce_demo, settings};
 
 #[derive(Args)]
 pub struct ServeArgs {
@@ -43,6 +43,7 @@ pub fn run_serve(common: &CommonArgs, args: ServeArgs) -> Result<ExitCode> {
                 ..config.audit
             }
         };
+        announce_demo(&settings);
         let engine = Engine::from_settings(settings).context("cannot start the engine")?;
         tracing::info!(
             url = %format!("http://{}", args.addr),

@@ -33,7 +33,7 @@ fn stderr(o: &Output) -> String {
 fn check_cases_writes_one_report_per_line_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let dev = dev();
-    let o = run(&["check", "--cases", &dev], dir.path());
+    let o = run(&["check", "--cases", &dev, "--fail-on", "none"], dir.path());
     assert!(o.status.success(), "{}", stderr(&o));
     let lines: Vec<serde_json::Value> = stdout(&o)
         .lines()
@@ -176,10 +176,10 @@ fn single_check_readable_and_json() {
         ],
         dir.path(),
     );
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(
-        text.contains("contradicted") && text.contains("number_mismatch"),
+        text.contains("The source says 30 days, not 14 days.") && !text.contains("number_mismatch"),
         "{text}"
     );
     let o = run(
@@ -300,6 +300,8 @@ fn readable_output_escapes_terminal_control_sequences() {
             passages.to_str().unwrap(),
             "--answer",
             &answer,
+            "--fail-on",
+            "none",
         ],
         dir.path(),
     );
@@ -565,4 +567,319 @@ fn an_endless_answer_file_is_refused_at_the_cap() {
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("larger than 256 MiB"), "{}", stderr(&o));
+}
+
+/// Runs the binary with no configuration from the environment at all
+/// (lexical only, no key, no model folder).
+fn run_clean(args: &[&str], dir: &Path) -> Output {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args).current_dir(dir);
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy().into_owned();
+        if key.starts_with("GROUNDCITE_") || key.ends_with("_API_KEY") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.output().unwrap()
+}
+
+fn check_answer(dir: &Path, passages: &str, answer: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["check", "--passages", passages, "--answer", answer];
+    args.extend_from_slice(extra);
+    run_clean(&args, dir)
+}
+
+/// Issue 14, point 2: `check` exits 1 on what a script should fail on
+/// (contradicted, unsupported, uncited, a citation of a passage never
+/// sent), says which on stderr, and `--fail-on` chooses.
+#[test]
+fn check_exit_codes_follow_the_findings() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write_passages(dir.path());
+    let bad = "Reimbursements settle in 14 days [2]. The office is in Paris. Claims are filed within 60 days [7].";
+    let o = check_answer(dir.path(), &p, bad, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("contradicted") && err.contains("unverified") && err.contains("uncited"),
+        "{err}"
+    );
+    let o = check_answer(dir.path(), &p, bad, &["--fail-on", "none"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = check_answer(dir.path(), &p, bad, &["--fail-on", "refused"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = check_answer(dir.path(), &p, bad, &["--fail-on", "unverified", "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let good = "Reimbursements settle within 30 days of approval [2].";
+    let o = check_answer(dir.path(), &p, good, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("Checked: "), "{}", stdout(&o));
+    // Without support checking, "Checked" is never said.
+    let o = check_answer(dir.path(), &p, good, &["--no-support"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("Checked"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("support was not checked"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run_clean(&["check", "--help"], dir.path());
+    assert!(stdout(&o).contains("Exit codes:"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("--fail-on"), "{}", stdout(&o));
+}
+
+/// Issue 14, point 4: the readable report leads with the correction, the
+/// flagged sentence after it; the machine reasons come with `--reasons`.
+#[test]
+fn check_speaks_plainly_and_gives_reasons_on_demand() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write_passages(dir.path());
+    let answer = "Reimbursements settle in 14 days [2].";
+    let o = check_answer(dir.path(), &p, answer, &[]);
+    let text = stdout(&o);
+    let correction = text
+        .find("The source says 30 days, not 14 days.")
+        .expect(&text);
+    let sentence = text
+        .find("Reimbursements settle in 14 days [2].")
+        .expect(&text);
+    assert!(correction < sentence, "{text}");
+    for jargon in ["status:", "grounded:", "number_mismatch", "no_alignment"] {
+        assert!(!text.contains(jargon), "{jargon} in {text}");
+    }
+    let o = check_answer(dir.path(), &p, answer, &["--reasons"]);
+    assert!(
+        stdout(&o).contains(r#"number_mismatch: "14 days" vs "30 days""#),
+        "{}",
+        stdout(&o)
+    );
+    let o = check_answer(dir.path(), &p, answer, &["--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        v["sentences"][0]["note"],
+        "The source says 30 days, not 14 days."
+    );
+}
+
+/// Issue 14, point 2 for `ask`: exit 0 by default, even on a refusal;
+/// `--fail-on refused` makes a refusal exit 1.
+#[test]
+fn ask_fails_on_what_it_is_told_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = "What is the dental plan for pets?";
+    let o = run_clean(&["ask", q], dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = run_clean(&["ask", "--fail-on", "refused", q], dir.path());
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("refused"), "{}", stderr(&o));
+    let o = run_clean(
+        &[
+            "ask",
+            "--fail-on",
+            "refused",
+            "How long does reimbursement take?",
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+/// The one `groundcite: error:` line of a failed command, which says
+/// `needle` exactly once.
+fn assert_one_error_line(o: &Output, needle: &str) {
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(o));
+    let err = stderr(o);
+    // Log lines (retries are logged at warn) are not the error report.
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("groundcite: error"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert_eq!(lines[0].matches(needle).count(), 1, "said twice: {err}");
+}
+
+/// Issue 14, point 3: each error is printed once, not once per link of
+/// its chain: a missing key, an unreadable audit database, a broken model
+/// folder.
+#[test]
+fn every_error_is_printed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_clean(
+        &["ask", "--generator", "anthropic", "How long?"],
+        dir.path(),
+    );
+    assert_one_error_line(&o, "is not set");
+    // A refused connection (the demo index is ingested first, here).
+    let o = run_clean(
+        &[
+            "ask",
+            "--generator",
+            "openai",
+            "--base-url",
+            "http://127.0.0.1:9",
+            "How long does reimbursement take?",
+        ],
+        dir.path(),
+    );
+    assert_one_error_line(&o, "could not reach the model server");
+    let db = dir.path().join("audit.sqlite");
+    std::fs::write(&db, "this is not a database, it is text").unwrap();
+    let o = run_clean(&["audit", "--db", db.to_str().unwrap()], dir.path());
+    assert_one_error_line(&o, "not a database");
+    let model = dir.path().join("model");
+    std::fs::create_dir(&model).unwrap();
+    std::fs::write(model.join("config.json"), "{").unwrap();
+    let o = run_clean(
+        &["--model-dir", model.to_str().unwrap(), "config"],
+        dir.path(),
+    );
+    assert_one_error_line(&o, "config.json");
+}
+
+/// Issue 14, point 1: a misspelt configuration key is an error naming it
+/// and the key meant, never silently ignored.
+#[test]
+fn an_unknown_config_key_is_an_error_with_a_suggestion() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("groundcite.toml");
+    std::fs::write(&file, "topk = 5\n").unwrap();
+    let o = run_clean(&["config"], dir.path());
+    assert_one_error_line(&o, "topk");
+    assert!(
+        stderr(&o).contains("did you mean `top_k`?"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(&file, "[check]\nbad_id_polcy = \"strip\"\n").unwrap();
+    let o = run_clean(&["search", "leave"], dir.path());
+    assert!(
+        stderr(&o).contains("`check.bad_id_policy`"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Issue 14, point 1: a missing `--index` is an error for `search` too,
+/// and nothing is created there.
+#[test]
+fn search_on_a_missing_index_is_an_error_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("does-not-exist");
+    let o = run_clean(
+        &["--index", missing.to_str().unwrap(), "search", "leave"],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("groundcite ingest"), "{}", stderr(&o));
+    assert!(!missing.exists());
+}
+
+/// Issue 14, point 1: passages may label themselves with `title`; a
+/// misspelt field is named with the field meant; a file that is not JSON
+/// says what format is expected.
+#[test]
+fn passages_files_take_title_and_name_the_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("p.json");
+    std::fs::write(
+        &p,
+        r#"[{"id": "a", "title": "Leave", "text": "Staff get 13 days of leave."}]"#,
+    )
+    .unwrap();
+    let p = p.to_str().unwrap();
+    let o = check_answer(dir.path(), p, "Staff get 13 days of leave [1].", &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("[1] Leave"), "{}", stdout(&o));
+    assert!(!stdout(&o).contains("(no label)"), "{}", stdout(&o));
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "id,text\na,Staff get 13 days.\n").unwrap();
+    let o = check_answer(dir.path(), bad.to_str().unwrap(), "x [1].", &[]);
+    assert_one_error_line(&o, "not valid JSON");
+    assert!(
+        stderr(&o).contains("an array of passages"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(&bad, r#"[{"id": "a", "txt": "Staff get 13 days."}]"#).unwrap();
+    let o = check_answer(dir.path(), bad.to_str().unwrap(), "x [1].", &[]);
+    assert!(
+        stderr(&o).contains("unknown field `txt`; did you mean `text`?"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Issue 14, point 5: the first-run demo says what it does; the demo's
+/// hand-off ("contact People Ops") stays on the demo index.
+#[test]
+fn the_demo_says_so_and_its_handoff_stays_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_clean(&["ask", "What is the dental plan for pets?"], dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("demo handbook"), "{}", stderr(&o));
+    assert!(stdout(&o).contains("People Ops"), "{}", stdout(&o));
+    let o = run_clean(&["ask", "What is the dental plan for pets?"], dir.path());
+    assert!(
+        !stderr(&o).contains("demo handbook"),
+        "said once: {}",
+        stderr(&o)
+    );
+
+    let docs = dir.path().join("docs");
+    std::fs::create_dir(&docs).unwrap();
+    std::fs::write(
+        docs.join("leave.md"),
+        "# Leave\n\nStaff get 13 days of annual leave.\n",
+    )
+    .unwrap();
+    let index = dir.path().join("own");
+    let index = index.to_str().unwrap();
+    let o = run_clean(
+        &["--index", index, "ingest", docs.to_str().unwrap()],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run_clean(
+        &["--index", index, "ask", "What is the dental plan for pets?"],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("People Ops"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("No answer: "), "{}", stdout(&o));
+    assert!(!stdout(&o).contains("refused ("), "{}", stdout(&o));
+}
+
+/// Issue 14, point 4 for `ask`: the problems lead, the correction before
+/// the sentence, and only then the answer; no `status:` jargon.
+#[test]
+fn ask_leads_with_the_correction() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.json");
+    std::fs::write(
+        &script,
+        r#"["Reimbursements settle within 14 days of approval [1]."]"#,
+    )
+    .unwrap();
+    let o = run_clean(
+        &[
+            "ask",
+            "--generator",
+            "scripted",
+            "--script",
+            script.to_str().unwrap(),
+            "How long does reimbursement take?",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.starts_with("Needs review: "), "{text}");
+    let correction = text
+        .find("The source says 30 days, not 14 days.")
+        .expect(&text);
+    let answer = text.rfind("Reimbursements settle within 14 days").unwrap();
+    assert!(correction < answer, "{text}");
+    for jargon in ["status:", "grounded:", "number_mismatch", "refused ("] {
+        assert!(!text.contains(jargon), "{jargon} in {text}");
+    }
 }

@@ -20,6 +20,7 @@
 //!     "citations": [1],                // ids this sentence cites
 //!     "factual": true, "reason": "cited",
 //!     "verdict": "contradicted",       // supported | contradicted | unsupported | uncited | not_factual
+//!     "note": "The source says Wednesday, not Friday.",  // plain words ("" when not factual)
 //!     "reasons": ["number_mismatch: \"Friday\" vs \"Wednesday\""],
 //!     "evidence": {"passage": 1, "quote": "…", "start": 120, "end": 190} | null,
 //!     "suggested": [],                 // passages that would support it (citation repair)
@@ -40,6 +41,7 @@ use serde::Serialize;
 use crate::config::CheckConfig;
 use crate::factual::FactualReason;
 use crate::passage::Passage;
+use crate::plain;
 use crate::refusal::RefusalForm;
 use crate::resolve::{self, QuoteHint, Source};
 use crate::sentence::SentenceKind;
@@ -102,6 +104,10 @@ pub struct SentenceOut {
     pub factual: bool,
     pub reason: FactualReason,
     pub verdict: SentenceVerdict,
+    /// The verdict in plain words, the correction first ("The source says
+    /// 13 days, not 15 days."); empty when the sentence states no fact.
+    /// `reasons` keeps the machine form.
+    pub note: String,
     pub reasons: Vec<String>,
     pub evidence: Option<EvidenceOut>,
     pub suggested: Vec<usize>,
@@ -279,19 +285,17 @@ pub fn check_report(
         // support checking is off or the answer is a refusal.
         let judgement = if factual { judged.next() } else { None };
         let mut reasons = Vec::new();
+        let mut bad_ids: Vec<u64> = Vec::new();
         let (verdict, evidence, suggested, idle) = if !factual {
             (SentenceVerdict::NotFactual, None, Vec::new(), Vec::new())
         } else {
             counts.factual += 1;
-            if cites[i].iter().any(|&id| id == 0 || id > n) {
-                let bad: Vec<String> = cites[i]
-                    .iter()
-                    .filter(|&&id| id == 0 || id > n)
-                    .map(u64::to_string)
-                    .collect();
+            bad_ids.extend(cites[i].iter().filter(|&&id| id == 0 || id > n));
+            if !bad_ids.is_empty() {
+                let bad: Vec<String> = bad_ids.iter().map(u64::to_string).collect();
                 reasons.push(format!("invalid_citation: [{}]", bad.join(", ")));
             }
-            match judgement {
+            match &judgement {
                 Some(j) => {
                     reasons.extend(j.reasons.iter().map(|r| {
                         // Sized once: a reason is written in many small pieces.
@@ -364,6 +368,14 @@ pub fn check_report(
             factual,
             reason: s.reason,
             verdict,
+            note: plain::note(&plain::NoteInput {
+                verdict,
+                reasons: judgement.as_ref().map_or(&[], |j| &j.reasons[..]),
+                bad_ids: &bad_ids,
+                judged: judgement.is_some(),
+                evidence_passage: evidence.as_ref().map(|e| e.passage),
+                suggested: &suggested,
+            }),
             reasons,
             evidence,
             suggested,

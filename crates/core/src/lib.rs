@@ -40,6 +40,7 @@ pub mod limits;
 pub mod link;
 pub mod marker;
 pub mod passage;
+pub mod plain;
 pub mod prompt;
 pub mod refusal;
 pub mod resolve;

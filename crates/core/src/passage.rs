@@ -18,8 +18,9 @@ pub struct Passage {
     /// Where a reader opens it.
     #[serde(default, alias = "url")]
     pub source_url: String,
-    /// The section label shown on the source chip.
-    #[serde(default, alias = "label")]
+    /// The section label shown on the source chip (also read as `label`
+    /// or `title`).
+    #[serde(default, alias = "label", alias = "title")]
     pub section: String,
     /// The retrieval score, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]

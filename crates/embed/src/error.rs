@@ -19,11 +19,12 @@ pub enum EmbedError {
     MissingFile { path: PathBuf },
 
     /// A file is there but cannot be read.
-    #[error("{path}: cannot be read: {source}")]
+    /// (The message includes the I/O error, which is not also the
+    /// `source`: a printer of the chain would say it twice.)
+    #[error("{path}: cannot be read: {error}")]
     Unreadable {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
 
     /// A file is read but its content is not what it should be.

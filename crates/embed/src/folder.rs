@@ -60,7 +60,7 @@ pub(crate) fn read(path: &Path) -> Result<Vec<u8>> {
         },
         _ => EmbedError::Unreadable {
             path: path.to_owned(),
-            source,
+            error: source,
         },
     })
 }

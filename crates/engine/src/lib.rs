@@ -23,7 +23,7 @@ pub use answer::{
 pub use checker::{Checker, PromptOutput, PromptPassage};
 pub use extractive::{ExtractiveConfig, ExtractiveGenerator};
 pub use pipeline::{Engine, Retriever, load_embedder};
-pub use settings::{ContractRole, GeneratorKind, Settings};
+pub use settings::{ContractRole, DEMO_HANDOFF, GeneratorKind, Settings};
 
 /// Errors of the pipeline. Findings (bad citations, unsupported claims)
 /// are never errors: they are in the [`AskResult`].

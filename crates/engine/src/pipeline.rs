@@ -623,7 +623,7 @@ impl Engine {
         needed: Option<String>,
         nearest_topics: Vec<String>,
     ) -> AskRefusal {
-        let handoff = &self.inner.settings.handoff;
+        let handoff = self.inner.settings.handoff_line();
         AskRefusal::new(reason, question, needed, nearest_topics, handoff)
     }
 

@@ -71,6 +71,9 @@ pub enum ContractRole {
     User,
 }
 
+/// The demo handbook's hand-off line: only for the demo index.
+pub const DEMO_HANDOFF: &str = "For anything the handbook does not cover, contact People Ops.";
+
 /// The effective configuration.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
@@ -85,8 +88,9 @@ pub struct Settings {
     /// normalised score is below this. Default: the index's calibrated
     /// `DEFAULT_GATE_THRESHOLD`.
     pub gate_threshold: f32,
-    /// The hand-off line of a refusal. Default "For anything the handbook
-    /// does not cover, contact People Ops.".
+    /// The hand-off line of a refusal (who to ask instead). Default none;
+    /// the demo index (the default location, `demo_on_first_use`) uses the
+    /// demo handbook's line, [`DEMO_HANDOFF`]. See [`Settings::handoff_line`].
     pub handoff: String,
     /// Default `extractive`.
     pub generator: GeneratorKind,
@@ -124,7 +128,7 @@ impl Default for Settings {
             index: groundcite_index::Index::default_dir(),
             top_k: 5,
             gate_threshold: groundcite_index::DEFAULT_GATE_THRESHOLD,
-            handoff: "For anything the handbook does not cover, contact People Ops.".into(),
+            handoff: String::new(),
             generator: GeneratorKind::Extractive,
             script: None,
             audit_path: PathBuf::from("./.groundcite/audit.sqlite"),
@@ -163,8 +167,21 @@ impl Settings {
             .map_err(|e| EngineError::Config(format!("{}: {e}", path.display())))
     }
 
+    /// Parses a `groundcite.toml`. A key this version does not read is an
+    /// error naming it (with its table) and the nearest known key, never a
+    /// silent default: `topk = 5` would otherwise leave `top_k` at 5 by
+    /// luck and `top_k = 8` misspelled at its default.
     pub fn from_toml(text: &str) -> Result<Settings, String> {
-        toml::from_str(text).map_err(|e| e.to_string())
+        let deserializer = toml::Deserializer::parse(text).map_err(|e| e.to_string())?;
+        let mut unknown = Vec::new();
+        let settings: Settings = serde_ignored::deserialize(deserializer, |path| {
+            unknown.push(path.to_string());
+        })
+        .map_err(|e| e.to_string())?;
+        match unknown.first() {
+            None => Ok(settings),
+            Some(key) => Err(unknown_key_message(key)),
+        }
     }
 
     /// Applies `GROUNDCITE_*` variables through `get` (injectable for tests).
@@ -204,6 +221,23 @@ impl Settings {
             self.model_dir = Some(PathBuf::from(v));
         }
         Ok(())
+    }
+
+    /// Whether the index is the demo's: the default location, where the
+    /// embedded demo handbook is ingested on first use.
+    pub fn is_demo_index(&self) -> bool {
+        self.demo_on_first_use && self.index == groundcite_index::Index::default_dir()
+    }
+
+    /// The hand-off line a refusal ends with: `handoff` when set, the demo
+    /// handbook's for the demo index, else none. The demo's "contact People
+    /// Ops" never reaches another corpus.
+    pub fn handoff_line(&self) -> &str {
+        if self.handoff.is_empty() && self.is_demo_index() {
+            DEMO_HANDOFF
+        } else {
+            &self.handoff
+        }
     }
 
     /// Sets the base url of the selected HTTP generator.
@@ -295,6 +329,39 @@ impl Settings {
     }
 }
 
+/// "unknown key `check.bad_id_polcy`; did you mean `check.bad_id_policy`?":
+/// the candidates are the keys the default configuration writes at the
+/// same level (optional keys included, as `null`).
+fn unknown_key_message(path: &str) -> String {
+    let (table, key) = match path.rsplit_once('.') {
+        Some((table, key)) => (Some(table), key),
+        None => (None, path),
+    };
+    let defaults = serde_json::to_value(Settings::default()).unwrap_or_default();
+    let level = match table {
+        Some(table) => table.split('.').try_fold(&defaults, |v, part| v.get(part)),
+        None => Some(&defaults),
+    };
+    let nearest = level
+        .and_then(serde_json::Value::as_object)
+        .into_iter()
+        .flat_map(|map| map.keys())
+        .map(|known| (strsim::jaro_winkler(key, known), known))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    let full = |k: &str| match table {
+        Some(table) => format!("{table}.{k}"),
+        None => k.to_string(),
+    };
+    match nearest {
+        Some((_, known)) => format!(
+            "unknown key `{path}`; did you mean `{}`? (`groundcite config` prints every key)",
+            full(known)
+        ),
+        None => format!("unknown key `{path}` (`groundcite config` prints every key)"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -374,6 +441,44 @@ mod tests {
         let again = Settings::from_toml(&text).unwrap();
         assert_eq!(again.openai, s.openai);
         assert_eq!(again.anthropic, s.anthropic);
+    }
+
+    /// Issue 14: a misspelt key is an error naming it and the key meant,
+    /// at the top level and in a table; every key the configuration
+    /// writes reads back.
+    #[test]
+    fn unknown_keys_are_errors_with_a_suggestion() {
+        let err = Settings::from_toml("topk = 5\n").unwrap_err();
+        assert!(err.contains("unknown key `topk`"), "{err}");
+        assert!(err.contains("did you mean `top_k`?"), "{err}");
+        let err = Settings::from_toml("[check]\nbad_id_polcy = \"strip\"\n").unwrap_err();
+        assert!(err.contains("`check.bad_id_polcy`"), "{err}");
+        assert!(err.contains("`check.bad_id_policy`"), "{err}");
+        let err = Settings::from_toml("zzz = 1\n").unwrap_err();
+        assert!(!err.contains("did you mean"), "{err}");
+        let written = Settings::default().to_masked_toml();
+        Settings::from_toml(&written).unwrap();
+        let err = Settings::from_file(Path::new("/nonexistent/groundcite.toml")).unwrap_err();
+        assert!(
+            err.to_string().contains("/nonexistent/groundcite.toml"),
+            "{err}"
+        );
+    }
+
+    /// Issue 14: the demo's hand-off line is the demo's only.
+    #[test]
+    fn the_demo_handoff_stays_on_the_demo_index() {
+        assert_eq!(Settings::default().handoff_line(), DEMO_HANDOFF);
+        let own = Settings {
+            index: PathBuf::from("/srv/handbook-index"),
+            ..Settings::default()
+        };
+        assert_eq!(own.handoff_line(), "");
+        let set = Settings {
+            handoff: "Ask the IT desk.".into(),
+            ..own
+        };
+        assert_eq!(set.handoff_line(), "Ask the IT desk.");
     }
 
     #[test]

@@ -216,7 +216,7 @@ impl Index {
     pub fn open_or_create(dir: &Path) -> Result<Index> {
         fs::create_dir_all(dir).map_err(|e| Error::Io {
             path: dir.to_path_buf(),
-            source: e,
+            error: e,
         })?;
         if dir.join("meta.json").exists() {
             return Index::open(dir);
@@ -433,7 +433,7 @@ fn read_manifest(path: &Path) -> Result<Manifest> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest::default()),
         Err(e) => Err(Error::Io {
             path: path.to_path_buf(),
-            source: e,
+            error: e,
         }),
     }
 }
@@ -509,7 +509,7 @@ fn write_manifest(path: &Path, manifest: &Manifest) -> Result<()> {
     let tmp = path.with_extension("json.tmp");
     let io = |e| Error::Io {
         path: tmp.clone(),
-        source: e,
+        error: e,
     };
     let bytes = serde_json::to_vec_pretty(manifest).map_err(|e| Error::Manifest {
         path: path.to_path_buf(),
@@ -523,6 +523,6 @@ fn write_manifest(path: &Path, manifest: &Manifest) -> Result<()> {
     }
     fs::rename(&tmp, path).map_err(|e| Error::Io {
         path: path.to_path_buf(),
-        source: e,
+        error: e,
     })
 }

@@ -322,19 +322,27 @@ pub enum Progress {
     Committing,
 }
 
+impl From<tantivy::TantivyError> for Error {
+    fn from(e: tantivy::TantivyError) -> Self {
+        Error::Tantivy(e)
+    }
+}
+
 /// Errors of this crate. Per-file problems are not errors: they are reported
 /// in [`IngestSummary::errors`].
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("no index in {0} (run an ingest first)")]
     NotFound(PathBuf),
-    #[error("{path}: {source}")]
+    // Messages include the error they wrap, which is therefore not also
+    // their `source`: a printer of the chain would say it twice.
+    #[error("{path}: {error}")]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("index error: {0}")]
-    Tantivy(#[from] tantivy::TantivyError),
+    Tantivy(tantivy::TantivyError),
     #[error("manifest {path}: {message}")]
     Manifest { path: PathBuf, message: String },
     #[error("incompatible index: {0}")]

@@ -345,6 +345,7 @@ fn schemas(codes: &[&str]) -> Value {
                 "factual": {"type": "boolean"},
                 "reason": {"type": "string"},
                 "verdict": {"type": "string", "enum": ["supported", "contradicted", "unsupported", "uncited", "not_factual"]},
+                "note": {"type": "string", "description": "The verdict in plain words, the correction first (\"The source says 13 days, not 15 days.\"); empty when not factual"},
                 "reasons": {"type": "array", "items": {"type": "string"}, "description": "e.g. `number_mismatch: \"14 days\" vs \"30 days\"`."},
                 "evidence": {"$ref": "#/components/schemas/Evidence"},
                 "suggested": {"type": "array", "items": {"type": "integer"}},
