@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Subcommand;
 use groundcite_core::Passage;
-use groundcite_core::case::{self, Label};
+use groundcite_core::case::{self, Half, Label, Tally};
 use groundcite_core::check;
 use groundcite_core::config::CheckConfig;
 use groundcite_support::LexicalVerifier;
@@ -50,6 +50,10 @@ fn cases(file: &std::path::Path, verbose: bool) -> Result<ExitCode> {
     let config = CheckConfig::default();
     let verifier = LexicalVerifier::new(config.support.clone());
     let mut per_label: BTreeMap<Label, (usize, usize)> = BTreeMap::new();
+    let mut overall = Tally::default();
+    let mut per_half: BTreeMap<Half, Tally> = BTreeMap::new();
+    let mut per_kind: BTreeMap<String, (Tally, Tally)> = BTreeMap::new();
+    let mut per_form: BTreeMap<String, Tally> = BTreeMap::new();
     let (mut n_cases, mut bad_ok, mut status_ok, mut failed) = (0, 0, 0, 0);
     let mut out = std::io::stdout().lock();
     for line in input::read_cases(file)? {
@@ -74,7 +78,20 @@ fn cases(file: &std::path::Path, verbose: bool) -> Result<ExitCode> {
         n_cases += 1;
         bad_ok += usize::from(score.bad_ids_correct);
         status_ok += usize::from(score.status_correct);
+        let half = case::half(&case);
         for s in &score.sentences {
+            overall.add(s);
+            per_half.entry(half).or_default().add(s);
+            if let Some(kind) = &s.kind {
+                let (all, held) = per_kind.entry(kind.clone()).or_default();
+                all.add(s);
+                if half == Half::Held {
+                    held.add(s);
+                }
+            }
+            if let Some(form) = &s.form {
+                per_form.entry(form.clone()).or_default().add(s);
+            }
             let e = per_label.entry(s.label).or_default();
             e.0 += 1;
             e.1 += usize::from(s.correct);
@@ -116,11 +133,68 @@ fn cases(file: &std::path::Path, verbose: bool) -> Result<ExitCode> {
             100.0 * *correct as f64 / (*total).max(1) as f64
         )?;
     }
+    write_tallies(&mut out, &overall, &per_half, &per_kind, &per_form)?;
     Ok(if failed > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The detection table of `eval cases`: overall, per half of the by-page split
+/// (`core::case::half`), per `kind` (all cases, then the held-out half) and per `form`.
+fn write_tallies(
+    out: &mut impl Write,
+    overall: &Tally,
+    per_half: &BTreeMap<Half, Tally>,
+    per_kind: &BTreeMap<String, (Tally, Tally)>,
+    per_form: &BTreeMap<String, Tally>,
+) -> Result<()> {
+    let rate = |k: usize, n: usize| {
+        if n == 0 {
+            "    -".to_string()
+        } else {
+            format!("{:>5.2}", k as f64 / n as f64)
+        }
+    };
+    let row = |name: &str, t: &Tally| {
+        format!(
+            "{name:<22} {:>7} {} {:>7} {} {:>7} {} {:>8}",
+            format!("{}/{}", t.supported_kept, t.supported),
+            rate(t.supported_kept, t.supported),
+            format!("{}/{}", t.wrong_flagged, t.wrong),
+            rate(t.wrong_flagged, t.wrong),
+            format!("{}/{}", t.contradicted_labelled, t.contradicted),
+            rate(t.contradicted_labelled, t.contradicted),
+            t.balanced_accuracy()
+                .map_or("-".to_string(), |b| format!("{b:.3}")),
+        )
+    };
+    writeln!(
+        out,
+        "\n{:<22} {:>13} {:>13} {:>13} {:>8}",
+        "", "supp. kept", "wrong flagged", "contr. as c.", "bal.acc"
+    )?;
+    writeln!(out, "{}", row("all", overall))?;
+    for (half, t) in per_half {
+        writeln!(out, "{}", row(&format!("{} half", half.as_str()), t))?;
+    }
+    if !per_kind.is_empty() {
+        writeln!(out, "by kind (all cases; held-out half below it)")?;
+        for (kind, (all, held)) in per_kind {
+            writeln!(out, "{}", row(kind, all))?;
+            if held.supported + held.wrong > 0 {
+                writeln!(out, "{}", row("  held-out", held))?;
+            }
+        }
+    }
+    if !per_form.is_empty() {
+        writeln!(out, "by form")?;
+        for (form, t) in per_form {
+            writeln!(out, "{}", row(form, t))?;
+        }
+    }
+    Ok(())
 }
 
 #[derive(serde::Deserialize)]
