@@ -32,6 +32,9 @@ struct Sentence {
     excl: bool,
     /// A token with a negating prefix ("unpaid"): Rule "polarity" may flip.
     neg_prefix: bool,
+    /// For a list item or a table row: the sentence that introduces it (the lead-in ending
+    /// with ':' above the list, the table's header row), read with it as one evidence unit.
+    lead: Option<u32>,
 }
 
 struct Passage<'a> {
@@ -76,6 +79,7 @@ fn is_bound_negation(tokens: &[Token], text: &str, i: usize) -> bool {
     ]
     .iter()
     .any(|w| n1.eq_ignore_ascii_case(w))
+        || n1.eq_ignore_ascii_case("exceed")
         || (n1.eq_ignore_ascii_case("to") && next(2).eq_ignore_ascii_case("exceed"))
 }
 
@@ -161,8 +165,10 @@ fn analyse_passage<'a>(
             neg: any & NEG_CUE != 0,
             excl: any & EXCL != 0,
             neg_prefix: any & NEG_PREFIX != 0,
+            lead: None,
         });
     }
+    link_lead_ins(text, &mut sentences);
     Passage {
         text,
         tokens,
@@ -170,6 +176,64 @@ fn analyse_passage<'a>(
         quants,
         sent_base,
         analysed: true,
+    }
+}
+
+/// What a passage sentence is, for [`link_lead_ins`].
+#[derive(Clone, Copy, PartialEq)]
+enum Shape {
+    ListItem,
+    TableRow,
+    /// A table's `|---|---|` line.
+    TableRule,
+    /// Prose ending with ':' (a list's lead-in).
+    LeadIn,
+    Prose,
+}
+
+fn shape(sentence: &str) -> Shape {
+    let t = sentence.trim();
+    if t.starts_with('|') {
+        if t.bytes().all(|b| matches!(b, b'|' | b'-' | b':' | b' ')) {
+            Shape::TableRule
+        } else {
+            Shape::TableRow
+        }
+    } else if text::list_bullet(t).is_some() {
+        Shape::ListItem
+    } else if t.ends_with(':') {
+        Shape::LeadIn
+    } else {
+        Shape::Prose
+    }
+}
+
+/// Sets each list item's lead-in (the nearest sentence above it ending with ':', over other
+/// items only) and each table row's header (the first row of its table).
+fn link_lead_ins(text: &str, sentences: &mut [Sentence]) {
+    let mut lead_in: Option<u32> = None;
+    let mut header: Option<u32> = None;
+    for k in 0..sentences.len() {
+        let s = &sentences[k];
+        match shape(&text[s.start as usize..s.end as usize]) {
+            Shape::LeadIn => {
+                lead_in = Some(k as u32);
+                header = None;
+            }
+            Shape::ListItem => {
+                sentences[k].lead = lead_in;
+                header = None;
+            }
+            Shape::TableRow => match header {
+                Some(h) => sentences[k].lead = Some(h),
+                None => header = Some(k as u32),
+            },
+            Shape::TableRule => {}
+            Shape::Prose => {
+                lead_in = None;
+                header = None;
+            }
+        }
     }
 }
 
@@ -307,7 +371,8 @@ fn analyse_claim<'c>(
         let adverbial = t.flags & QUANT != 0
             && !quants.iter().any(|q| t.start >= q.start && t.end <= q.end)
             && t.flags & text::DIGIT == 0;
-        if t.flags & STOP != 0 || (t.flags & QUANT != 0 && !adverbial) {
+        // Negation cues ("shouldn't", "never") are polarity, compared by Rule 3, not content.
+        if t.flags & (STOP | NEG_CUE) != 0 || (t.flags & QUANT != 0 && !adverbial) {
             continue;
         }
         if terms.iter().any(|x| x.key == t.key)
@@ -795,8 +860,16 @@ impl LexicalVerifier {
                     }
                 }
             }
+            // The best-aligned sentence, read with its lead-in or table header.
+            let unit = |k: usize| {
+                let mut m = scratch.masks[base + k].clone();
+                if let Some(l) = p.sentences[k].lead {
+                    m.union_with(&scratch.masks[base + l as usize]);
+                }
+                m
+            };
             best.core = (best.s0..best.s1)
-                .map(|k| &scratch.masks[base + k])
+                .map(unit)
                 .max_by(|a, b| {
                     (
                         mask_weight(&info.terms, a, true),
@@ -808,7 +881,6 @@ impl LexicalVerifier {
                         ))
                         .unwrap_or(std::cmp::Ordering::Equal)
                 })
-                .cloned()
                 .unwrap_or_default();
             scratch.windows[pi] = best;
         }
@@ -989,7 +1061,14 @@ impl LexicalVerifier {
             // Polarity.
             if cfg.check_polarity && s_align >= cfg.polarity_min_alignment {
                 let flips = prefix_flips(info, p, s);
-                let s_neg = s.neg && negation_in_scope(info, p, s, cfg.negation_scope);
+                let mut s_neg = s.neg && negation_in_scope(info, p, s, cfg.negation_scope);
+                // A negated claim may merge the window's sentences: its negation may come from
+                // any of them ("X aren't posted" from "X are not posted. X include ...").
+                if info.neg && !s_neg {
+                    s_neg = p.sentences[pw.s0..pw.s1]
+                        .iter()
+                        .any(|w| w.neg && negation_in_scope(info, p, w, cfg.negation_scope));
+                }
                 if (info.neg != s_neg) ^ (flips % 2 == 1) {
                     reasons.push(Reason::Negation);
                     contradicted = true;
@@ -999,7 +1078,7 @@ impl LexicalVerifier {
             // Exclusive restriction.
             if cfg.check_restriction
                 && info.excl
-                && !s.excl
+                && !p.sentences[pw.s0..pw.s1].iter().any(|w| w.excl)
                 && pw_align >= cfg.contradiction_min_alignment
             {
                 if detail {

@@ -52,19 +52,25 @@
 //!    [`SupportConfig::shared_term_damping`]) are matched in each passage, and the best window of
 //!    1 to [`SupportConfig::max_window_sentences`] adjacent sentences is chosen. With a question,
 //!    its terms also pull the window (weighted by [`SupportConfig::question_term_weight`]) but are
-//!    never required: this is how elliptic answers ("Delhi \[1\].") are placed.
+//!    never required: this is how elliptic answers ("Delhi \[1\].") are placed. A list item is
+//!    read with its lead-in (the sentence ending with ':' above the list) and a table row with
+//!    the table's header row: their words count as the item's own.
 //! 2. **Quantities.** Digits and number words ("six", "two weeks", "a year"), ranges ("3-5",
 //!    "3–5", "3 to 5", "between 3 and 15"), money, percentages, durations (minutes to years,
-//!    business/working days; "2 weeks" equals "14 days"), weekdays, month names, calendar years,
+//!    business/working days, which never state calendar days; "2 weeks" equals "14 days",
+//!    "twelve months" equals "one year": spans in different units agree within 2%), ranges with a
+//!    unit on both ends ("6 months to a year"), weekdays, month names, calendar years,
 //!    ordinals ("third season"), and bounds ("at least", "up to", "at most", "within",
 //!    "a maximum of", "more than", "or more"). A claim quantity that the window states is fine;
 //!    stated elsewhere in the cited passage, it is tolerated; a window that states a comparable
 //!    quantity with another value is a contradiction (`number_mismatch`, `date_mismatch`);
 //!    opposite bounds on the same value are `bound_mismatch`; otherwise it is `missing`.
-//! 3. **Polarity.** Negation cues ("not", "never", "cannot", "doesn't", ...) and negating prefixes
+//! 3. **Polarity.** Negation cues ("not", "never", "cannot", "doesn't", "unable", "rather than",
+//!    ...; never content words themselves) and negating prefixes
 //!    ("unpaid" vs "paid", "non-billable", "ineligible") are compared between the claim and the
 //!    best-aligned sentence; an odd number of flips is `negation`. A cue of the sentence counts
-//!    only within [`SupportConfig::negation_scope`] tokens of a matched claim term; "not-for-profit"
+//!    only within [`SupportConfig::negation_scope`] tokens of a matched claim term (a negated
+//!    claim may take its negation from any sentence of the window); "not-for-profit"
 //!    and a capitalised "Never" inside a name ("Never Shout Never") are not cues.
 //! 4. **Restriction.** "only", "solely", "exclusively" in the claim with no such cue in the
 //!    aligned sentence is `restriction: "only"`.

@@ -491,3 +491,58 @@ fn table_rows_below_their_header() {
         Verdict::Supported
     );
 }
+
+/// Issue 18: the same span written another way is the same quantity; business days are not
+/// calendar days.
+#[test]
+fn equivalent_number_forms_and_day_kinds() {
+    const PROMOTION: &str = "For all Merit Promotion roles: employees must be at their current GS level for\none year in order to apply for a position at the next highest GS level.";
+    assert_eq!(
+        judge(
+            PROMOTION,
+            "For Merit Promotion roles, you must have been at your current GS level for twelve months before you can apply for the next highest GS level [1]."
+        )
+        .verdict,
+        Verdict::Supported
+    );
+    let j = judge(
+        VOUCHER,
+        "File your voucher within 5 calendar days of getting back [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Contradicted);
+    assert_eq!(
+        reasons(&j),
+        [r#"number_mismatch: "5 calendar days" vs "5 business days""#]
+    );
+}
+
+/// Issue 18: "aren't" is a negation cue, not a missing word, and a merged claim takes its
+/// negation from whichever window sentence states it.
+#[test]
+fn contractions_and_merged_negations() {
+    const INTERNAL: &str = "Internal hiring actions are not posted to USAJobs. These hiring actions include reassignments, details, and temporary promotions.";
+    let j = judge(
+        INTERNAL,
+        "Internal hiring actions, such as reassignments, details, and temporary promotions, aren't posted to USAJobs [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Supported, "{:?}", j.reasons);
+    let j = judge(
+        INTERNAL,
+        "Internal hiring actions are posted to USAJobs [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Contradicted);
+}
+
+/// Issue 18: a list item is read with its lead-in, a table row with its header.
+#[test]
+fn list_items_keep_their_lead_in() {
+    const RELIC: &str = "New Relic includes several products, each of which is available to TTS systems:\n\n- **APM:** application performance monitoring\n- **Infrastructure:** host- and operating system-level monitoring\n- **Synthetics:** availability monitoring";
+    let j = judge(
+        RELIC,
+        "APM, the application performance monitoring product, is available to TTS systems [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Supported, "{:?}", j.reasons);
+    const TABLE: &str = "| Tool | Purpose |\n|---|---|\n| Tock | time tracking |\n| Slack | chat |";
+    let j = judge(TABLE, "The purpose of Tock is time tracking [1].");
+    assert_eq!(j.verdict, Verdict::Supported, "{:?}", j.reasons);
+}
