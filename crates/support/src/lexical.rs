@@ -1,9 +1,10 @@
 //! The default verifier: lexical alignment, quantities, polarity, restriction and entity slots.
 
 use crate::bits::Bits;
+use crate::lexicon;
 use crate::{Claim, Evidence, Judgement, Reason, SupportConfig, Verdict, Verifier};
 use groundcite_text::quantity::{self, Quantity, Unit};
-use groundcite_text::{self as text, CAP, COMMON, EXCL, NEG_CUE, NEG_PREFIX, QUANT, STOP, Token};
+use groundcite_text::{self as text, CAP, COMMON, EXCL, NEG_CUE, NEG_PREFIX, QUANT, STOP, TIME, Token};
 use rustc_hash::FxHashMap;
 use std::ops::Range;
 
@@ -415,10 +416,21 @@ fn analyse_claim<'c>(
     }
     index.clear();
     pre_index.clear();
+    let lexicon = cfg.check_synonyms.then(lexicon::lexicon);
     for (i, t) in terms.iter().enumerate() {
         index_term(&mut index, t.key, i);
         index_term(&mut index, t.alt, i);
         index_term(&mut pre_index, t.pre, i);
+        // WordNet synonyms and derived forms of a claim word match like the word (not for
+        // names, codes or the question's words).
+        if let Some(lexicon) = lexicon
+            && !t.question
+            && t.flags & (CAP | text::DIGIT) == 0
+        {
+            for &k in lexicon.related(t.key) {
+                index_term(&mut index, k, i);
+            }
+        }
     }
     let claim_weight = terms.iter().filter(|t| !t.question).map(|t| t.weight).sum();
     let new_weight = new_weight(&terms);
@@ -1033,7 +1045,14 @@ impl LexicalVerifier {
                 continue;
             }
             if union.contains(i) {
-                missing_weight += t.weight * cfg.adjacent_factor;
+                // A name or code from another sentence may be another subject (a relation the
+                // passage does not state); another word joins the sentences of one subject.
+                let factor = if t.flags & (CAP | text::DIGIT) != 0 {
+                    cfg.adjacent_factor
+                } else {
+                    cfg.adjacent_word_factor
+                };
+                missing_weight += t.weight * factor;
             } else {
                 let factor = if anywhere.contains(i) {
                     cfg.elsewhere_factor
@@ -1058,10 +1077,30 @@ impl LexicalVerifier {
             } else {
                 1.0
             };
+            // Opposite words ("optional" where the sentence says "required"). A negation on
+            // one side as well cancels it ("not required" for "optional").
+            let antonym = if cfg.check_antonyms && pw_align >= cfg.contradiction_min_alignment {
+                antonym_conflict(info, p, si)
+            } else {
+                None
+            };
+            let s_neg_any = s.neg && negation_in_scope(info, p, s, cfg.negation_scope);
+            if let Some((c, e)) = antonym
+                && info.neg == s_neg_any
+            {
+                if detail {
+                    reasons.push(Reason::Antonym {
+                        claim: c.to_owned(),
+                        evidence: e.to_owned(),
+                    });
+                }
+                contradicted = true;
+                evidence_at = primary;
+            }
             // Polarity.
-            if cfg.check_polarity && s_align >= cfg.polarity_min_alignment {
+            if cfg.check_polarity && antonym.is_none() && s_align >= cfg.polarity_min_alignment {
                 let flips = prefix_flips(info, p, s);
-                let mut s_neg = s.neg && negation_in_scope(info, p, s, cfg.negation_scope);
+                let mut s_neg = s_neg_any;
                 // A negated claim may merge the window's sentences: its negation may come from
                 // any of them ("X aren't posted" from "X are not posted. X include ...").
                 if info.neg && !s_neg {
@@ -1298,6 +1337,39 @@ fn negation_in_scope(info: &ClaimInfo<'_>, p: &Passage<'_>, s: &Sentence, scope:
                     .any(|term| !term.question && term_matches(term, t))
             })
         })
+}
+
+/// A claim word whose antonym (WordNet or [`lexicon`]'s policy pairs) the evidence unit of
+/// sentence `si` (with its lead-in) states while it does not state the word itself; returns the
+/// claim word and the evidence word.
+fn antonym_conflict<'c, 'p>(
+    info: &ClaimInfo<'c>,
+    p: &Passage<'p>,
+    si: usize,
+) -> Option<(&'c str, &'p str)> {
+    let lexicon = lexicon::lexicon();
+    let tokens = |s: &Sentence| &p.tokens[s.tok_lo as usize..s.tok_hi as usize];
+    let s = &p.sentences[si];
+    let lead = s.lead.map_or(&[][..], |l| tokens(&p.sentences[l as usize]));
+    let unit = || tokens(s).iter().chain(lead);
+    let in_unit = |key: u64| unit().any(|t| t.key == key);
+    let in_claim = |key: u64| info.tokens.iter().any(|t| t.key == key);
+    // Units of time are quantities, compared by Rule 2 ("twelve months" is "one year").
+    let plain = |t: &Token| t.flags & (QUANT | TIME | CAP | NEG_CUE | text::DIGIT) == 0;
+    for c in info.tokens.iter().filter(|t| plain(t)) {
+        let opposed = lexicon.antonyms(c.key);
+        // The claim word, or a synonym of it, stated: no conflict.
+        if opposed.is_empty()
+            || in_unit(c.key)
+            || lexicon.related(c.key).iter().any(|&k| in_unit(k))
+        {
+            continue;
+        }
+        if let Some(e) = unit().find(|t| plain(t) && opposed.contains(&t.key) && !in_claim(t.key)) {
+            return Some((c.text(info.text), e.text(p.text)));
+        }
+    }
+    None
 }
 
 /// Claim terms matched in the sentence only through a negating prefix ("unpaid" vs "paid").

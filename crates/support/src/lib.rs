@@ -44,7 +44,8 @@
 //! `groundcite-text`. Then, for each claim (markers and list bullets are ignored as
 //! content):
 //!
-//! 1. **Alignment.** The claim's content terms (stopwords dropped; frequent English words and
+//! 1. **Alignment.** The claim's content terms (stopwords dropped; a word also matches its
+//!    WordNet 3.0 synonyms and derived forms, from its two most frequent senses; frequent English words and
 //!    paraphrase glue such as "get", "decide", "offered" weigh
 //!    [`SupportConfig::common_word_weight`]; other words, names and codes weigh 1; a word present
 //!    in more than half of the judged passages, when at least
@@ -72,6 +73,14 @@
 //!    only within [`SupportConfig::negation_scope`] tokens of a matched claim term (a negated
 //!    claim may take its negation from any sentence of the window); "not-for-profit"
 //!    and a capitalised "Never" inside a name ("Never Shout Never") are not cues.
+//!
+//!    **Antonyms.** A claim word whose antonym the best-aligned sentence (with its lead-in)
+//!    states, while it states neither the word nor a synonym of it, is `antonym: "paid" vs
+//!    "forfeited"`: WordNet 3.0 antonyms (satellites of an adjective share their head's) and a
+//!    short list of general-English pairs WordNet does not link (forfeited/paid, required/
+//!    optional, local/cloud, all/some, if/unless, before/after, weekly/monthly/...; see
+//!    `lexicon.rs`). Units of time and negation cues are left to Rules 2 and 3, and a negation on
+//!    one side cancels an antonym ("not mandatory" for "optional").
 //! 4. **Restriction.** "only", "solely", "exclusively" in the claim with no such cue in the
 //!    aligned sentence is `restriction: "only"`.
 //! 5. **Entity slot.** A missing name (capitalised word past the first) or list item whose
@@ -83,7 +92,9 @@
 //!
 //!    Note: the limits below are easiest seen through `examples/halueval.rs --show-misses N`.
 //! 6. **Missing content.** Each claim term not in the best-aligned sentence costs its weight:
-//!    times [`SupportConfig::adjacent_factor`] if the window's other sentences have it, times
+//!    times [`SupportConfig::adjacent_word_factor`] if the window's other sentences have it (a
+//!    claim that merges two sentences), [`SupportConfig::adjacent_factor`] for a name or code
+//!    (another sentence's name may be another subject), times
 //!    [`SupportConfig::derivational_factor`] if only its first five letters match there, times
 //!    [`SupportConfig::elsewhere_factor`] if the passage has it outside the window, in full
 //!    otherwise. The claim is `Unsupported` (`missing: [...]`) when the sum reaches
@@ -112,9 +123,10 @@
 //!
 //! ## Limits: what it cannot see
 //!
-//! - Paraphrase beyond stemming, prefixes and a list of frequent words: a synonym of a rare word
-//!   ("commute" for "take transit", "automobile" for "car") is reported missing; one such word in
-//!   a long sentence is tolerated by the fraction rule, two are not.
+//! - Paraphrase beyond stemming, prefixes, WordNet synonyms and a list of frequent words: a
+//!   phrase for a word ("commute" for "take transit", "right away" for "immediately") is
+//!   reported missing; one such word in a long sentence is tolerated by the fraction rule, two
+//!   are not.
 //! - Relations: a claim that reuses the passage's words in another relation ("Neil Gaiman directed
 //!   Beowulf" where he wrote it; "X was founded first") looks supported. The entity-slot rule only
 //!   catches a substitution next to an aligned neighbour.
@@ -128,6 +140,7 @@
 
 mod bits;
 mod lexical;
+mod lexicon;
 
 pub use lexical::LexicalVerifier;
 
@@ -146,14 +159,17 @@ pub struct SupportConfig {
     /// Multiplier for a missing claim term that the judged passage states outside the evidence
     /// window (the passage is about it, the aligned sentences are not). Default `0.5`.
     pub elsewhere_factor: f32,
-    /// Multiplier for a claim term found in the evidence window but not in its best-aligned
-    /// sentence (the claim joins adjacent sentences). Default `0.5`.
+    /// Multiplier for a name or code (capitalised word past the first, word with digits) found
+    /// in the evidence window but not in its best-aligned sentence. Default `0.5`.
     pub adjacent_factor: f32,
     /// A claim is also `Unsupported` only if the missing weight is at least this fraction of the
     /// claim's total weight, unless a name or code (capitalised word past the first, or a word
     /// with digits) is missing from the whole passage: one paraphrased word in a long sentence is
     /// not a false alarm. Default `0.2`.
     pub missing_fraction: f32,
+    /// [`SupportConfig::adjacent_factor`] for a claim word that is not a name or a code: a claim
+    /// that merges two sentences about one subject. Default `0.25`.
+    pub adjacent_word_factor: f32,
     /// Multiplier for a missing claim term whose first five letters match a word of the
     /// evidence window ("extension" and "extended", "agreement" and "agree"). Default `0.5`.
     pub derivational_factor: f32,
@@ -193,6 +209,10 @@ pub struct SupportConfig {
     pub check_restriction: bool,
     /// Check substituted entities. Default `true`.
     pub check_entity_slots: bool,
+    /// Match WordNet synonyms and derived forms of claim words. Default `true`.
+    pub check_synonyms: bool,
+    /// Check antonyms (WordNet and the policy pairs). Default `true`.
+    pub check_antonyms: bool,
 }
 
 impl Default for SupportConfig {
@@ -202,6 +222,7 @@ impl Default for SupportConfig {
             missing_weight_threshold: 1.0,
             elsewhere_factor: 0.5,
             adjacent_factor: 0.5,
+            adjacent_word_factor: 0.25,
             missing_fraction: 0.2,
             derivational_factor: 0.5,
             max_window_sentences: 3,
@@ -219,6 +240,8 @@ impl Default for SupportConfig {
             check_polarity: true,
             check_restriction: true,
             check_entity_slots: true,
+            check_synonyms: true,
+            check_antonyms: true,
         }
     }
 }
@@ -285,6 +308,13 @@ pub enum Reason {
     },
     /// Opposite polarity (a negation or a negating prefix on one side only).
     Negation,
+    /// A word of opposite meaning ("optional" where the passage says "required").
+    Antonym {
+        /// As written in the claim.
+        claim: String,
+        /// As written in the passage.
+        evidence: String,
+    },
     /// The claim restricts ("only") where the passage does not.
     Restriction {
         /// The restricting cue.
@@ -323,6 +353,7 @@ impl fmt::Display for Reason {
             Reason::DateMismatch { claim, evidence } => pair(f, "date_mismatch", claim, evidence),
             Reason::BoundMismatch { claim, evidence } => pair(f, "bound_mismatch", claim, evidence),
             Reason::Negation => f.write_str("negation"),
+            Reason::Antonym { claim, evidence } => pair(f, "antonym", claim, evidence),
             Reason::Restriction { cue } => {
                 f.write_str("restriction: ")?;
                 quoted(f, cue)

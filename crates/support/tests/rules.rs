@@ -546,3 +546,31 @@ fn list_items_keep_their_lead_in() {
     let j = judge(TABLE, "The purpose of Tock is time tracking [1].");
     assert_eq!(j.verdict, Verdict::Supported, "{:?}", j.reasons);
 }
+
+/// Issue 18: WordNet synonyms match; antonyms (WordNet and the policy pairs) contradict, with
+/// the two words as the reason; a negation on the claim's side cancels an antonym.
+#[test]
+fn synonyms_match_and_antonyms_contradict() {
+    const SKETCH: &str = "You can get started with a trial version immediately. In order to upgrade to the full version, you'll need to request a license by emailing the design tool owner.";
+    let j = judge(
+        SKETCH,
+        "You can begin with a trial version immediately [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Supported, "{:?}", j.reasons);
+    const PLUGINS: &str = "Figma plugins are optional for every design team.";
+    let j = judge(PLUGINS, "Figma plugins are mandatory for every design team [1].");
+    assert_eq!(j.verdict, Verdict::Contradicted);
+    assert_eq!(reasons(&j)[0], r#"antonym: "mandatory" vs "optional""#);
+    let j = judge(PLUGINS, "Figma plugins are not mandatory for every design team [1].");
+    assert_ne!(j.verdict, Verdict::Contradicted, "{:?}", j.reasons);
+    const TRAVEL: &str = "Unused travel compensatory time is forfeited when you leave the agency.";
+    let j = judge(
+        TRAVEL,
+        "Unused travel compensatory time is paid out when you leave the agency [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Contradicted);
+    assert_eq!(reasons(&j)[0], r#"antonym: "paid" vs "forfeited""#);
+    const AUDITS: &str = "The security team runs weekly audits of every account.";
+    let j = judge(AUDITS, "The security team runs monthly audits of every account [1].");
+    assert_eq!(reasons(&j)[0], r#"antonym: "monthly" vs "weekly""#);
+}
