@@ -21,10 +21,12 @@
 //!     "factual": true, "reason": "cited",
 //!     "verdict": "contradicted",       // supported | contradicted | unsupported | uncited | not_factual
 //!     "reasons": ["number_mismatch: \"Friday\" vs \"Wednesday\""],
+//!     "message": "the source says Wednesday, not Friday",   // flagged sentences only
 //!     "evidence": {"passage": 1, "quote": "…", "start": 120, "end": 190} | null,
 //!     "suggested": [],                 // passages that would support it (citation repair)
 //!     "idle_citations": []             // cited passages that support nothing in it
 //!   }],
+//!   "verifier": "lexical",             // lexical | semantic | llm | null (no support check ran)
 //!   "sources": [{"label", "url", "quote", "quote_passage", "quote_start", "quote_end", "passages", "markers"}],
 //!   "refusal": null | {"form": "sentence" | "sentinel", "needed": "…" | null},
 //!   "counts": {"sentences", "factual", "supported", "contradicted", "unsupported", "uncited"},
@@ -34,7 +36,7 @@
 
 use std::fmt::Write as _;
 
-use groundcite_support::{Claim, Judgement, Verdict, Verifier};
+use groundcite_support::{Claim, Judgement, Verdict, Verifier, VerifierKind};
 use serde::Serialize;
 
 use crate::config::CheckConfig;
@@ -44,6 +46,9 @@ use crate::refusal::RefusalForm;
 use crate::resolve::{self, QuoteHint, Source};
 use crate::sentence::SentenceKind;
 use crate::validate::{Report, Status};
+
+/// The message of a sentence whose every citation names a passage that was not sent.
+const NOTHING_SENT: &str = "it cites no passage that was sent";
 
 /// The verdict of one sentence, as reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -103,6 +108,10 @@ pub struct SentenceOut {
     pub reason: FactualReason,
     pub verdict: SentenceVerdict,
     pub reasons: Vec<String>,
+    /// For a contradicted or unsupported sentence, what a person reads: "the source says
+    /// 30 days, not 14 days". `None` (omitted) otherwise. The `reasons` stay the machine form.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
     pub evidence: Option<EvidenceOut>,
     pub suggested: Vec<usize>,
     pub idle_citations: Vec<usize>,
@@ -138,6 +147,9 @@ pub struct Findings {
     pub coverage: f64,
     pub sentences: Vec<SentenceOut>,
     pub sources: Vec<Source>,
+    /// Which verifier judged the sentences (`lexical`, `semantic`, `llm`); `None` (`null`) when
+    /// no support check ran (a refusal before any answer, support checking off).
+    pub verifier: Option<VerifierKind>,
 }
 
 impl Findings {
@@ -153,6 +165,7 @@ impl Findings {
             coverage: 1.0,
             sentences: Vec::new(),
             sources: Vec::new(),
+            verifier: None,
         }
     }
 }
@@ -279,8 +292,8 @@ pub fn check_report(
         // support checking is off or the answer is a refusal.
         let judgement = if factual { judged.next() } else { None };
         let mut reasons = Vec::new();
-        let (verdict, evidence, suggested, idle) = if !factual {
-            (SentenceVerdict::NotFactual, None, Vec::new(), Vec::new())
+        let (verdict, evidence, suggested, idle, message) = if !factual {
+            (SentenceVerdict::NotFactual, None, Vec::new(), Vec::new(), None)
         } else {
             counts.factual += 1;
             if cites[i].iter().any(|&id| id == 0 || id > n) {
@@ -333,19 +346,39 @@ pub fn check_report(
                             end: e.end,
                         });
                     }
+                    let message = match verdict {
+                        SentenceVerdict::Unsupported if citations(i).is_empty() => {
+                            Some(NOTHING_SENT.to_string())
+                        }
+                        SentenceVerdict::Contradicted | SentenceVerdict::Unsupported => {
+                            j.message()
+                        }
+                        _ => None,
+                    };
                     (
                         verdict,
                         evidence,
                         j.suggested.clone(),
                         j.idle_citations.clone(),
+                        message,
                     )
                 }
-                None if !s.has_marker() => (SentenceVerdict::Uncited, None, Vec::new(), Vec::new()),
-                None if citations(i).is_empty() => {
-                    (SentenceVerdict::Unsupported, None, Vec::new(), Vec::new())
-                }
+                None if !s.has_marker() => (
+                    SentenceVerdict::Uncited,
+                    None,
+                    Vec::new(),
+                    Vec::new(),
+                    None,
+                ),
+                None if citations(i).is_empty() => (
+                    SentenceVerdict::Unsupported,
+                    None,
+                    Vec::new(),
+                    Vec::new(),
+                    Some(NOTHING_SENT.to_string()),
+                ),
                 // Support checking is off: a resolvable marker is taken at its word.
-                None => (SentenceVerdict::Supported, None, Vec::new(), Vec::new()),
+                None => (SentenceVerdict::Supported, None, Vec::new(), Vec::new(), None),
             }
         };
         match verdict {
@@ -365,6 +398,7 @@ pub fn check_report(
             reason: s.reason,
             verdict,
             reasons,
+            message,
             evidence,
             suggested,
             idle_citations: idle,
@@ -394,6 +428,7 @@ pub fn check_report(
             coverage: report.coverage,
             sentences,
             sources,
+            verifier: config.verify_support.then(|| verifier.kind()),
         },
         refusal: report.refusal.map(|r| RefusalOut {
             form: r.form,

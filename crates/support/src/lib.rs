@@ -417,9 +417,86 @@ pub struct Judgement {
     pub idle_citations: Vec<usize>,
 }
 
+impl Judgement {
+    /// What a person reads beside a flagged sentence, from its first decisive reason: "the
+    /// source says 30 days, not 14 days", "the source says this is forfeited, not paid".
+    /// `None` for a supported sentence.
+    pub fn message(&self) -> Option<String> {
+        if self.verdict == Verdict::Supported {
+            return None;
+        }
+        let uncited = self.reasons.iter().find_map(|r| match r {
+            Reason::UncitedSupport(p) => Some(p.as_slice()),
+            _ => None,
+        });
+        let decisive = self
+            .reasons
+            .iter()
+            .find(|r| !matches!(r, Reason::UncitedSupport(_) | Reason::Unchecked(_)));
+        let mut message = match decisive {
+            Some(
+                Reason::NumberMismatch { claim, evidence }
+                | Reason::DateMismatch { claim, evidence }
+                | Reason::BoundMismatch { claim, evidence }
+                | Reason::EntityMismatch { claim, evidence },
+            ) => format!("the source says {evidence}, not {claim}"),
+            Some(Reason::Antonym { claim, evidence }) => {
+                format!("the source says this is {evidence}, not {claim}")
+            }
+            Some(Reason::Negation) => "the source says the opposite".to_string(),
+            Some(Reason::Restriction { cue }) => {
+                format!("the source does not say \"{cue}\"")
+            }
+            Some(Reason::Missing(items)) if !items.is_empty() => {
+                let quoted: Vec<String> = items.iter().map(|w| format!("\"{w}\"")).collect();
+                format!("the cited source does not mention {}", quoted.join(", "))
+            }
+            Some(Reason::Missing(_)) => "the cited source does not say all of this".to_string(),
+            _ => "nothing in the cited source matches this".to_string(),
+        };
+        if let Some(passages) = uncited {
+            let list: Vec<String> = passages.iter().map(|p| format!("[{p}]")).collect();
+            let (noun, verb) = if passages.len() == 1 {
+                ("passage", "says it but is")
+            } else {
+                ("passages", "say it but are")
+            };
+            message.push_str(&format!("; {noun} {} {verb} not cited", list.join("")));
+        }
+        Some(message)
+    }
+}
+
+/// Which verifier judged an answer, as reported (`verifier` in the check report).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerifierKind {
+    /// The lexical rules alone ([`LexicalVerifier`]).
+    Lexical,
+    /// The lexical rules with sentence similarity from an embedding model.
+    Semantic,
+    /// An LLM judge.
+    Llm,
+}
+
+impl VerifierKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VerifierKind::Lexical => "lexical",
+            VerifierKind::Semantic => "semantic",
+            VerifierKind::Llm => "llm",
+        }
+    }
+}
+
 /// Judges claims against the passages that were sent. Implemented by [`LexicalVerifier`]; a
 /// model-based verifier (NLI, LLM judge) can implement it too.
 pub trait Verifier {
+    /// Which verifier this is (reported with every check). Default: [`VerifierKind::Lexical`].
+    fn kind(&self) -> VerifierKind {
+        VerifierKind::Lexical
+    }
+
     /// Judge every claim of one answer against the passages that were sent (passage k is `passages[k-1]`).
     /// Returns one judgement per claim, in order.
     fn verify(
@@ -446,7 +523,52 @@ pub trait Verifier {
 
 #[cfg(test)]
 mod tests {
-    use super::Reason;
+    use super::{Judgement, Reason, Verdict};
+
+    fn flagged(verdict: Verdict, reasons: Vec<Reason>) -> Judgement {
+        Judgement {
+            verdict,
+            reasons,
+            evidence: None,
+            suggested: Vec::new(),
+            idle_citations: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn messages_say_what_the_source_says() {
+        let j = flagged(
+            Verdict::Contradicted,
+            vec![Reason::NumberMismatch {
+                claim: "14 days".into(),
+                evidence: "30 days".into(),
+            }],
+        );
+        assert_eq!(j.message().unwrap(), "the source says 30 days, not 14 days");
+        let j = flagged(
+            Verdict::Contradicted,
+            vec![Reason::Antonym {
+                claim: "paid".into(),
+                evidence: "forfeited".into(),
+            }],
+        );
+        assert_eq!(
+            j.message().unwrap(),
+            "the source says this is forfeited, not paid"
+        );
+        let j = flagged(
+            Verdict::Unsupported,
+            vec![
+                Reason::Missing(vec!["Chromebook".into()]),
+                Reason::UncitedSupport(vec![2]),
+            ],
+        );
+        assert_eq!(
+            j.message().unwrap(),
+            "the cited source does not mention \"Chromebook\"; passage [2] says it but is not cited"
+        );
+        assert_eq!(flagged(Verdict::Supported, Vec::new()).message(), None);
+    }
 
     #[test]
     fn reasons_quote_as_debug_does() {
