@@ -13,7 +13,9 @@ use groundcite_core::check;
 use groundcite_core::config::CheckConfig;
 use groundcite_support::LexicalVerifier;
 
+use crate::args::{self, CommonArgs, GeneratorArgs};
 use crate::input;
+use groundcite_engine::Checker;
 
 #[derive(Subcommand)]
 pub enum EvalCommand {
@@ -24,6 +26,11 @@ pub enum EvalCommand {
         /// Also list every labelled sentence with its verdict.
         #[arg(long)]
         verbose: bool,
+        /// Fit the support config's `overrule_similarity` (needs a model): the
+        /// threshold with the best balanced accuracy on the tune half of the
+        /// by-page split, with its figures on both halves.
+        #[arg(long)]
+        fit_similarity: bool,
     },
     /// Balanced accuracy on HaluEval QA rows: knowledge as passage [1],
     /// each answer cited as [1]; right answers must come out supported,
@@ -39,16 +46,43 @@ pub enum EvalCommand {
     },
 }
 
-pub fn run(cmd: EvalCommand) -> Result<ExitCode> {
+pub fn run(common: &CommonArgs, cmd: EvalCommand) -> Result<ExitCode> {
     match cmd {
-        EvalCommand::Cases { file, verbose } => cases(&file, verbose),
+        EvalCommand::Cases {
+            file,
+            verbose,
+            fit_similarity,
+        } => cases(common, &file, verbose, fit_similarity),
         EvalCommand::Halueval { file, from, to } => halueval(&file, from, to),
     }
 }
 
-fn cases(file: &std::path::Path, verbose: bool) -> Result<ExitCode> {
-    let config = CheckConfig::default();
-    let verifier = LexicalVerifier::new(config.support.clone());
+/// With a model (`--model-dir`, `GROUNDCITE_MODEL_DIR` or `model_dir` in groundcite.toml) the
+/// semantic verifier runs, else the lexical one; the table's first line says which.
+fn cases(
+    common: &CommonArgs,
+    file: &std::path::Path,
+    verbose: bool,
+    fit_similarity: bool,
+) -> Result<ExitCode> {
+    let settings = args::settings(common, &GeneratorArgs::default())?;
+    // The configured thresholds (`[check]` and `[check.support]` of groundcite.toml; the
+    // defaults without a file).
+    let mut config = settings.check.clone();
+    if fit_similarity {
+        // Every sentence the rules find only words missing from is overruled, with its
+        // similarity in the reasons: the fit replays each threshold from there.
+        config.support.overrule_similarity = f32::NEG_INFINITY;
+    }
+    let checker = match groundcite_engine::load_embedder(&settings)? {
+        Some(embedder) => Checker::with_embedder(config.clone(), embedder),
+        None if fit_similarity => {
+            anyhow::bail!("--fit-similarity needs a model: set --model-dir or GROUNDCITE_MODEL_DIR")
+        }
+        None => Checker::new(config.clone()),
+    };
+    let mut fit: Vec<(Half, case::SentenceScore, Option<f32>)> = Vec::new();
+    let verifier = checker.verifier();
     let mut per_label: BTreeMap<Label, (usize, usize)> = BTreeMap::new();
     let mut overall = Tally::default();
     let mut per_half: BTreeMap<Half, Tally> = BTreeMap::new();
@@ -70,7 +104,7 @@ fn cases(file: &std::path::Path, verbose: bool) -> Result<ExitCode> {
             &case.passages,
             &case.answer,
             &config,
-            &verifier,
+            verifier,
         );
         let Some(score) = case::score(&case, &output) else {
             continue;
@@ -79,6 +113,19 @@ fn cases(file: &std::path::Path, verbose: bool) -> Result<ExitCode> {
         bad_ok += usize::from(score.bad_ids_correct);
         status_ok += usize::from(score.status_correct);
         let half = case::half(&case);
+        if fit_similarity {
+            for s in score.sentences {
+                let similarity = output
+                    .sentences
+                    .iter()
+                    .find(|o| o.text.contains(&s.matches))
+                    .and_then(|o| o.reasons.first())
+                    .and_then(|r| r.strip_prefix("paraphrase: "))
+                    .and_then(|v| v.parse::<f32>().ok());
+                fit.push((half, s, similarity));
+            }
+            continue;
+        }
         for s in &score.sentences {
             overall.add(s);
             per_half.entry(half).or_default().add(s);
@@ -108,9 +155,14 @@ fn cases(file: &std::path::Path, verbose: bool) -> Result<ExitCode> {
             }
         }
     }
+    if fit_similarity {
+        write_fit(&mut out, &fit)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    writeln!(out, "\nverifier: {}", verifier.kind().as_str())?;
     writeln!(
         out,
-        "\ncases: {n_cases}   bad_ids correct: {bad_ok}/{n_cases}   status correct: {status_ok}/{n_cases}"
+        "cases: {n_cases}   bad_ids correct: {bad_ok}/{n_cases}   status correct: {status_ok}/{n_cases}"
     )?;
     writeln!(
         out,
@@ -139,6 +191,60 @@ fn cases(file: &std::path::Path, verbose: bool) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `eval cases --fit-similarity`: every threshold from 0.50 to 0.95 replayed on the recorded
+/// similarities (a sentence with one is overruled at or above the threshold, else stays
+/// unsupported), the figures of each half, and the threshold with the best balanced accuracy
+/// on the tune half (ties: the higher, which overrules less).
+fn write_fit(out: &mut impl Write, fit: &[(Half, case::SentenceScore, Option<f32>)]) -> Result<()> {
+    use groundcite_core::check::SentenceVerdict;
+    let tally = |threshold: f32, half: Half| {
+        let mut t = Tally::default();
+        for (_, s, similarity) in fit.iter().filter(|(h, _, _)| *h == half) {
+            let mut s = s.clone();
+            if let Some(sim) = similarity {
+                s.verdict = Some(if *sim >= threshold {
+                    SentenceVerdict::Supported
+                } else {
+                    SentenceVerdict::Unsupported
+                });
+            }
+            t.add(&s);
+        }
+        t
+    };
+    writeln!(
+        out,
+        "threshold   tune: kept flagged bal.acc   held-out: kept flagged bal.acc"
+    )?;
+    let mut best: Option<(f32, f64)> = None;
+    for step in 0..=45 {
+        let threshold = 0.50 + step as f32 * 0.01;
+        let (tune, held) = (tally(threshold, Half::Tune), tally(threshold, Half::Held));
+        let rate = |k: usize, n: usize| k as f64 / n.max(1) as f64;
+        let ba = tune.balanced_accuracy().unwrap_or(0.0);
+        writeln!(
+            out,
+            "{threshold:>9.2}   {:>10.2} {:>7.2} {:>7.3}   {:>14.2} {:>7.2} {:>7.3}",
+            rate(tune.supported_kept, tune.supported),
+            rate(tune.wrong_flagged, tune.wrong),
+            ba,
+            rate(held.supported_kept, held.supported),
+            rate(held.wrong_flagged, held.wrong),
+            held.balanced_accuracy().unwrap_or(0.0),
+        )?;
+        if best.is_none_or(|(_, b)| ba >= b) {
+            best = Some((threshold, ba));
+        }
+    }
+    if let Some((threshold, ba)) = best {
+        writeln!(
+            out,
+            "best on the tune half: overrule_similarity = {threshold:.2} (balanced accuracy {ba:.3})"
+        )?;
+    }
+    Ok(())
 }
 
 /// The detection table of `eval cases`: overall, per half of the by-page split

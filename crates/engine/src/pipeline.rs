@@ -113,9 +113,12 @@ impl Engine {
     /// counted).
     pub fn with_embedder(self, embedder: Arc<Embedder>) -> Engine {
         let inner = Arc::unwrap_or_clone(self.inner);
+        // Answers are then checked by the semantic verifier.
+        let checker = Checker::with_embedder(inner.settings.check.clone(), embedder.clone());
         Engine {
             inner: Arc::new(Inner {
                 embedder: Some(embedder),
+                checker,
                 ..inner
             }),
         }
