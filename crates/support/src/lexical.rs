@@ -1084,6 +1084,16 @@ impl LexicalVerifier {
             } else {
                 None
             };
+            // Another period for a repeated event ("once a month" where it says "weekly").
+            let antonym = antonym.or_else(|| {
+                if !cfg.check_antonyms || pw_align < cfg.contradiction_min_alignment {
+                    return None;
+                }
+                let (c_days, c) = period(&info.tokens, info.text)?;
+                let (e_days, e) = unit_tokens(p, si)
+                    .find_map(|toks| period(toks, p.text))?;
+                ((c_days - e_days).abs() > 0.02 * c_days.max(e_days)).then_some((c, e))
+            });
             let s_neg_any = s.neg && negation_in_scope(info, p, s, cfg.negation_scope);
             if let Some((c, e)) = antonym
                 && info.neg == s_neg_any
@@ -1337,6 +1347,58 @@ fn negation_in_scope(info: &ClaimInfo<'_>, p: &Passage<'_>, s: &Sentence, scope:
                     .any(|term| !term.question && term_matches(term, t))
             })
         })
+}
+
+/// The tokens of sentence `si` of `p`, then those of its lead-in if it has one.
+fn unit_tokens<'a>(p: &'a Passage<'_>, si: usize) -> impl Iterator<Item = &'a [Token]> {
+    let s = &p.sentences[si];
+    let tokens = |s: &Sentence| &p.tokens[s.tok_lo as usize..s.tok_hi as usize];
+    std::iter::once(tokens(s)).chain(s.lead.map(|l| tokens(&p.sentences[l as usize])))
+}
+
+/// The period of a repeated event that `toks` state, in days, with its text: "weekly",
+/// "once a month", "every two weeks", "per year".
+fn period<'t>(toks: &[Token], text: &'t str) -> Option<(f64, &'t str)> {
+    const YEAR: f64 = 365.0;
+    let lower = |t: &Token| t.text(text).to_ascii_lowercase();
+    for (i, t) in toks.iter().enumerate() {
+        let word = lower(t);
+        let days = match word.as_str() {
+            "hourly" => Some(1.0 / 24.0),
+            "daily" => Some(1.0),
+            "weekly" => Some(7.0),
+            "biweekly" | "fortnightly" => Some(14.0),
+            "monthly" => Some(YEAR / 12.0),
+            "quarterly" => Some(YEAR / 4.0),
+            "annually" | "yearly" | "annual" => Some(YEAR),
+            _ => None,
+        };
+        if let Some(days) = days {
+            return Some((days, t.text(text)));
+        }
+        if !matches!(word.as_str(), "once" | "every" | "per" | "each") {
+            continue;
+        }
+        let mut j = i + 1;
+        let mut count = 1.0;
+        if let Some(n) = toks.get(j) {
+            match quantity::meaning(&lower(n)) {
+                Some(quantity::Word::Number(v)) => {
+                    count = v;
+                    j += 1;
+                }
+                _ if matches!(lower(n).as_str(), "a" | "an") => j += 1,
+                _ => {}
+            }
+        }
+        if let Some(u) = toks.get(j)
+            && let Some(quantity::Word::Time(days)) = quantity::meaning(&lower(u))
+            && days >= 1.0 / 24.0
+        {
+            return Some((count * days, &text[t.start as usize..u.end as usize]));
+        }
+    }
+    None
 }
 
 /// A claim word whose antonym (WordNet or [`lexicon`]'s policy pairs) the evidence unit of

@@ -17,32 +17,27 @@ const WORDNET: &str = include_str!("../data/wordnet.txt");
 
 /// Antonyms WordNet does not link, in general English (not any corpus's phrases): the two
 /// sides of a policy ("forfeited" vs "paid out", "required" vs "optional", "stored locally"
-/// vs "in the cloud"), of scope ("all" vs "some"), of a condition ("if" vs "unless"), of order
-/// ("before" vs "after") and of a period ("weekly" vs "monthly"). Each side is one word; the
-/// words of a line are all pairwise opposed.
-const POLICY_ANTONYMS: &[&[&str]] = &[
-    &["forfeit", "forfeited", "paid", "payout"],
-    &["required", "optional"],
-    &["mandatory", "optional"],
-    &["local", "locally", "cloud"],
-    &["permanent", "temporary"],
-    &["public", "private"],
-    &["internal", "external"],
-    &["approve", "deny"],
-    &["approve", "reject"],
-    &["allowed", "prohibited"],
-    &["allowed", "forbidden"],
-    &["all", "some"],
-    &["every", "some"],
-    &["always", "sometimes"],
-    &["always", "never"],
-    &["everyone", "some"],
-    &["if", "unless"],
-    &["before", "after"],
-    &["earliest", "latest"],
-    &["minimum", "maximum"],
-    &["daily", "weekly", "biweekly", "monthly", "quarterly", "annually", "yearly"],
-    &["hourly", "daily"],
+/// vs "in the cloud"), of scope ("all" vs "some"), of a condition ("if" vs "unless") and of
+/// order ("before" vs "after"). Periods ("weekly" vs "once a month") are compared as
+/// quantities, by the verifier's period rule. Each side is a list of one-word forms; every word of one side
+/// is opposed to every word of the other.
+const POLICY_ANTONYMS: &[(&[&str], &[&str])] = &[
+    (&["forfeit", "forfeited", "forfeiture"], &["paid", "payout"]),
+    (&["required", "mandatory", "compulsory"], &["optional"]),
+    (&["local", "locally"], &["cloud"]),
+    (&["permanent"], &["temporary"]),
+    (&["public", "publicly"], &["private", "privately"]),
+    (&["internal"], &["external"]),
+    (&["approve"], &["deny", "reject"]),
+    (&["allowed", "permitted"], &["prohibited", "forbidden"]),
+    (&["all", "every", "everyone"], &["some"]),
+    (&["always"], &["sometimes", "never"]),
+    (&["if"], &["unless"]),
+    (&["before", "prior", "advance"], &["after"]),
+    (&["earliest"], &["latest"]),
+    (&["minimum"], &["maximum"]),
+    (&["older"], &["newer"]),
+    (&["same"], &["separate", "different"]),
 ];
 
 /// Related (synonym or derived) and opposed words, by word key.
@@ -59,7 +54,7 @@ pub(crate) fn lexicon() -> &'static Lexicon {
 }
 
 impl Lexicon {
-    fn parse(table: &str, policy: &[&[&str]]) -> Lexicon {
+    fn parse(table: &str, policy: &[(&[&str], &[&str])]) -> Lexicon {
         let mut related: FxHashMap<u64, Vec<u64>> = FxHashMap::default();
         let mut antonyms: FxHashMap<u64, Vec<u64>> = FxHashMap::default();
         let mut section = "";
@@ -91,8 +86,20 @@ impl Lexicon {
                 _ => {}
             }
         }
-        for words in policy {
-            link(&mut antonyms, words);
+        let mut oppose = |left: &[&str], right: &[&str]| {
+            for a in left.iter().map(|w| word_key(w)) {
+                for b in right.iter().map(|w| word_key(w)) {
+                    for (x, y) in [(a, b), (b, a)] {
+                        let list = antonyms.entry(x).or_default();
+                        if x != y && !list.contains(&y) {
+                            list.push(y);
+                        }
+                    }
+                }
+            }
+        };
+        for (left, right) in policy {
+            oppose(left, right);
         }
         // A word and its antonym are never also related (a lemma in two senses can be both).
         for (a, opposed) in &antonyms {
@@ -141,10 +148,9 @@ mod tests {
     #[test]
     fn policy_antonyms_are_pairwise() {
         assert!(opposed("forfeited", "paid"));
-        assert!(opposed("weekly", "monthly"));
-        assert!(opposed("monthly", "annually"));
         assert!(opposed("unless", "if"));
-        assert!(!opposed("weekly", "weekly"));
+        assert!(opposed("prior", "after"));
+        assert!(!opposed("before", "prior"));
     }
 
     #[test]

@@ -574,3 +574,31 @@ fn synonyms_match_and_antonyms_contradict() {
     let j = judge(AUDITS, "The security team runs monthly audits of every account [1].");
     assert_eq!(reasons(&j)[0], r#"antonym: "monthly" vs "weekly""#);
 }
+
+/// Issue 18: another period for a repeated event, and order (before/after), contradict.
+#[test]
+fn periods_and_order_contradict() {
+    const NEWSLETTER: &str = "Talent sends out a weekly TTS-wide email with all open roles.";
+    let j = judge(
+        NEWSLETTER,
+        "Talent sends a TTS-wide email with all open roles once a month [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Contradicted);
+    assert_eq!(reasons(&j)[0], r#"antonym: "once a month" vs "weekly""#);
+    assert_eq!(
+        judge(
+            NEWSLETTER,
+            "Talent sends a TTS-wide email with all open roles every week [1]."
+        )
+        .verdict,
+        Verdict::Supported
+    );
+    const INTERVIEWS: &str =
+        "All candidates receive a copy of the interview questions prior to their interview.";
+    let j = judge(
+        INTERVIEWS,
+        "All candidates receive a copy of the interview questions after their interview [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Contradicted);
+    assert_eq!(reasons(&j)[0], r#"antonym: "after" vs "prior""#);
+}
