@@ -10,6 +10,7 @@ frequency), so rare senses ("run" as "a score in baseball") do not make rare syn
 Three sections, one group per line, words separated by spaces:
 
     [synonyms]  the lemmas of one synset for which it is a top sense
+                (with the comparatives and superlatives of adjectives)
     [derived]   a lemma and a derivationally related lemma (both in a top sense) that do not
                 share their first five letters (those already match by prefix)
     [antonyms]  a lemma and its antonym: direct antonyms, and for adjectives the satellites of
@@ -82,11 +83,45 @@ def main():
     def is_top(pos, off, lemma):
         return WORD.match(lemma) and (pos, off, lemma) in top
 
+    # Comparatives and superlatives ("harder", "simplest", "easiest"): members of their base's
+    # synsets, as the light stemmer cannot reach them. Irregular ones come from adj.exc and
+    # adv.exc; regular ones follow WordNet's own rules (-er/-est, -e, -y to -i), unless the
+    # form is a lemma of its own ("number" is not "more numb").
+    lemmas_all = set()
+    for name in POS_FILES.values():
+        with open(os.path.join(root, "index." + name)) as f:
+            lemmas_all.update(line.split()[0] for line in f if not line.startswith(" "))
+    inflections = {}
+    for (pos, _, lemma) in top:
+        # Short adjectives only: longer ones compare with "more" and "most".
+        if pos != "a" or len(lemma) < 3 or len(lemma) > (7 if lemma.endswith("y") else 6):
+            continue
+        if lemma.endswith("e"):
+            forms = [lemma + "r", lemma + "st"]
+        elif lemma.endswith("y"):
+            forms = [lemma[:-1] + "ier", lemma[:-1] + "iest"]
+        else:
+            forms = [lemma + "er", lemma + "est"]
+        for form in forms:
+            if form not in lemmas_all:
+                inflections.setdefault((pos, lemma), set()).add(form)
+    inflections = {k: sorted(v) for k, v in inflections.items()}
+    for pos, name in (("a", "adj"), ("r", "adv")):
+        with open(os.path.join(root, name + ".exc")) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 2 and WORD.match(parts[0]) and WORD.match(parts[1]):
+                    inflections.setdefault((pos, parts[1]), []).append(parts[0])
+    inflections = {k: sorted(set(v)) for k, v in inflections.items()}
+
     synonyms = set()
     derived = set()
     antonyms = set()
     for (pos, off), (lemmas, ptrs, ss_type) in synsets.items():
-        members = sorted({l for l in lemmas if is_top(pos, off, l)})
+        members = {l for l in lemmas if is_top(pos, off, l)}
+        for m in list(members):
+            members.update(inflections.get((pos, m), []))
+        members = sorted(members)
         if len(members) >= 2:
             synonyms.add(" ".join(members))
         for sym, t_off, t_pos, st in ptrs:

@@ -369,9 +369,12 @@ fn analyse_claim<'c>(
         if t.flags & EXCL != 0 && !(i > 0 && tokens[i - 1].flags & NEG_CUE != 0) {
             excl = true;
         }
+        // A number word outside any quantity is a word ("first", "twice"), except the pronoun
+        // "one" ("one of those", "the initial one").
         let adverbial = t.flags & QUANT != 0
             && !quants.iter().any(|q| t.start >= q.start && t.end <= q.end)
-            && t.flags & text::DIGIT == 0;
+            && t.flags & text::DIGIT == 0
+            && !t.text(text).eq_ignore_ascii_case("one");
         // Negation cues ("shouldn't", "never") are polarity, compared by Rule 3, not content.
         if t.flags & (STOP | NEG_CUE) != 0 || (t.flags & QUANT != 0 && !adverbial) {
             continue;

@@ -139,6 +139,8 @@ mod tests {
         assert!(related("started", "commence"));
         assert!(related("choose", "select"));
         assert!(related("decide", "decision"));
+        assert!(related("harder", "difficult"));
+        assert!(related("simplest", "uncomplicated"));
         assert!(!related("begin", "end"));
         assert!(opposed("begin", "end"));
         assert!(opposed("optional", "mandatory"));
