@@ -10,8 +10,6 @@ use clap::Subcommand;
 use groundcite_core::Passage;
 use groundcite_core::case::{self, Half, Label, Tally};
 use groundcite_core::check;
-use groundcite_core::config::CheckConfig;
-use groundcite_support::LexicalVerifier;
 
 use crate::args::{self, CommonArgs, GeneratorArgs};
 use crate::input;
@@ -53,7 +51,7 @@ pub fn run(common: &CommonArgs, cmd: EvalCommand) -> Result<ExitCode> {
             verbose,
             fit_similarity,
         } => cases(common, &file, verbose, fit_similarity),
-        EvalCommand::Halueval { file, from, to } => halueval(&file, from, to),
+        EvalCommand::Halueval { file, from, to } => halueval(common, &file, from, to),
     }
 }
 
@@ -311,10 +309,22 @@ struct HaluRow {
     hallucinated_answer: String,
 }
 
-fn halueval(file: &std::path::Path, from: usize, to: Option<usize>) -> Result<ExitCode> {
+/// The verifier is chosen as for `eval cases`: semantic with a model, else lexical.
+fn halueval(
+    common: &CommonArgs,
+    file: &std::path::Path,
+    from: usize,
+    to: Option<usize>,
+) -> Result<ExitCode> {
     let text = input::read_text(file)?;
-    let config = CheckConfig::default();
-    let verifier = LexicalVerifier::new(config.support.clone());
+    let settings = args::settings(common, &GeneratorArgs::default())?;
+    let config = settings.check.clone();
+    let checker = match groundcite_engine::load_embedder(&settings)? {
+        Some(embedder) => Checker::with_embedder(config.clone(), embedder),
+        None => Checker::new(config.clone()),
+    };
+    let verifier = checker.verifier();
+    println!("verifier: {}", verifier.kind().as_str());
     let (mut right_total, mut right_ok, mut hall_total, mut hall_ok) =
         (0usize, 0usize, 0usize, 0usize);
     let to = to.unwrap_or(usize::MAX);
@@ -334,7 +344,7 @@ fn halueval(file: &std::path::Path, from: usize, to: Option<usize>) -> Result<Ex
         }];
         let flagged = |answer: &str| {
             let answer = format!("{} [1]", answer.trim());
-            let o = check::check(Some(&row.question), &passages, &answer, &config, &verifier);
+            let o = check::check(Some(&row.question), &passages, &answer, &config, verifier);
             o.counts.contradicted + o.counts.unsupported > 0
         };
         right_total += 1;

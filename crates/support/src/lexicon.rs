@@ -10,6 +10,7 @@
 use std::sync::LazyLock;
 
 use groundcite_text::word_key;
+use groundcite_text::words::is_stop_word;
 use rustc_hash::FxHashMap;
 
 /// The generated WordNet table: `[synonyms]`, `[derived]` and `[antonyms]`, one group a line.
@@ -82,7 +83,12 @@ impl Lexicon {
             let words: Vec<&str> = line.split(' ').collect();
             match section {
                 "[synonyms]" | "[derived]" => link(&mut related, &words),
-                "[antonyms]" => link(&mut antonyms, &words),
+                // A function word's WordNet antonym ("on"/"off", "in"/"out") is another
+                // preposition far more often than an opposite: only the policy list opposes
+                // function words ("if"/"unless", "before"/"after").
+                "[antonyms]" if !words.iter().any(|w| is_stop_word(w)) => {
+                    link(&mut antonyms, &words)
+                }
                 _ => {}
             }
         }
@@ -145,6 +151,7 @@ mod tests {
         assert!(opposed("begin", "end"));
         assert!(opposed("optional", "mandatory"));
         assert!(opposed("permanent", "temporary"));
+        assert!(!opposed("on", "off"));
     }
 
     #[test]
