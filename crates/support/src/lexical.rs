@@ -1363,39 +1363,44 @@ fn unit_tokens<'a>(p: &'a Passage<'_>, si: usize) -> impl Iterator<Item = &'a [T
 /// "once a month", "every two weeks", "per year".
 fn period<'t>(toks: &[Token], text: &'t str) -> Option<(f64, &'t str)> {
     const YEAR: f64 = 365.0;
-    let lower = |t: &Token| t.text(text).to_ascii_lowercase();
+    const PERIODS: &[(&str, f64)] = &[
+        ("hourly", 1.0 / 24.0),
+        ("daily", 1.0),
+        ("weekly", 7.0),
+        ("biweekly", 14.0),
+        ("fortnightly", 14.0),
+        ("monthly", YEAR / 12.0),
+        ("quarterly", YEAR / 4.0),
+        ("annually", YEAR),
+        ("annual", YEAR),
+        ("yearly", YEAR),
+    ];
+    let is = |t: &Token, w: &str| t.text(text).eq_ignore_ascii_case(w);
+    // The meaning of a quantity word (number or time unit); only those are looked up.
+    let meaning = |t: &Token| {
+        (t.flags & (QUANT | TIME) != 0)
+            .then(|| quantity::meaning(&t.text(text).to_ascii_lowercase()))
+            .flatten()
+    };
     for (i, t) in toks.iter().enumerate() {
-        let word = lower(t);
-        let days = match word.as_str() {
-            "hourly" => Some(1.0 / 24.0),
-            "daily" => Some(1.0),
-            "weekly" => Some(7.0),
-            "biweekly" | "fortnightly" => Some(14.0),
-            "monthly" => Some(YEAR / 12.0),
-            "quarterly" => Some(YEAR / 4.0),
-            "annually" | "yearly" | "annual" => Some(YEAR),
-            _ => None,
-        };
-        if let Some(days) = days {
+        if let Some(&(_, days)) = PERIODS.iter().find(|(w, _)| is(t, w)) {
             return Some((days, t.text(text)));
         }
-        if !matches!(word.as_str(), "once" | "every" | "per" | "each") {
+        if !["once", "every", "per", "each"].iter().any(|w| is(t, w)) {
             continue;
         }
         let mut j = i + 1;
         let mut count = 1.0;
         if let Some(n) = toks.get(j) {
-            match quantity::meaning(&lower(n)) {
-                Some(quantity::Word::Number(v)) => {
-                    count = v;
-                    j += 1;
-                }
-                _ if matches!(lower(n).as_str(), "a" | "an") => j += 1,
-                _ => {}
+            if let Some(quantity::Word::Number(v)) = meaning(n) {
+                count = v;
+                j += 1;
+            } else if is(n, "a") || is(n, "an") {
+                j += 1;
             }
         }
         if let Some(u) = toks.get(j)
-            && let Some(quantity::Word::Time(days)) = quantity::meaning(&lower(u))
+            && let Some(quantity::Word::Time(days)) = meaning(u)
             && days >= 1.0 / 24.0
         {
             return Some((count * days, &text[t.start as usize..u.end as usize]));
