@@ -123,7 +123,8 @@
 //! ## Defaults
 //!
 //! See [`SupportConfig`]: every field documents its default. The defaults were tuned on the dev
-//! cases and on rows 0..1000 of the HaluEval QA slice only.
+//! cases, on rows 0..1000 of the HaluEval QA slice and on the tune half of the by-page split of
+//! the paraphrase cases (`groundcite eval cases` prints both halves) only.
 //!
 //! ## Limits: what it cannot see
 //!
