@@ -140,6 +140,10 @@
 //! - Negation scope is a token distance, not syntax; coreference ("it", "she") and world
 //!   knowledge are invisible.
 //! - Yes/no answers are not verified.
+//! - Structure beyond words: a swapped actor or recipient ("email your supervisor" where the
+//!   passage says the tool owner, "GSA SecOps triages it first"), a property moved from one list
+//!   item to another and most condition and scope changes keep every word of the passage and
+//!   pass; the [`SemanticVerifier`]'s similarity cannot see them either.
 //! - Quantities are compared by value and unit family; a number before an unknown noun matches the
 //!   same number anywhere in the window (lenient), and durations convert at 30 days a month.
 

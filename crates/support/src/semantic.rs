@@ -4,7 +4,8 @@
 //! Support stays pure: the model is behind [`SentenceEncoder`], which the caller implements
 //! (the engine, with `groundcite_embed::Embedder`). Similarity never overrules a deterministic
 //! contradiction (numbers, negation, antonyms, entities): only an `Unsupported` verdict whose
-//! reasons are missing words (and, beside them, uncited support) is reconsidered. It becomes
+//! reasons are missing words (and, beside them, uncited support), none of them a name or code
+//! that no cited passage contains, is reconsidered. It becomes
 //! `Supported` when the claim's vector and the vector of one sentence, or of two adjacent
 //! sentences, of a cited passage have a cosine of at least
 //! [`SupportConfig::overrule_similarity`](crate::SupportConfig::overrule_similarity); the
@@ -56,6 +57,7 @@ impl<E: SentenceEncoder> SemanticVerifier<E> {
                         .reasons
                         .iter()
                         .all(|r| matches!(r, Reason::Missing(_) | Reason::UncitedSupport(_)))
+                    && !names_a_stranger(j, claims[i].cited, passages)
             })
             .collect();
         if candidates.is_empty() {
@@ -154,6 +156,22 @@ impl<E: SentenceEncoder> Verifier for SemanticVerifier<E> {
             .verify_marked(question, passages, claims, markers);
         self.refine(passages, claims, Some(markers), judgements)
     }
+}
+
+/// Whether a missing word is a name or a code (a capital letter or a digit) that no cited
+/// passage contains: sentence similarity is blind to who or what a sentence is about ("Cia Berg
+/// was inducted" is close to "he was inducted"), so such a claim is never overruled.
+fn names_a_stranger(j: &Judgement, cited: &[usize], passages: &[&str]) -> bool {
+    j.reasons.iter().any(|r| match r {
+        Reason::Missing(items) => items.iter().any(|item| {
+            item.chars().any(|c| c.is_uppercase() || c.is_ascii_digit())
+                && !cited
+                    .iter()
+                    .filter_map(|&k| passages.get(k.wrapping_sub(1)))
+                    .any(|p| p.contains(item.as_str()))
+        }),
+        _ => false,
+    })
 }
 
 /// The model failed: the lexical verdicts stand, and say so.
@@ -259,6 +277,12 @@ mod tests {
         // A contradiction is never overruled, however similar.
         let j = judge(Fake, "Reimbursements settle within 14 days of approval, the same [1].");
         assert_eq!(j.verdict, Verdict::Contradicted);
+    }
+
+    #[test]
+    fn a_name_the_passage_never_mentions_is_not_overruled() {
+        let j = judge(Fake, "Per diem allowances follow the same Zanzibar timetable [1].");
+        assert_eq!(j.verdict, Verdict::Unsupported);
     }
 
     #[test]
