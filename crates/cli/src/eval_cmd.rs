@@ -8,12 +8,12 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Subcommand;
 use groundcite_core::Passage;
-use groundcite_core::case::{self, Label};
+use groundcite_core::case::{self, Half, Label, Tally};
 use groundcite_core::check;
-use groundcite_core::config::CheckConfig;
-use groundcite_support::LexicalVerifier;
 
+use crate::args::{self, CommonArgs, GeneratorArgs};
 use crate::input;
+use groundcite_engine::Checker;
 
 #[derive(Subcommand)]
 pub enum EvalCommand {
@@ -24,6 +24,11 @@ pub enum EvalCommand {
         /// Also list every labelled sentence with its verdict.
         #[arg(long)]
         verbose: bool,
+        /// Fit the support config's `overrule_similarity` (needs a model): the
+        /// threshold with the best balanced accuracy on the tune half of the
+        /// by-page split, with its figures on both halves.
+        #[arg(long)]
+        fit_similarity: bool,
     },
     /// Balanced accuracy on HaluEval QA rows: knowledge as passage [1],
     /// each answer cited as [1]; right answers must come out supported,
@@ -39,17 +44,46 @@ pub enum EvalCommand {
     },
 }
 
-pub fn run(cmd: EvalCommand) -> Result<ExitCode> {
+pub fn run(common: &CommonArgs, cmd: EvalCommand) -> Result<ExitCode> {
     match cmd {
-        EvalCommand::Cases { file, verbose } => cases(&file, verbose),
-        EvalCommand::Halueval { file, from, to } => halueval(&file, from, to),
+        EvalCommand::Cases {
+            file,
+            verbose,
+            fit_similarity,
+        } => cases(common, &file, verbose, fit_similarity),
+        EvalCommand::Halueval { file, from, to } => halueval(common, &file, from, to),
     }
 }
 
-fn cases(file: &std::path::Path, verbose: bool) -> Result<ExitCode> {
-    let config = CheckConfig::default();
-    let verifier = LexicalVerifier::new(config.support.clone());
+/// The configured verifier runs (`check.verifier`: lexical by default; `semantic` needs
+/// `--model-dir`, `GROUNDCITE_MODEL_DIR` or `model_dir`); the table's first line says which.
+fn cases(
+    common: &CommonArgs,
+    file: &std::path::Path,
+    verbose: bool,
+    fit_similarity: bool,
+) -> Result<ExitCode> {
+    let settings = args::settings(common, &GeneratorArgs::default())?;
+    // The configured thresholds (`[check]` and `[check.support]` of groundcite.toml; the
+    // defaults without a file).
+    let mut config = settings.check.clone();
+    if fit_similarity {
+        // Every sentence the rules find only words missing from is overruled, with its
+        // similarity in the reasons: the fit replays each threshold from there.
+        config.support.overrule_similarity = f32::NEG_INFINITY;
+    }
+    if fit_similarity {
+        config.verifier = groundcite_support::VerifierKind::Semantic;
+    }
+    let checker =
+        Checker::configured(config.clone(), groundcite_engine::load_embedder(&settings)?)?;
+    let mut fit: Vec<(Half, case::SentenceScore, Option<f32>)> = Vec::new();
+    let verifier = checker.verifier();
     let mut per_label: BTreeMap<Label, (usize, usize)> = BTreeMap::new();
+    let mut overall = Tally::default();
+    let mut per_half: BTreeMap<Half, Tally> = BTreeMap::new();
+    let mut per_kind: BTreeMap<String, (Tally, Tally)> = BTreeMap::new();
+    let mut per_form: BTreeMap<String, Tally> = BTreeMap::new();
     let (mut n_cases, mut bad_ok, mut status_ok, mut failed) = (0, 0, 0, 0);
     let mut out = std::io::stdout().lock();
     for line in input::read_cases(file)? {
@@ -66,7 +100,7 @@ fn cases(file: &std::path::Path, verbose: bool) -> Result<ExitCode> {
             &case.passages,
             &case.answer,
             &config,
-            &verifier,
+            verifier,
         );
         let Some(score) = case::score(&case, &output) else {
             continue;
@@ -74,7 +108,33 @@ fn cases(file: &std::path::Path, verbose: bool) -> Result<ExitCode> {
         n_cases += 1;
         bad_ok += usize::from(score.bad_ids_correct);
         status_ok += usize::from(score.status_correct);
+        let half = case::half(&case);
+        if fit_similarity {
+            for s in score.sentences {
+                let similarity = output
+                    .sentences
+                    .iter()
+                    .find(|o| o.text.contains(&s.matches))
+                    .and_then(|o| o.reasons.first())
+                    .and_then(|r| r.strip_prefix("paraphrase: "))
+                    .and_then(|v| v.parse::<f32>().ok());
+                fit.push((half, s, similarity));
+            }
+            continue;
+        }
         for s in &score.sentences {
+            overall.add(s);
+            per_half.entry(half).or_default().add(s);
+            if let Some(kind) = &s.kind {
+                let (all, held) = per_kind.entry(kind.clone()).or_default();
+                all.add(s);
+                if half == Half::Held {
+                    held.add(s);
+                }
+            }
+            if let Some(form) = &s.form {
+                per_form.entry(form.clone()).or_default().add(s);
+            }
             let e = per_label.entry(s.label).or_default();
             e.0 += 1;
             e.1 += usize::from(s.correct);
@@ -91,9 +151,14 @@ fn cases(file: &std::path::Path, verbose: bool) -> Result<ExitCode> {
             }
         }
     }
+    if fit_similarity {
+        write_fit(&mut out, &fit)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    writeln!(out, "\nverifier: {}", verifier.kind().as_str())?;
     writeln!(
         out,
-        "\ncases: {n_cases}   bad_ids correct: {bad_ok}/{n_cases}   status correct: {status_ok}/{n_cases}"
+        "cases: {n_cases}   bad_ids correct: {bad_ok}/{n_cases}   status correct: {status_ok}/{n_cases}"
     )?;
     writeln!(
         out,
@@ -116,11 +181,122 @@ fn cases(file: &std::path::Path, verbose: bool) -> Result<ExitCode> {
             100.0 * *correct as f64 / (*total).max(1) as f64
         )?;
     }
+    write_tallies(&mut out, &overall, &per_half, &per_kind, &per_form)?;
     Ok(if failed > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `eval cases --fit-similarity`: every threshold from 0.50 to 0.95 replayed on the recorded
+/// similarities (a sentence with one is overruled at or above the threshold, else stays
+/// unsupported), the figures of each half, and the threshold with the best balanced accuracy
+/// on the tune half (ties: the higher, which overrules less).
+fn write_fit(out: &mut impl Write, fit: &[(Half, case::SentenceScore, Option<f32>)]) -> Result<()> {
+    use groundcite_core::check::SentenceVerdict;
+    let tally = |threshold: f32, half: Half| {
+        let mut t = Tally::default();
+        for (_, s, similarity) in fit.iter().filter(|(h, _, _)| *h == half) {
+            let mut s = s.clone();
+            if let Some(sim) = similarity {
+                s.verdict = Some(if *sim >= threshold {
+                    SentenceVerdict::Supported
+                } else {
+                    SentenceVerdict::Unsupported
+                });
+            }
+            t.add(&s);
+        }
+        t
+    };
+    writeln!(
+        out,
+        "threshold   tune: kept flagged bal.acc   held-out: kept flagged bal.acc"
+    )?;
+    let mut best: Option<(f32, f64)> = None;
+    for step in 0..=45 {
+        let threshold = 0.50 + step as f32 * 0.01;
+        let (tune, held) = (tally(threshold, Half::Tune), tally(threshold, Half::Held));
+        let rate = |k: usize, n: usize| k as f64 / n.max(1) as f64;
+        let ba = tune.balanced_accuracy().unwrap_or(0.0);
+        writeln!(
+            out,
+            "{threshold:>9.2}   {:>10.2} {:>7.2} {:>7.3}   {:>14.2} {:>7.2} {:>7.3}",
+            rate(tune.supported_kept, tune.supported),
+            rate(tune.wrong_flagged, tune.wrong),
+            ba,
+            rate(held.supported_kept, held.supported),
+            rate(held.wrong_flagged, held.wrong),
+            held.balanced_accuracy().unwrap_or(0.0),
+        )?;
+        if best.is_none_or(|(_, b)| ba >= b) {
+            best = Some((threshold, ba));
+        }
+    }
+    if let Some((threshold, ba)) = best {
+        writeln!(
+            out,
+            "best on the tune half: overrule_similarity = {threshold:.2} (balanced accuracy {ba:.3})"
+        )?;
+    }
+    Ok(())
+}
+
+/// The detection table of `eval cases`: overall, per half of the by-page split
+/// (`core::case::half`), per `kind` (all cases, then the held-out half) and per `form`.
+fn write_tallies(
+    out: &mut impl Write,
+    overall: &Tally,
+    per_half: &BTreeMap<Half, Tally>,
+    per_kind: &BTreeMap<String, (Tally, Tally)>,
+    per_form: &BTreeMap<String, Tally>,
+) -> Result<()> {
+    let rate = |k: usize, n: usize| {
+        if n == 0 {
+            "    -".to_string()
+        } else {
+            format!("{:>5.2}", k as f64 / n as f64)
+        }
+    };
+    let row = |name: &str, t: &Tally| {
+        format!(
+            "{name:<22} {:>7} {} {:>7} {} {:>7} {} {:>8}",
+            format!("{}/{}", t.supported_kept, t.supported),
+            rate(t.supported_kept, t.supported),
+            format!("{}/{}", t.wrong_flagged, t.wrong),
+            rate(t.wrong_flagged, t.wrong),
+            format!("{}/{}", t.contradicted_labelled, t.contradicted),
+            rate(t.contradicted_labelled, t.contradicted),
+            t.balanced_accuracy()
+                .map_or("-".to_string(), |b| format!("{b:.3}")),
+        )
+    };
+    writeln!(
+        out,
+        "\n{:<22} {:>13} {:>13} {:>13} {:>8}",
+        "", "supp. kept", "wrong flagged", "contr. as c.", "bal.acc"
+    )?;
+    writeln!(out, "{}", row("all", overall))?;
+    for (half, t) in per_half {
+        writeln!(out, "{}", row(&format!("{} half", half.as_str()), t))?;
+    }
+    if !per_kind.is_empty() {
+        writeln!(out, "by kind (all cases; held-out half below it)")?;
+        for (kind, (all, held)) in per_kind {
+            writeln!(out, "{}", row(kind, all))?;
+            if held.supported + held.wrong > 0 {
+                writeln!(out, "{}", row("  held-out", held))?;
+            }
+        }
+    }
+    if !per_form.is_empty() {
+        writeln!(out, "by form")?;
+        for (form, t) in per_form {
+            writeln!(out, "{}", row(form, t))?;
+        }
+    }
+    Ok(())
 }
 
 #[derive(serde::Deserialize)]
@@ -131,10 +307,20 @@ struct HaluRow {
     hallucinated_answer: String,
 }
 
-fn halueval(file: &std::path::Path, from: usize, to: Option<usize>) -> Result<ExitCode> {
+/// The verifier is chosen as for `eval cases` (`check.verifier`).
+fn halueval(
+    common: &CommonArgs,
+    file: &std::path::Path,
+    from: usize,
+    to: Option<usize>,
+) -> Result<ExitCode> {
     let text = input::read_text(file)?;
-    let config = CheckConfig::default();
-    let verifier = LexicalVerifier::new(config.support.clone());
+    let settings = args::settings(common, &GeneratorArgs::default())?;
+    let config = settings.check.clone();
+    let checker =
+        Checker::configured(config.clone(), groundcite_engine::load_embedder(&settings)?)?;
+    let verifier = checker.verifier();
+    println!("verifier: {}", verifier.kind().as_str());
     let (mut right_total, mut right_ok, mut hall_total, mut hall_ok) =
         (0usize, 0usize, 0usize, 0usize);
     let to = to.unwrap_or(usize::MAX);
@@ -154,7 +340,7 @@ fn halueval(file: &std::path::Path, from: usize, to: Option<usize>) -> Result<Ex
         }];
         let flagged = |answer: &str| {
             let answer = format!("{} [1]", answer.trim());
-            let o = check::check(Some(&row.question), &passages, &answer, &config, &verifier);
+            let o = check::check(Some(&row.question), &passages, &answer, &config, verifier);
             o.counts.contradicted + o.counts.unsupported > 0
         };
         right_total += 1;

@@ -208,10 +208,16 @@ pub fn sentences(
             continue;
         }
         let text = one_line(&s.text);
-        if s.note.is_empty() {
+        if s.message.is_empty() {
             writeln!(out, "{:>2}.   {}", i + 1, safe(&text))?;
         } else {
-            writeln!(out, "{:>2}. {} {}", i + 1, mark(s.verdict), safe(&s.note))?;
+            writeln!(
+                out,
+                "{:>2}. {} {}",
+                i + 1,
+                mark(s.verdict),
+                safe(&s.message)
+            )?;
             writeln!(out, "      \u{201c}{}\u{201d}", safe(&text))?;
         }
         // What the cited source says, for a sentence it contradicts or

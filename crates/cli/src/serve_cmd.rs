@@ -50,7 +50,8 @@ pub fn run_serve(common: &CommonArgs, args: ServeArgs) -> Result<ExitCode> {
             generator = %engine.generator_name(),
             "groundcite: starting"
         );
-        let state = AppState::new(config, Some(Arc::new(engine)));
+        let checker = engine.checker().clone();
+        let state = AppState::new(config, Some(Arc::new(engine))).with_checker(checker);
         groundcite_server::serve(state, args.addr).await?;
         Ok(ExitCode::SUCCESS)
     })

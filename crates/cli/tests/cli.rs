@@ -656,7 +656,7 @@ fn check_speaks_plainly_and_gives_reasons_on_demand() {
     let o = check_answer(dir.path(), &p, answer, &["--json"]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(
-        v["sentences"][0]["note"],
+        v["sentences"][0]["message"],
         "The source says 30 days, not 14 days."
     );
 }

@@ -36,6 +36,13 @@ pub struct SentenceLabel {
     #[serde(rename = "match")]
     pub matches: String,
     pub label: Label,
+    /// What the sentence does with its passage (`synonym`, `actor`, ...; see
+    /// `shared/cases/README.md`), for per-kind figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// `list` or `table` when the sentence rests on a list item or table row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub form: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -97,6 +104,9 @@ pub struct SentenceScore {
     pub case: String,
     pub matches: String,
     pub label: Label,
+    /// The label's `kind` and `form`, if any.
+    pub kind: Option<String>,
+    pub form: Option<String>,
     /// `None` when no sentence of the answer contains `match`.
     pub verdict: Option<SentenceVerdict>,
     pub correct: bool,
@@ -127,6 +137,8 @@ pub fn score(case: &Case, output: &CheckOutput) -> Option<CaseScore> {
                 case: case.id.clone(),
                 matches: l.matches.clone(),
                 label: l.label,
+                kind: l.kind.clone(),
+                form: l.form.clone(),
                 verdict,
                 correct: verdict.is_some_and(|v| l.label.accepts(v)),
             }
@@ -138,4 +150,150 @@ pub fn score(case: &Case, output: &CheckOutput) -> Option<CaseScore> {
         status_correct: output.status == labels.status,
         sentences,
     })
+}
+
+/// The half of a by-page split a case belongs to: `Tune` (thresholds and rules may be fitted on
+/// it) or `Held` (figures reported on it were not tuned on). A case's page is the page of its
+/// first passage (the path before `#`; every paraphrase case cites passage 1); the half is the
+/// parity of the page path's FNV-1a 64-bit hash, so all cases of a page fall in the same half
+/// and the split never changes when cases are added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Half {
+    Tune,
+    Held,
+}
+
+impl Half {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Half::Tune => "tune",
+            Half::Held => "held-out",
+        }
+    }
+}
+
+/// The page a case is about: its first passage's id up to `#` (the whole id without one).
+pub fn page(case: &Case) -> &str {
+    let id = case.passages.first().map_or("", |p| p.id.as_str());
+    id.split('#').next().unwrap_or(id)
+}
+
+/// The half of the by-page split `case` falls in (see [`Half`]).
+pub fn half(case: &Case) -> Half {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in page(case).bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    if h % 2 == 0 { Half::Tune } else { Half::Held }
+}
+
+/// Detection figures over labelled sentences: supported ones kept (not flagged), wrong ones
+/// (contradicted or unsupported) flagged, contradicted ones labelled contradicted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Tally {
+    pub supported: usize,
+    pub supported_kept: usize,
+    pub wrong: usize,
+    pub wrong_flagged: usize,
+    pub contradicted: usize,
+    pub contradicted_labelled: usize,
+}
+
+impl Tally {
+    /// Counts one scored sentence (unmarked labels are not counted).
+    pub fn add(&mut self, s: &SentenceScore) {
+        let flagged = s.verdict.is_some_and(SentenceVerdict::is_flagged);
+        match s.label {
+            Label::Supported => {
+                self.supported += 1;
+                self.supported_kept += usize::from(s.verdict == Some(SentenceVerdict::Supported));
+            }
+            Label::Contradicted | Label::Unsupported => {
+                self.wrong += 1;
+                self.wrong_flagged += usize::from(flagged);
+                if s.label == Label::Contradicted {
+                    self.contradicted += 1;
+                    self.contradicted_labelled +=
+                        usize::from(s.verdict == Some(SentenceVerdict::Contradicted));
+                }
+            }
+            Label::Unmarked => {}
+        }
+    }
+
+    /// The mean of the supported-kept and wrong-flagged rates, over the classes present.
+    pub fn balanced_accuracy(&self) -> Option<f64> {
+        let rates: Vec<f64> = [
+            (self.supported_kept, self.supported),
+            (self.wrong_flagged, self.wrong),
+        ]
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|&(k, n)| k as f64 / n as f64)
+        .collect();
+        (!rates.is_empty()).then(|| rates.iter().sum::<f64>() / rates.len() as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scored(label: Label, verdict: SentenceVerdict) -> SentenceScore {
+        SentenceScore {
+            case: "c".into(),
+            matches: "m".into(),
+            label,
+            kind: None,
+            form: None,
+            verdict: Some(verdict),
+            correct: label.accepts(verdict),
+        }
+    }
+
+    #[test]
+    fn tally_counts_each_figure_and_balances_the_two_rates() {
+        let mut t = Tally::default();
+        t.add(&scored(Label::Supported, SentenceVerdict::Supported));
+        t.add(&scored(Label::Supported, SentenceVerdict::Unsupported));
+        t.add(&scored(Label::Contradicted, SentenceVerdict::Unsupported));
+        t.add(&scored(Label::Contradicted, SentenceVerdict::Contradicted));
+        t.add(&scored(Label::Unsupported, SentenceVerdict::Supported));
+        assert_eq!(
+            (t.supported_kept, t.supported, t.wrong_flagged, t.wrong),
+            (1, 2, 2, 3)
+        );
+        assert_eq!((t.contradicted_labelled, t.contradicted), (1, 2));
+        let ba = t.balanced_accuracy().unwrap();
+        assert!((ba - (0.5 + 2.0 / 3.0) / 2.0).abs() < 1e-12);
+        assert_eq!(Tally::default().balanced_accuracy(), None);
+    }
+
+    #[test]
+    fn the_split_is_by_page() {
+        let case = |id: &str, passage: &str| Case {
+            id: id.into(),
+            question: None,
+            passages: vec![Passage {
+                id: passage.into(),
+                text: "x".into(),
+                source_url: String::new(),
+                section: String::new(),
+                score: None,
+            }],
+            answer: "x".into(),
+            labels: None,
+        };
+        let a = case("a", "tools/figma.md#L9-L9");
+        let b = case("b", "tools/figma.md#L11-L13");
+        assert_eq!(page(&a), "tools/figma.md");
+        assert_eq!(half(&a), half(&b));
+        let halves: std::collections::BTreeSet<Half> = ["a.md", "b.md", "c.md", "d.md", "e.md"]
+            .iter()
+            .map(|p| half(&case("x", p)))
+            .collect();
+        assert_eq!(halves.len(), 2, "five pages all in one half");
+    }
 }

@@ -20,12 +20,13 @@
 //!     "citations": [1],                // ids this sentence cites
 //!     "factual": true, "reason": "cited",
 //!     "verdict": "contradicted",       // supported | contradicted | unsupported | uncited | not_factual
-//!     "note": "The source says Wednesday, not Friday.",  // plain words ("" when not factual)
+//!     "message": "The source says Wednesday, not Friday.",  // plain words ("" when not factual)
 //!     "reasons": ["number_mismatch: \"Friday\" vs \"Wednesday\""],
 //!     "evidence": {"passage": 1, "quote": "…", "start": 120, "end": 190} | null,
 //!     "suggested": [],                 // passages that would support it (citation repair)
 //!     "idle_citations": []             // cited passages that support nothing in it
 //!   }],
+//!   "verifier": "lexical",             // lexical | semantic | llm | null (no support check ran)
 //!   "sources": [{"label", "url", "quote", "quote_passage", "quote_start", "quote_end", "passages", "markers"}],
 //!   "refusal": null | {"form": "sentence" | "sentinel", "needed": "…" | null},
 //!   "counts": {"sentences", "factual", "supported", "contradicted", "unsupported", "uncited"},
@@ -35,7 +36,7 @@
 
 use std::fmt::Write as _;
 
-use groundcite_support::{Claim, Judgement, Verdict, Verifier};
+use groundcite_support::{Claim, Judgement, Verdict, Verifier, VerifierKind};
 use serde::Serialize;
 
 use crate::config::CheckConfig;
@@ -104,10 +105,10 @@ pub struct SentenceOut {
     pub factual: bool,
     pub reason: FactualReason,
     pub verdict: SentenceVerdict,
-    /// The verdict in plain words, the correction first ("The source says
-    /// 13 days, not 15 days."); empty when the sentence states no fact.
-    /// `reasons` keeps the machine form.
-    pub note: String,
+    /// The verdict in plain words, what a person reads, the correction
+    /// first ("The source says 13 days, not 15 days."); empty when the
+    /// sentence states no fact. `reasons` keeps the machine form.
+    pub message: String,
     pub reasons: Vec<String>,
     pub evidence: Option<EvidenceOut>,
     pub suggested: Vec<usize>,
@@ -144,6 +145,9 @@ pub struct Findings {
     pub coverage: f64,
     pub sentences: Vec<SentenceOut>,
     pub sources: Vec<Source>,
+    /// Which verifier judged the sentences (`lexical`, `semantic`, `llm`); `None` (`null`) when
+    /// no support check ran (a refusal before any answer, support checking off).
+    pub verifier: Option<VerifierKind>,
 }
 
 impl Findings {
@@ -159,6 +163,7 @@ impl Findings {
             coverage: 1.0,
             sentences: Vec::new(),
             sources: Vec::new(),
+            verifier: None,
         }
     }
 }
@@ -345,6 +350,7 @@ pub fn check_report(
                     )
                 }
                 None if !s.has_marker() => (SentenceVerdict::Uncited, None, Vec::new(), Vec::new()),
+                // Every marker names a passage never sent: nothing supports it.
                 None if citations(i).is_empty() => {
                     (SentenceVerdict::Unsupported, None, Vec::new(), Vec::new())
                 }
@@ -368,10 +374,11 @@ pub fn check_report(
             factual,
             reason: s.reason,
             verdict,
-            note: plain::note(&plain::NoteInput {
+            message: plain::note(&plain::NoteInput {
                 verdict,
                 reasons: judgement.as_ref().map_or(&[], |j| &j.reasons[..]),
                 bad_ids: &bad_ids,
+                cites_sent: !citations(i).is_empty(),
                 judged: judgement.is_some(),
                 evidence_passage: evidence.as_ref().map(|e| e.passage),
                 suggested: &suggested,
@@ -406,6 +413,7 @@ pub fn check_report(
             coverage: report.coverage,
             sentences,
             sources,
+            verifier: config.verify_support.then(|| verifier.kind()),
         },
         refusal: report.refusal.map(|r| RefusalOut {
             form: r.form,

@@ -35,6 +35,12 @@ pub struct CheckConfig {
     pub unsupported_policy: UnsupportedPolicy,
     /// Run support checking. Default true.
     pub verify_support: bool,
+    /// Which verifier checks support: `lexical` (default), or `semantic`
+    /// (the lexical rules, then sentence similarity for sentences they
+    /// find only words missing from; needs `model_dir`). Measured on
+    /// paraphrase-dev's held-out half the semantic verifier does not yet
+    /// beat the lexical one (README), so it is opt-in.
+    pub verifier: groundcite_support::VerifierKind,
     /// Length of a source quote excerpt, in characters. Default 160.
     pub quote_max_chars: usize,
     /// Context assembly limits.
@@ -56,6 +62,7 @@ impl Default for CheckConfig {
             low_coverage_policy: LowCoveragePolicy::Flag,
             unsupported_policy: UnsupportedPolicy::Flag,
             verify_support: true,
+            verifier: groundcite_support::VerifierKind::Lexical,
             quote_max_chars: 160,
             assembly: AssemblyConfig::default(),
             limits: crate::limits::Limits::default(),

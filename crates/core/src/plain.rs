@@ -1,4 +1,4 @@
-//! Plain words for a sentence's verdict: what a reader needs to know first
+//! Plain words for a sentence's verdict (its `message`): what a reader needs to know first
 //! ("The source says 13 days, not 15 days."), made from the typed reasons
 //! the machine strings (`number_mismatch: "15 days" vs "13 days"`) are
 //! made from. The CLI and the web page both show this note and keep the
@@ -15,6 +15,8 @@ pub struct NoteInput<'a> {
     pub reasons: &'a [Reason],
     /// Cited ids that were never sent.
     pub bad_ids: &'a [u64],
+    /// Some citation names a passage that was sent.
+    pub cites_sent: bool,
     /// Whether the support checker judged the sentence.
     pub judged: bool,
     /// The passage the evidence quote comes from, if any.
@@ -70,6 +72,9 @@ pub fn note(input: &NoteInput<'_>) -> String {
                 | Reason::EntityMismatch { claim, evidence } => {
                     Some(format!("The source says {evidence}, not {claim}."))
                 }
+                Reason::Antonym { claim, evidence } => {
+                    Some(format!("The source says this is {evidence}, not {claim}."))
+                }
                 Reason::Negation => Some("The source says the opposite.".into()),
                 Reason::Restriction { cue } => {
                     Some(format!("The source does not say \u{201c}{cue}\u{201d}."))
@@ -83,7 +88,10 @@ pub fn note(input: &NoteInput<'_>) -> String {
                 Reason::Missing(items) if !items.is_empty() => Some(items),
                 _ => None,
             });
-            if let Some(items) = missing {
+            if !input.cites_sent {
+                // The bad-id sentence above says it all: no passage sent
+                // is cited, so none can be said to leave anything out.
+            } else if let Some(items) = missing {
                 let shown: Vec<String> = items
                     .iter()
                     .take(3)
@@ -125,6 +133,7 @@ mod tests {
             verdict,
             reasons,
             bad_ids: &[],
+            cites_sent: true,
             judged: true,
             evidence_passage: Some(1),
             suggested: &[],
@@ -141,6 +150,14 @@ mod tests {
             note(&input(SentenceVerdict::Contradicted, &r)),
             "The source says 13 days, not 15 days."
         );
+        let r = [Reason::Antonym {
+            claim: "paid out".into(),
+            evidence: "forfeited".into(),
+        }];
+        assert_eq!(
+            note(&input(SentenceVerdict::Contradicted, &r)),
+            "The source says this is forfeited, not paid out."
+        );
         let r = [Reason::Missing(vec![
             "office".into(),
             "Paris".into(),
@@ -153,6 +170,7 @@ mod tests {
         );
         let bad = NoteInput {
             bad_ids: &[3],
+            cites_sent: false,
             judged: false,
             ..input(SentenceVerdict::Unsupported, &[])
         };

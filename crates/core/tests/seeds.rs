@@ -168,3 +168,48 @@ fn seed_004_retrieval_gate() {
     assert!(!gate::should_answer(&[0.31, 0.22], 0.55));
     assert!(!gate::should_answer(&[], 0.55));
 }
+
+/// Issue 18: every factual sentence carries a plain message beside its machine reason (the
+/// correction first), and the report names the verifier that ran (none when support checking
+/// is off).
+#[test]
+fn flagged_sentences_get_a_message_and_the_report_its_verifier() {
+    let answer = "Reimbursements settle in 14 days [2]. Expense claims must be filed within 60 days of the expense [1]. Refunds come by courier [9].";
+    let out = check(
+        None,
+        &hr_passages(),
+        answer,
+        &CheckConfig::default(),
+        &LexicalVerifier::default(),
+    );
+    let json = serde_json::to_value(&out).unwrap();
+    assert_eq!(json["verifier"], "lexical");
+    assert_eq!(
+        out.sentences[0].reasons,
+        [r#"number_mismatch: "14 days" vs "30 days""#]
+    );
+    assert_eq!(
+        out.sentences[0].message,
+        "The source says 30 days, not 14 days."
+    );
+    assert_eq!(out.sentences[1].message, "Stated in [1].");
+    assert_eq!(
+        out.sentences[2].message,
+        "It cites [9], a passage that was never sent: it cannot be checked."
+    );
+    let off = CheckConfig {
+        verify_support: false,
+        ..CheckConfig::default()
+    };
+    let out = check(
+        None,
+        &hr_passages(),
+        answer,
+        &off,
+        &LexicalVerifier::default(),
+    );
+    assert_eq!(
+        serde_json::to_value(&out).unwrap()["verifier"],
+        serde_json::Value::Null
+    );
+}

@@ -10,7 +10,10 @@ use std::sync::Arc;
 use groundcite_core::check::{self, CheckOutput};
 use groundcite_core::passage::{ApproxTokens, assemble};
 use groundcite_core::{CheckConfig, Passage, prompt};
-use groundcite_support::{LexicalVerifier, Verifier};
+use groundcite_embed::Embedder;
+use groundcite_support::{
+    LexicalVerifier, SemanticVerifier, SentenceEncoder, Verifier, VerifierKind,
+};
 use serde::Serialize;
 
 /// The contract's checks and prompt under one [`CheckConfig`]. Cheap to
@@ -22,7 +25,18 @@ pub struct Checker {
 
 struct Inner {
     config: CheckConfig,
-    verifier: LexicalVerifier,
+    verifier: Box<dyn Verifier + Send + Sync>,
+}
+
+/// The embedding model as support's [`SentenceEncoder`]: support stays pure, the model runs
+/// here.
+struct EmbedEncoder(Arc<Embedder>);
+
+impl SentenceEncoder for EmbedEncoder {
+    fn encode(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+        let vectors = self.0.embed(texts).map_err(|e| e.to_string())?;
+        Ok(vectors.rows().map(<[f32]>::to_vec).collect())
+    }
 }
 
 impl std::fmt::Debug for Checker {
@@ -56,7 +70,41 @@ pub struct PromptPassage {
 impl Checker {
     /// A checker with the lexical verifier configured by `config.support`.
     pub fn new(config: CheckConfig) -> Checker {
-        let verifier = LexicalVerifier::new(config.support.clone());
+        let verifier = Box::new(LexicalVerifier::new(config.support.clone()));
+        Checker {
+            inner: Arc::new(Inner { config, verifier }),
+        }
+    }
+
+    /// The checker `config.verifier` names: lexical, or semantic with
+    /// `embedder`. A semantic verifier without a model, or the LLM judge
+    /// (not built yet), is a configuration error, never a silent fallback.
+    pub fn configured(
+        config: CheckConfig,
+        embedder: Option<Arc<Embedder>>,
+    ) -> Result<Checker, crate::EngineError> {
+        match (config.verifier, embedder) {
+            (VerifierKind::Lexical, _) => Ok(Checker::new(config)),
+            (VerifierKind::Semantic, Some(embedder)) => {
+                Ok(Checker::with_embedder(config, embedder))
+            }
+            (VerifierKind::Semantic, None) => Err(crate::EngineError::Config(format!(
+                "check.verifier = \"semantic\" needs an embedding model: {}",
+                groundcite_embed::FETCH_HINT
+            ))),
+            (VerifierKind::Llm, _) => Err(crate::EngineError::Config(
+                "check.verifier = \"llm\" is not available yet: use \"lexical\" or \"semantic\""
+                    .into(),
+            )),
+        }
+    }
+
+    /// A checker with the semantic verifier: the lexical rules, then sentence similarity from
+    /// `embedder` for sentences the rules found only words missing from (reports say
+    /// `verifier: "semantic"`).
+    pub fn with_embedder(config: CheckConfig, embedder: Arc<Embedder>) -> Checker {
+        let lexical = LexicalVerifier::new(config.support.clone());
+        let verifier = Box::new(SemanticVerifier::new(lexical, EmbedEncoder(embedder)));
         Checker {
             inner: Arc::new(Inner { config, verifier }),
         }
@@ -67,7 +115,7 @@ impl Checker {
     }
 
     pub fn verifier(&self) -> &(dyn Verifier + Send + Sync) {
-        &self.inner.verifier
+        self.inner.verifier.as_ref()
     }
 
     /// Refuses a request over the configured limits (`check.limits`)
@@ -88,7 +136,7 @@ impl Checker {
             passages,
             answer,
             &self.inner.config,
-            &self.inner.verifier,
+            self.inner.verifier.as_ref(),
         )
     }
 

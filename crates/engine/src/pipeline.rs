@@ -113,9 +113,18 @@ impl Engine {
     /// counted).
     pub fn with_embedder(self, embedder: Arc<Embedder>) -> Engine {
         let inner = Arc::unwrap_or_clone(self.inner);
+        // With `check.verifier = "semantic"`, answers are then checked by
+        // the semantic verifier.
+        let checker = match inner.settings.check.verifier {
+            groundcite_support::VerifierKind::Semantic => {
+                Checker::with_embedder(inner.settings.check.clone(), embedder.clone())
+            }
+            _ => inner.checker.clone(),
+        };
         Engine {
             inner: Arc::new(Inner {
                 embedder: Some(embedder),
+                checker,
                 ..inner
             }),
         }

@@ -275,6 +275,21 @@ impl Settings {
     }
 
     pub fn validate(&self) -> Result<(), EngineError> {
+        match self.check.verifier {
+            groundcite_support::VerifierKind::Semantic if self.model_dir.is_none() => {
+                return Err(EngineError::Config(format!(
+                    "check.verifier = \"semantic\" needs model_dir: {}",
+                    groundcite_embed::FETCH_HINT
+                )));
+            }
+            groundcite_support::VerifierKind::Llm => {
+                return Err(EngineError::Config(
+                    "check.verifier = \"llm\" is not available yet: use \"lexical\" or \"semantic\""
+                        .into(),
+                ));
+            }
+            _ => {}
+        }
         if self.top_k == 0 || self.top_k > 50 {
             return Err(EngineError::Config(format!(
                 "top_k = {} (expected 1..=50)",

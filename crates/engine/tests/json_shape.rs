@@ -68,7 +68,7 @@ fn engine(score: f32) -> Engine {
 }
 
 /// The check's findings, flattened into both objects.
-const FINDINGS: [&str; 8] = [
+const FINDINGS: [&str; 9] = [
     "status",
     "grounded",
     "cited",
@@ -77,6 +77,7 @@ const FINDINGS: [&str; 8] = [
     "coverage",
     "sentences",
     "sources",
+    "verifier",
 ];
 
 fn answer_keys() -> Vec<&'static str> {

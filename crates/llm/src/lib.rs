@@ -117,6 +117,8 @@ mod openai;
 mod retry;
 mod scripted;
 mod secret;
+/// The server-sent-events framing the streaming backends read (public
+/// for the fuzz target).
 pub mod sse;
 mod transport;
 mod types;

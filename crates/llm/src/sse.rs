@@ -17,6 +17,8 @@ pub struct SseEvent {
     pub data: String,
 }
 
+/// Bytes in, events out: feed the body as it arrives with
+/// [`SseParser::push`], then call [`SseParser::finish`] at its end.
 #[derive(Debug, Default)]
 pub struct SseParser {
     buffer: Vec<u8>,

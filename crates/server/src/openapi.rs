@@ -345,7 +345,7 @@ fn schemas(codes: &[&str]) -> Value {
                 "factual": {"type": "boolean"},
                 "reason": {"type": "string"},
                 "verdict": {"type": "string", "enum": ["supported", "contradicted", "unsupported", "uncited", "not_factual"]},
-                "note": {"type": "string", "description": "The verdict in plain words, the correction first (\"The source says 13 days, not 15 days.\"); empty when not factual"},
+                "message": {"type": "string", "description": "The verdict in plain words, the correction first (\"The source says 13 days, not 15 days.\"); empty when not factual"},
                 "reasons": {"type": "array", "items": {"type": "string"}, "description": "e.g. `number_mismatch: \"14 days\" vs \"30 days\"`."},
                 "evidence": {"$ref": "#/components/schemas/Evidence"},
                 "suggested": {"type": "array", "items": {"type": "integer"}},
@@ -390,6 +390,7 @@ fn schemas(codes: &[&str]) -> Value {
                 "coverage": {"type": "number", "minimum": 0, "maximum": 1},
                 "sentences": {"type": "array", "items": {"$ref": "#/components/schemas/Sentence"}},
                 "sources": {"type": "array", "items": {"$ref": "#/components/schemas/Source"}},
+                "verifier": {"type": ["string", "null"], "enum": ["lexical", "semantic", "llm", null], "description": "Which verifier judged the sentences; null when no support check ran."},
                 "refusal": {
                     "type": ["object", "null"],
                     "properties": {"form": {"type": "string", "enum": ["sentence", "sentinel"]}, "needed": {"type": ["string", "null"]}}
@@ -435,6 +436,7 @@ fn schemas(codes: &[&str]) -> Value {
                 "coverage": {"type": "number"},
                 "sentences": {"type": "array", "items": {"$ref": "#/components/schemas/Sentence"}},
                 "sources": {"type": "array", "items": {"$ref": "#/components/schemas/Source"}},
+                "verifier": {"type": ["string", "null"], "enum": ["lexical", "semantic", "llm", null], "description": "Which verifier judged the sentences; null when no support check ran."},
                 "counts": {"$ref": "#/components/schemas/Counts"},
                 "passages": {"type": "array", "items": {
                     "type": "object", "required": ["n", "id"],

@@ -185,6 +185,25 @@ impl AppState {
         }
     }
 
+    /// The same state checking `/v1/check` with `checker` (the engine's,
+    /// so that a configured semantic verifier serves both routes). Call it
+    /// before the state is shared.
+    pub fn with_checker(self, checker: Checker) -> AppState {
+        let inner = match Arc::try_unwrap(self.inner) {
+            Ok(inner) => inner,
+            Err(shared) => Inner {
+                config: shared.config.clone(),
+                answerer: shared.answerer.clone(),
+                metrics: shared.metrics.clone(),
+                audit: shared.audit.clone(),
+                checker: shared.checker.clone(),
+            },
+        };
+        AppState {
+            inner: Arc::new(Inner { checker, ..inner }),
+        }
+    }
+
     pub fn config(&self) -> &ServerConfig {
         &self.inner.config
     }

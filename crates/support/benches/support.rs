@@ -10,7 +10,7 @@
 //! after a change.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use groundcite_support::{LexicalVerifier, Verifier};
+use groundcite_support::{LexicalVerifier, SupportConfig, Verifier};
 use std::hint::black_box;
 
 mod data;
@@ -29,5 +29,23 @@ fn bench(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench);
+/// The same without WordNet synonyms and antonyms: what the lexicon costs.
+fn bench_without_lexicon(c: &mut Criterion) {
+    let verifier = LexicalVerifier::new(SupportConfig {
+        check_synonyms: false,
+        check_antonyms: false,
+        ..SupportConfig::default()
+    });
+    c.bench_function("verify_5x1KB_3_claims_without_lexicon", |b| {
+        b.iter(|| {
+            verifier.verify(
+                black_box(QUESTION),
+                black_box(&PASSAGES),
+                black_box(&CLAIMS),
+            )
+        })
+    });
+}
+
+criterion_group!(benches, bench, bench_without_lexicon);
 criterion_main!(benches);

@@ -1,9 +1,12 @@
 //! The default verifier: lexical alignment, quantities, polarity, restriction and entity slots.
 
 use crate::bits::Bits;
+use crate::lexicon;
 use crate::{Claim, Evidence, Judgement, Reason, SupportConfig, Verdict, Verifier};
 use groundcite_text::quantity::{self, Quantity, Unit};
-use groundcite_text::{self as text, CAP, COMMON, EXCL, NEG_CUE, NEG_PREFIX, QUANT, STOP, Token};
+use groundcite_text::{
+    self as text, CAP, COMMON, EXCL, NEG_CUE, NEG_PREFIX, QUANT, STOP, TIME, Token,
+};
 use rustc_hash::FxHashMap;
 use std::ops::Range;
 
@@ -32,6 +35,9 @@ struct Sentence {
     excl: bool,
     /// A token with a negating prefix ("unpaid"): Rule "polarity" may flip.
     neg_prefix: bool,
+    /// For a list item or a table row: the sentence that introduces it (the lead-in ending
+    /// with ':' above the list, the table's header row), read with it as one evidence unit.
+    lead: Option<u32>,
 }
 
 struct Passage<'a> {
@@ -76,6 +82,7 @@ fn is_bound_negation(tokens: &[Token], text: &str, i: usize) -> bool {
     ]
     .iter()
     .any(|w| n1.eq_ignore_ascii_case(w))
+        || n1.eq_ignore_ascii_case("exceed")
         || (n1.eq_ignore_ascii_case("to") && next(2).eq_ignore_ascii_case("exceed"))
 }
 
@@ -161,8 +168,10 @@ fn analyse_passage<'a>(
             neg: any & NEG_CUE != 0,
             excl: any & EXCL != 0,
             neg_prefix: any & NEG_PREFIX != 0,
+            lead: None,
         });
     }
+    link_lead_ins(text, &mut sentences);
     Passage {
         text,
         tokens,
@@ -170,6 +179,64 @@ fn analyse_passage<'a>(
         quants,
         sent_base,
         analysed: true,
+    }
+}
+
+/// What a passage sentence is, for [`link_lead_ins`].
+#[derive(Clone, Copy, PartialEq)]
+enum Shape {
+    ListItem,
+    TableRow,
+    /// A table's `|---|---|` line.
+    TableRule,
+    /// Prose ending with ':' (a list's lead-in).
+    LeadIn,
+    Prose,
+}
+
+fn shape(sentence: &str) -> Shape {
+    let t = sentence.trim();
+    if t.starts_with('|') {
+        if t.bytes().all(|b| matches!(b, b'|' | b'-' | b':' | b' ')) {
+            Shape::TableRule
+        } else {
+            Shape::TableRow
+        }
+    } else if text::list_bullet(t).is_some() {
+        Shape::ListItem
+    } else if t.ends_with(':') {
+        Shape::LeadIn
+    } else {
+        Shape::Prose
+    }
+}
+
+/// Sets each list item's lead-in (the nearest sentence above it ending with ':', over other
+/// items only) and each table row's header (the first row of its table).
+fn link_lead_ins(text: &str, sentences: &mut [Sentence]) {
+    let mut lead_in: Option<u32> = None;
+    let mut header: Option<u32> = None;
+    for k in 0..sentences.len() {
+        let s = &sentences[k];
+        match shape(&text[s.start as usize..s.end as usize]) {
+            Shape::LeadIn => {
+                lead_in = Some(k as u32);
+                header = None;
+            }
+            Shape::ListItem => {
+                sentences[k].lead = lead_in;
+                header = None;
+            }
+            Shape::TableRow => match header {
+                Some(h) => sentences[k].lead = Some(h),
+                None => header = Some(k as u32),
+            },
+            Shape::TableRule => {}
+            Shape::Prose => {
+                lead_in = None;
+                header = None;
+            }
+        }
     }
 }
 
@@ -304,10 +371,14 @@ fn analyse_claim<'c>(
         if t.flags & EXCL != 0 && !(i > 0 && tokens[i - 1].flags & NEG_CUE != 0) {
             excl = true;
         }
+        // A number word outside any quantity is a word ("first", "twice"), except the pronoun
+        // "one" ("one of those", "the initial one").
         let adverbial = t.flags & QUANT != 0
             && !quants.iter().any(|q| t.start >= q.start && t.end <= q.end)
-            && t.flags & text::DIGIT == 0;
-        if t.flags & STOP != 0 || (t.flags & QUANT != 0 && !adverbial) {
+            && t.flags & text::DIGIT == 0
+            && !t.text(text).eq_ignore_ascii_case("one");
+        // Negation cues ("shouldn't", "never") are polarity, compared by Rule 3, not content.
+        if t.flags & (STOP | NEG_CUE) != 0 || (t.flags & QUANT != 0 && !adverbial) {
             continue;
         }
         if terms.iter().any(|x| x.key == t.key)
@@ -350,10 +421,21 @@ fn analyse_claim<'c>(
     }
     index.clear();
     pre_index.clear();
+    let lexicon = cfg.check_synonyms.then(lexicon::lexicon);
     for (i, t) in terms.iter().enumerate() {
         index_term(&mut index, t.key, i);
         index_term(&mut index, t.alt, i);
         index_term(&mut pre_index, t.pre, i);
+        // WordNet synonyms and derived forms of a claim word match like the word (not for
+        // names, codes or the question's words).
+        if let Some(lexicon) = lexicon
+            && !t.question
+            && t.flags & (CAP | text::DIGIT) == 0
+        {
+            for &k in lexicon.related(t.key) {
+                index_term(&mut index, k, i);
+            }
+        }
     }
     let claim_weight = terms.iter().filter(|t| !t.question).map(|t| t.weight).sum();
     let new_weight = new_weight(&terms);
@@ -795,8 +877,16 @@ impl LexicalVerifier {
                     }
                 }
             }
+            // The best-aligned sentence, read with its lead-in or table header.
+            let unit = |k: usize| {
+                let mut m = scratch.masks[base + k].clone();
+                if let Some(l) = p.sentences[k].lead {
+                    m.union_with(&scratch.masks[base + l as usize]);
+                }
+                m
+            };
             best.core = (best.s0..best.s1)
-                .map(|k| &scratch.masks[base + k])
+                .map(unit)
                 .max_by(|a, b| {
                     (
                         mask_weight(&info.terms, a, true),
@@ -808,7 +898,6 @@ impl LexicalVerifier {
                         ))
                         .unwrap_or(std::cmp::Ordering::Equal)
                 })
-                .cloned()
                 .unwrap_or_default();
             scratch.windows[pi] = best;
         }
@@ -961,7 +1050,14 @@ impl LexicalVerifier {
                 continue;
             }
             if union.contains(i) {
-                missing_weight += t.weight * cfg.adjacent_factor;
+                // A name or code from another sentence may be another subject (a relation the
+                // passage does not state); another word joins the sentences of one subject.
+                let factor = if t.flags & (CAP | text::DIGIT) != 0 {
+                    cfg.adjacent_factor
+                } else {
+                    cfg.adjacent_word_factor
+                };
+                missing_weight += t.weight * factor;
             } else {
                 let factor = if anywhere.contains(i) {
                     cfg.elsewhere_factor
@@ -986,10 +1082,46 @@ impl LexicalVerifier {
             } else {
                 1.0
             };
+            // Opposite words ("optional" where the sentence says "required"). A negation on
+            // one side as well cancels it ("not required" for "optional").
+            let antonym = if cfg.check_antonyms && pw_align >= cfg.contradiction_min_alignment {
+                antonym_conflict(info, p, si)
+            } else {
+                None
+            };
+            // Another period for a repeated event ("once a month" where it says "weekly").
+            let antonym = antonym.or_else(|| {
+                if !cfg.check_antonyms || pw_align < cfg.contradiction_min_alignment {
+                    return None;
+                }
+                let (c_days, c) = period(&info.tokens, info.text)?;
+                let (e_days, e) = unit_tokens(p, si).find_map(|toks| period(toks, p.text))?;
+                ((c_days - e_days).abs() > 0.02 * c_days.max(e_days)).then_some((c, e))
+            });
+            let s_neg_any = s.neg && negation_in_scope(info, p, s, cfg.negation_scope);
+            if let Some((c, e)) = antonym
+                && info.neg == s_neg_any
+            {
+                if detail {
+                    reasons.push(Reason::Antonym {
+                        claim: c.to_owned(),
+                        evidence: e.to_owned(),
+                    });
+                }
+                contradicted = true;
+                evidence_at = primary;
+            }
             // Polarity.
-            if cfg.check_polarity && s_align >= cfg.polarity_min_alignment {
+            if cfg.check_polarity && antonym.is_none() && s_align >= cfg.polarity_min_alignment {
                 let flips = prefix_flips(info, p, s);
-                let s_neg = s.neg && negation_in_scope(info, p, s, cfg.negation_scope);
+                let mut s_neg = s_neg_any;
+                // A negated claim may merge the window's sentences: its negation may come from
+                // any of them ("X aren't posted" from "X are not posted. X include ...").
+                if info.neg && !s_neg {
+                    s_neg = p.sentences[pw.s0..pw.s1]
+                        .iter()
+                        .any(|w| w.neg && negation_in_scope(info, p, w, cfg.negation_scope));
+                }
                 if (info.neg != s_neg) ^ (flips % 2 == 1) {
                     reasons.push(Reason::Negation);
                     contradicted = true;
@@ -999,7 +1131,7 @@ impl LexicalVerifier {
             // Exclusive restriction.
             if cfg.check_restriction
                 && info.excl
-                && !s.excl
+                && !p.sentences[pw.s0..pw.s1].iter().any(|w| w.excl)
                 && pw_align >= cfg.contradiction_min_alignment
             {
                 if detail {
@@ -1219,6 +1351,96 @@ fn negation_in_scope(info: &ClaimInfo<'_>, p: &Passage<'_>, s: &Sentence, scope:
                     .any(|term| !term.question && term_matches(term, t))
             })
         })
+}
+
+/// The tokens of sentence `si` of `p`, then those of its lead-in if it has one.
+fn unit_tokens<'a>(p: &'a Passage<'_>, si: usize) -> impl Iterator<Item = &'a [Token]> {
+    let s = &p.sentences[si];
+    let tokens = |s: &Sentence| &p.tokens[s.tok_lo as usize..s.tok_hi as usize];
+    std::iter::once(tokens(s)).chain(s.lead.map(|l| tokens(&p.sentences[l as usize])))
+}
+
+/// The period of a repeated event that `toks` state, in days, with its text: "weekly",
+/// "once a month", "every two weeks", "per year".
+fn period<'t>(toks: &[Token], text: &'t str) -> Option<(f64, &'t str)> {
+    const YEAR: f64 = 365.0;
+    const PERIODS: &[(&str, f64)] = &[
+        ("hourly", 1.0 / 24.0),
+        ("daily", 1.0),
+        ("weekly", 7.0),
+        ("biweekly", 14.0),
+        ("fortnightly", 14.0),
+        ("monthly", YEAR / 12.0),
+        ("quarterly", YEAR / 4.0),
+        ("annually", YEAR),
+        ("annual", YEAR),
+        ("yearly", YEAR),
+    ];
+    let is = |t: &Token, w: &str| t.text(text).eq_ignore_ascii_case(w);
+    // The meaning of a quantity word (number or time unit); only those are looked up.
+    let meaning = |t: &Token| {
+        (t.flags & (QUANT | TIME) != 0)
+            .then(|| quantity::meaning(&t.text(text).to_ascii_lowercase()))
+            .flatten()
+    };
+    for (i, t) in toks.iter().enumerate() {
+        if let Some(&(_, days)) = PERIODS.iter().find(|(w, _)| is(t, w)) {
+            return Some((days, t.text(text)));
+        }
+        if !["once", "every", "per", "each"].iter().any(|w| is(t, w)) {
+            continue;
+        }
+        let mut j = i + 1;
+        let mut count = 1.0;
+        if let Some(n) = toks.get(j) {
+            if let Some(quantity::Word::Number(v)) = meaning(n) {
+                count = v;
+                j += 1;
+            } else if is(n, "a") || is(n, "an") {
+                j += 1;
+            }
+        }
+        if let Some(u) = toks.get(j)
+            && let Some(quantity::Word::Time(days)) = meaning(u)
+            && days >= 1.0 / 24.0
+        {
+            return Some((count * days, &text[t.start as usize..u.end as usize]));
+        }
+    }
+    None
+}
+
+/// A claim word whose antonym (WordNet or [`lexicon`]'s policy pairs) the evidence unit of
+/// sentence `si` (with its lead-in) states while it does not state the word itself; returns the
+/// claim word and the evidence word.
+fn antonym_conflict<'c, 'p>(
+    info: &ClaimInfo<'c>,
+    p: &Passage<'p>,
+    si: usize,
+) -> Option<(&'c str, &'p str)> {
+    let lexicon = lexicon::lexicon();
+    let tokens = |s: &Sentence| &p.tokens[s.tok_lo as usize..s.tok_hi as usize];
+    let s = &p.sentences[si];
+    let lead = s.lead.map_or(&[][..], |l| tokens(&p.sentences[l as usize]));
+    let unit = || tokens(s).iter().chain(lead);
+    let in_unit = |key: u64| unit().any(|t| t.key == key);
+    let in_claim = |key: u64| info.tokens.iter().any(|t| t.key == key);
+    // Units of time are quantities, compared by Rule 2 ("twelve months" is "one year").
+    let plain = |t: &Token| t.flags & (QUANT | TIME | CAP | NEG_CUE | text::DIGIT) == 0;
+    for c in info.tokens.iter().filter(|t| plain(t)) {
+        let opposed = lexicon.antonyms(c.key);
+        // The claim word, or a synonym of it, stated: no conflict.
+        if opposed.is_empty()
+            || in_unit(c.key)
+            || lexicon.related(c.key).iter().any(|&k| in_unit(k))
+        {
+            continue;
+        }
+        if let Some(e) = unit().find(|t| plain(t) && opposed.contains(&t.key) && !in_claim(t.key)) {
+            return Some((c.text(info.text), e.text(p.text)));
+        }
+    }
+    None
 }
 
 /// Claim terms matched in the sentence only through a negating prefix ("unpaid" vs "paid").

@@ -491,3 +491,123 @@ fn table_rows_below_their_header() {
         Verdict::Supported
     );
 }
+
+/// Issue 18: the same span written another way is the same quantity; business days are not
+/// calendar days.
+#[test]
+fn equivalent_number_forms_and_day_kinds() {
+    const PROMOTION: &str = "For all Merit Promotion roles: employees must be at their current GS level for\none year in order to apply for a position at the next highest GS level.";
+    assert_eq!(
+        judge(
+            PROMOTION,
+            "For Merit Promotion roles, you must have been at your current GS level for twelve months before you can apply for the next highest GS level [1]."
+        )
+        .verdict,
+        Verdict::Supported
+    );
+    let j = judge(
+        VOUCHER,
+        "File your voucher within 5 calendar days of getting back [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Contradicted);
+    assert_eq!(
+        reasons(&j),
+        [r#"number_mismatch: "5 calendar days" vs "5 business days""#]
+    );
+}
+
+/// Issue 18: "aren't" is a negation cue, not a missing word, and a merged claim takes its
+/// negation from whichever window sentence states it.
+#[test]
+fn contractions_and_merged_negations() {
+    const INTERNAL: &str = "Internal hiring actions are not posted to USAJobs. These hiring actions include reassignments, details, and temporary promotions.";
+    let j = judge(
+        INTERNAL,
+        "Internal hiring actions, such as reassignments, details, and temporary promotions, aren't posted to USAJobs [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Supported, "{:?}", j.reasons);
+    let j = judge(
+        INTERNAL,
+        "Internal hiring actions are posted to USAJobs [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Contradicted);
+}
+
+/// Issue 18: a list item is read with its lead-in, a table row with its header.
+#[test]
+fn list_items_keep_their_lead_in() {
+    const RELIC: &str = "New Relic includes several products, each of which is available to TTS systems:\n\n- **APM:** application performance monitoring\n- **Infrastructure:** host- and operating system-level monitoring\n- **Synthetics:** availability monitoring";
+    let j = judge(
+        RELIC,
+        "APM, the application performance monitoring product, is available to TTS systems [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Supported, "{:?}", j.reasons);
+    const TABLE: &str = "| Tool | Purpose |\n|---|---|\n| Tock | time tracking |\n| Slack | chat |";
+    let j = judge(TABLE, "The purpose of Tock is time tracking [1].");
+    assert_eq!(j.verdict, Verdict::Supported, "{:?}", j.reasons);
+}
+
+/// Issue 18: WordNet synonyms match; antonyms (WordNet and the policy pairs) contradict, with
+/// the two words as the reason; a negation on the claim's side cancels an antonym.
+#[test]
+fn synonyms_match_and_antonyms_contradict() {
+    const SKETCH: &str = "You can get started with a trial version immediately. In order to upgrade to the full version, you'll need to request a license by emailing the design tool owner.";
+    let j = judge(
+        SKETCH,
+        "You can begin with a trial version immediately [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Supported, "{:?}", j.reasons);
+    const PLUGINS: &str = "Figma plugins are optional for every design team.";
+    let j = judge(
+        PLUGINS,
+        "Figma plugins are mandatory for every design team [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Contradicted);
+    assert_eq!(reasons(&j)[0], r#"antonym: "mandatory" vs "optional""#);
+    let j = judge(
+        PLUGINS,
+        "Figma plugins are not mandatory for every design team [1].",
+    );
+    assert_ne!(j.verdict, Verdict::Contradicted, "{:?}", j.reasons);
+    const TRAVEL: &str = "Unused travel compensatory time is forfeited when you leave the agency.";
+    let j = judge(
+        TRAVEL,
+        "Unused travel compensatory time is paid out when you leave the agency [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Contradicted);
+    assert_eq!(reasons(&j)[0], r#"antonym: "paid" vs "forfeited""#);
+    const AUDITS: &str = "The security team runs weekly audits of every account.";
+    let j = judge(
+        AUDITS,
+        "The security team runs monthly audits of every account [1].",
+    );
+    assert_eq!(reasons(&j)[0], r#"antonym: "monthly" vs "weekly""#);
+}
+
+/// Issue 18: another period for a repeated event, and order (before/after), contradict.
+#[test]
+fn periods_and_order_contradict() {
+    const NEWSLETTER: &str = "Talent sends out a weekly TTS-wide email with all open roles.";
+    let j = judge(
+        NEWSLETTER,
+        "Talent sends a TTS-wide email with all open roles once a month [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Contradicted);
+    assert_eq!(reasons(&j)[0], r#"antonym: "once a month" vs "weekly""#);
+    assert_eq!(
+        judge(
+            NEWSLETTER,
+            "Talent sends a TTS-wide email with all open roles every week [1]."
+        )
+        .verdict,
+        Verdict::Supported
+    );
+    const INTERVIEWS: &str =
+        "All candidates receive a copy of the interview questions prior to their interview.";
+    let j = judge(
+        INTERVIEWS,
+        "All candidates receive a copy of the interview questions after their interview [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Contradicted);
+    assert_eq!(reasons(&j)[0], r#"antonym: "after" vs "prior""#);
+}

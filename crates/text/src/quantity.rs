@@ -17,7 +17,8 @@ pub enum Unit {
     Bare,
     Percent,
     Money,
-    /// A span of time in a unit of this many days (minutes to years; a month is 30 days).
+    /// A span of time in a unit of this many days (seconds to years; a month is a twelfth of a
+    /// year, so "twelve months" is "one year").
     Days(f64),
     /// Business or working days.
     BusinessDay,
@@ -54,9 +55,15 @@ pub enum Word {
     Time(f64),
 }
 
-/// Minutes and hours in days.
+/// Seconds, minutes, hours and months in days.
+const SECOND: f64 = 1.0 / 86400.0;
 const MINUTE: f64 = 1.0 / 1440.0;
 const HOUR: f64 = 1.0 / 24.0;
+const MONTH: f64 = 365.0 / 12.0;
+
+/// Two spans of time in different units are the same when they differ by at most this
+/// fraction: "30 days" is "a month" (30.4 days), "4 weeks" (28 days) is not.
+const DURATION_TOLERANCE: f64 = 0.02;
 
 /// Every quantity word, folded (see [`crate::fold`]), and what it stands for. A new unit or
 /// number word is one line here.
@@ -138,6 +145,8 @@ pub const WORDS: &[(&str, Word)] = {
         ("october", Month(10.0)),
         ("november", Month(11.0)),
         ("december", Month(12.0)),
+        ("seconds", Time(SECOND)),
+        ("secs", Time(SECOND)),
         ("minute", Time(MINUTE)),
         ("minutes", Time(MINUTE)),
         ("min", Time(MINUTE)),
@@ -150,8 +159,8 @@ pub const WORDS: &[(&str, Word)] = {
         ("days", Time(1.0)),
         ("week", Time(7.0)),
         ("weeks", Time(7.0)),
-        ("month", Time(30.0)),
-        ("months", Time(30.0)),
+        ("month", Time(MONTH)),
+        ("months", Time(MONTH)),
         ("year", Time(365.0)),
         ("years", Time(365.0)),
         ("yr", Time(365.0)),
@@ -238,7 +247,24 @@ fn eq(a: f64, b: f64) -> bool {
 
 /// Whether evidence quantity `e` states claim quantity `c` (same value, compatible unit).
 pub fn states(c: &Quantity, e: &Quantity) -> bool {
+    // Business days are not calendar days ("5 business days" is not "5 days").
+    if (c.unit == Unit::BusinessDay) != (e.unit == Unit::BusinessDay)
+        && c.unit.days().is_some()
+        && e.unit.days().is_some()
+    {
+        return false;
+    }
     let (clo, chi, elo, ehi) = match (c.unit.days(), e.unit.days()) {
+        (Some(a), Some(b)) if a != b => {
+            // Different units of time: the same span within the tolerance.
+            let same = |x: f64, y: f64| (x - y).abs() <= DURATION_TOLERANCE * x.abs().max(y.abs());
+            let (clo, chi, elo, ehi) = (c.lo * a, c.hi * a, e.lo * b, e.hi * b);
+            return if same(clo, chi) {
+                same(clo, elo) || (clo >= elo && clo <= ehi)
+            } else {
+                same(clo, elo) && same(chi, ehi)
+            };
+        }
         (Some(a), Some(b)) => (c.lo * a, c.hi * a, e.lo * b, e.hi * b),
         _ => {
             let compatible = match (c.unit, e.unit) {
@@ -607,6 +633,19 @@ pub fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
                 }
             }
         }
+        // A range with a unit on both ends: "6 months to a year", "30 minutes to 2 hours".
+        if hi == value
+            && let Some(days) = unit.days()
+            && let Some(to) = toks.get(j)
+            && is_any(to, text, &["to"])
+            && let Some((v2, unit2, k)) = number_with_unit(text, toks, j + 1)
+            && let Some(days2) = unit2.days()
+            && v2 * days2 > value * days
+        {
+            hi = v2 * days2 / days;
+            end = toks[k - 1].end;
+            j = k;
+        }
         if unit == Unit::Bare && calendar_year && hi == value && !word.contains(',') {
             unit = Unit::CalendarYear;
         }
@@ -630,6 +669,21 @@ pub fn extract(text: &str, toks: &[Token], out: &mut Vec<Quantity>) {
         });
         i = j.max(i + 1);
     }
+}
+
+/// A number and its time unit at `toks[i]` ("a year", "2 hours"), with the token after it.
+fn number_with_unit(text: &str, toks: &[Token], i: usize) -> Option<(f64, Unit, usize)> {
+    let t = toks.get(i)?;
+    let value = if is_any(t, text, &["a", "an"]) {
+        1.0
+    } else {
+        match token_number(t, text)? {
+            (v, false) => v,
+            _ => return None,
+        }
+    };
+    let unit = token_time_unit(toks.get(i + 1)?, text)?;
+    Some((value, unit, i + 2))
 }
 
 /// The unit of a number followed by the noun `toks[j]`: a time unit a few words on ("240
@@ -728,6 +782,43 @@ mod tests {
         assert_eq!((q[1].0, q[1].1, q[1].2), (3.0, 15.0, Unit::Days(HOUR)));
         assert_eq!((q[2].0, q[2].1, q[2].2), (3.0, 5.0, WEEK));
         assert_eq!((q[3].0, q[3].1, q[3].2), (3.0, 5.0, DAY));
+    }
+
+    /// Exactly equivalent forms of one span of time state each other; near ones do not.
+    #[test]
+    fn equivalent_number_forms() {
+        let one = |text: &str| {
+            let mut toks = Vec::new();
+            tokenize(text, &[], true, &mut toks);
+            let mut q = Vec::new();
+            extract(text, &toks, &mut q);
+            assert_eq!(q.len(), 1, "{text}: {q:?}");
+            q[0]
+        };
+        for (claim, evidence) in [
+            ("twelve months", "one year"),
+            ("two weeks", "14 days"),
+            ("ten seconds", "10 seconds"),
+            ("a month", "30 days"),
+            ("six to twelve months", "6 months to a year"),
+            ("90 minutes", "1.5 hours"),
+        ] {
+            assert!(states(&one(claim), &one(evidence)), "{claim} = {evidence}");
+            assert!(states(&one(evidence), &one(claim)), "{evidence} = {claim}");
+        }
+        for (claim, evidence) in [
+            ("4 weeks", "a month"),
+            ("eleven months", "one year"),
+            ("six to eleven months", "6 months to a year"),
+            ("5 business days", "5 calendar days"),
+        ] {
+            assert!(
+                !states(&one(claim), &one(evidence)),
+                "{claim} != {evidence}"
+            );
+        }
+        let range = one("6 months to a year");
+        assert_eq!((range.lo, range.hi), (6.0, 12.0));
     }
 
     #[test]

@@ -31,7 +31,8 @@ const COMMON_LESS_E_Y: u8 = 128;
 const NEGATIONS: &[&str] = &[
     "not", "no", "never", "cannot", "nor", "neither", "none", "nothing", "nobody", "nowhere",
     "cant", "dont", "doesnt", "didnt", "isnt", "arent", "wasnt", "werent", "wont", "wouldnt",
-    "shouldnt", "couldnt", "mustnt", "hasnt", "havent", "hadnt", "neednt",
+    "shouldnt", "couldnt", "mustnt", "hasnt", "havent", "hadnt", "neednt", "unable", "rather",
+    "instead",
 ];
 
 /// Exclusive-restriction cues.
@@ -87,6 +88,17 @@ pub const STOP_WORDS: &[&str] = &[
     "youre",
     "youll",
     "youve",
+    "youd",
+    "theyre",
+    "theyll",
+    "theyve",
+    "theyd",
+    "weve",
+    "ive",
+    "im",
+    "itll",
+    "thats",
+    "theres",
     "we",
     "our",
     "us",
