@@ -9,6 +9,7 @@
 //! and the configuration ([`Settings`]).
 
 mod answer;
+pub mod answerability;
 pub mod checker;
 pub mod eval;
 pub mod extractive;
@@ -20,9 +21,10 @@ pub use answer::{
     AskEvent, AskOptions, AskRefusal, AskResult, Attempt, RefusalReason, Retraction,
     SentPassageInfo, StreamedSentence, Timings, render_refusal,
 };
+pub use answerability::{Answerability, AnswerabilityConfig, AnswersQuestion, Relevance};
 pub use checker::{Checker, PromptOutput, PromptPassage};
 pub use extractive::{ExtractiveConfig, ExtractiveGenerator};
-pub use pipeline::{Engine, Retriever, load_embedder};
+pub use pipeline::{Engine, Judged, Retriever, load_embedder};
 pub use settings::{ContractRole, GeneratorKind, Settings};
 
 /// Errors of the pipeline. Findings (bad citations, unsupported claims)

@@ -26,6 +26,7 @@ use groundcite_llm::{AnthropicConfig, OpenAiConfig};
 use serde::{Deserialize, Serialize};
 
 use crate::EngineError;
+use crate::answerability::AnswerabilityConfig;
 use crate::extractive::ExtractiveConfig;
 
 /// Which generator answers.
@@ -111,6 +112,9 @@ pub struct Settings {
     pub model_dir: Option<PathBuf>,
     pub check: CheckConfig,
     pub extractive: ExtractiveConfig,
+    /// The model path's gate, extractive selection and `answers_question`
+    /// thresholds (`[answerability]`; used only with `model_dir`).
+    pub answerability: AnswerabilityConfig,
     pub openai: OpenAiConfig,
     pub anthropic: AnthropicConfig,
 }
@@ -130,6 +134,7 @@ impl Default for Settings {
             model_dir: None,
             check: CheckConfig::default(),
             extractive: ExtractiveConfig::default(),
+            answerability: AnswerabilityConfig::default(),
             openai: OpenAiConfig::default(),
             anthropic: AnthropicConfig::default(),
         }
