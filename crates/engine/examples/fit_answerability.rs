@@ -182,7 +182,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let judge = engine.answerability().expect("a model is configured");
     for (question, answer) in EXAMPLES {
         let a = judge.answers_question(question, &[answer])?;
-        println!("answers_question {:?} {:?}: {question:?}", a.verdict, a.score);
+        println!(
+            "answers_question {:?} {:?}: {question:?}",
+            a.verdict, a.score
+        );
     }
     Ok(())
 }
@@ -205,7 +208,10 @@ const EXAMPLES: &[(&str, &str)] = &[
 /// unanswerable (the best overall when none does). Ties go to the lower
 /// threshold and weight.
 fn fit_threshold(rows: &[&Row], weights: &[f32]) -> (f32, f32, f32) {
-    let positives: Vec<&&Row> = rows.iter().filter(|r| r.answerable && r.gold_sent).collect();
+    let positives: Vec<&&Row> = rows
+        .iter()
+        .filter(|r| r.answerable && r.gold_sent)
+        .collect();
     let negatives: Vec<&&Row> = rows.iter().filter(|r| !r.answerable).collect();
     let mut best: Option<(bool, f32, f32, f32)> = None;
     for &w in weights {

@@ -249,7 +249,11 @@ pub fn render_refusal(r: &AskRefusal) -> String {
     if !r.closest_passages.is_empty() {
         out.push_str("\nClosest passages:");
         for p in &r.closest_passages {
-            let label = if p.section.is_empty() { &p.id } else { &p.section };
+            let label = if p.section.is_empty() {
+                &p.id
+            } else {
+                &p.section
+            };
             out.push_str(&format!("\n- {label} <{}>", p.source_url));
         }
     }

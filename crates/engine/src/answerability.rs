@@ -3,7 +3,8 @@
 //!
 //! With an embedding model (`model_dir`), the passages sent are cut into
 //! answer units ([`units`]: sentences; list items with their lead-in; table
-//! rows with their header), the question and every unit are embedded in one
+//! rows with their header, embedded after the section label), the
+//! question and every unit are embedded in one
 //! batch, and each unit scores its cosine similarity to the question,
 //! adjusted by the question's answer type ([`AnswerType`]): "how long"
 //! wants a duration, "how many" a count, "when" a date or a time span,
@@ -113,12 +114,23 @@ impl AnswerType {
             AnswerType::Duration
         } else if has(&["how many"]) {
             AnswerType::Count
-        } else if has(&["how much", "how big", "how large", "what percentage", "what percent"])
-            || (q.starts_with("what") && has(AMOUNT_NOUNS))
+        } else if has(&[
+            "how much",
+            "how big",
+            "how large",
+            "what percentage",
+            "what percent",
+        ]) || (q.starts_with("what") && has(AMOUNT_NOUNS))
         {
             AnswerType::Amount
-        } else if has(&["when", "what date", "what day", "what time", "deadline", "by what date"])
-        {
+        } else if has(&[
+            "when",
+            "what date",
+            "what day",
+            "what time",
+            "deadline",
+            "by what date",
+        ]) {
             AnswerType::Date
         } else {
             AnswerType::Other
@@ -184,7 +196,15 @@ fn counts_time(question: &str) -> bool {
 /// Nouns that make a "what" question ask for an amount ("What is the per
 /// diem rate?").
 const AMOUNT_NOUNS: &[&str] = &[
-    "rate", "fee", "fees", "cost", "price", "amount", "limit", "salary", "percentage",
+    "rate",
+    "fee",
+    "fees",
+    "cost",
+    "price",
+    "amount",
+    "limit",
+    "salary",
+    "percentage",
 ];
 
 const TIME_UNITS: &[&str] = &[
@@ -194,7 +214,15 @@ const TIME_UNITS: &[&str] = &[
 
 /// Words that state a frequency without a number.
 const FREQUENCY_WORDS: &[&str] = &[
-    "every", "each", "daily", "weekly", "monthly", "quarterly", "annually", "yearly", "biweekly",
+    "every",
+    "each",
+    "daily",
+    "weekly",
+    "monthly",
+    "quarterly",
+    "annually",
+    "yearly",
+    "biweekly",
 ];
 
 /// `phrase` in `text` at word boundaries (both lower-cased).
@@ -221,7 +249,9 @@ pub enum UnitKind {
     Prose,
     /// A list item; `lead_in` is the index of the sentence that introduced
     /// the list (it ends with a colon), when there is one.
-    ListItem { lead_in: Option<usize> },
+    ListItem {
+        lead_in: Option<usize>,
+    },
     /// A table row, written as `header: cell; header: cell.`
     TableRow,
 }
@@ -236,7 +266,8 @@ pub struct AnswerUnit {
     /// bracketed numbers neutralised (never read as citations).
     pub text: String,
     pub kind: UnitKind,
-    /// What is embedded: the text, after its lead-in for a list item.
+    /// What is embedded: the text; for a list item, after its lead-in;
+    /// for a table row, after the passage's section label.
     pub embedded: String,
 }
 
@@ -246,13 +277,13 @@ pub struct AnswerUnit {
 /// it may still introduce a list).
 pub fn units(passages: &[(&str, &str)]) -> Vec<AnswerUnit> {
     let mut out: Vec<AnswerUnit> = Vec::new();
-    for (k, (_section, text)) in passages.iter().enumerate() {
+    for (k, (section, text)) in passages.iter().enumerate() {
         let mut header: Option<Vec<String>> = None;
         let mut lead_in: Option<usize> = None;
         for s in segment(text) {
             let raw = s.text(text);
-            let is_row = s.kind == SentenceKind::TableRow
-                || (raw.contains(" | ") && !raw.contains('\n'));
+            let is_row =
+                s.kind == SentenceKind::TableRow || (raw.contains(" | ") && !raw.contains('\n'));
             if s.kind == SentenceKind::Heading {
                 lead_in = None;
                 continue;
@@ -286,9 +317,16 @@ pub fn units(passages: &[(&str, &str)]) -> Vec<AnswerUnit> {
                     continue;
                 }
                 let row = groundcite_core::marker::neutralize(&format!("{row}.")).into_owned();
+                // A row names its subject in the heading above the table
+                // ("Daily rates"), not in its cells.
+                let embedded = if section.is_empty() {
+                    row.clone()
+                } else {
+                    format!("{section}: {row}")
+                };
                 out.push(AnswerUnit {
                     passage: k + 1,
-                    embedded: row.clone(),
+                    embedded,
                     text: row,
                     kind: UnitKind::TableRow,
                 });
@@ -563,9 +601,7 @@ impl Answerability {
             cleaned
                 .iter()
                 .enumerate()
-                .map(|(i, s)| {
-                    cosine(q, vectors.row(i + 1)) + self.type_adjustment(answer_type, s)
-                })
+                .map(|(i, s)| cosine(q, vectors.row(i + 1)) + self.type_adjustment(answer_type, s))
                 .reduce(f32::max)
         };
         let verdict = match score {
@@ -605,7 +641,10 @@ mod tests {
             ("How many channels are there?", AnswerType::Count),
             ("How often is the report due?", AnswerType::Frequency),
             ("How much can I spend on a laptop?", AnswerType::Amount),
-            ("What is the per diem rate when I travel?", AnswerType::Amount),
+            (
+                "What is the per diem rate when I travel?",
+                AnswerType::Amount,
+            ),
             ("When are badges processed?", AnswerType::Date),
             ("Who approves a bot?", AnswerType::Other),
             ("Is there a coffee bot?", AnswerType::Other),
@@ -626,9 +665,15 @@ mod tests {
             held(AnswerType::Duration, "Claims go to the finance desk."),
             Some(false)
         );
-        assert_eq!(held(AnswerType::Date, "Badges are processed every Friday."), Some(true));
+        assert_eq!(
+            held(AnswerType::Date, "Badges are processed every Friday."),
+            Some(true)
+        );
         assert_eq!(held(AnswerType::Amount, "The limit is $2,500."), Some(true));
-        assert_eq!(held(AnswerType::Frequency, "It is reviewed annually."), Some(true));
+        assert_eq!(
+            held(AnswerType::Frequency, "It is reviewed annually."),
+            Some(true)
+        );
         assert_eq!(held(AnswerType::Other, "Anything."), None);
     }
 
@@ -636,6 +681,7 @@ mod tests {
     fn list_items_and_table_rows_carry_their_lead_in_and_header() {
         let text = "To request access you need:\n\n- a signed form\n- your manager's approval\n\n| Plan | Fee |\n|---|---|\n| Basic | $5 |\n";
         let u = units(&[("Access", text)]);
+        assert_eq!(u[3].embedded, "Access: Plan: Basic; Fee: $5.");
         let lead = &u[0];
         assert_eq!(lead.text, "To request access you need:");
         assert_eq!(u[1].kind, UnitKind::ListItem { lead_in: Some(0) });

@@ -21,7 +21,8 @@
 //! instead: the answer units of [`crate::answerability`] (sentences, list
 //! items after their lead-in, table rows under their header) ranked by
 //! their similarity to the question adjusted by the answer type. The best
-//! unit answers; a list item is served after its lead-in; further units of
+//! unit answers; a list item is served after its lead-in, and a lead-in
+//! with the first items of its list; further units of
 //! the same passage join it when they score within
 //! [`AnswerabilityConfig::second_margin`](crate::AnswerabilityConfig) of
 //! it. Nothing reaching `min_answer - retrieval_weight` (the gate's bar
@@ -67,6 +68,10 @@ impl Default for ExtractiveConfig {
         }
     }
 }
+
+/// At most this many items of a list follow its lead-in when the lead-in
+/// is the best unit (model path).
+const MAX_LIST_ITEMS: usize = 6;
 
 /// The extractive generator.
 #[derive(Debug, Clone, Default)]
@@ -119,6 +124,24 @@ impl ExtractiveGenerator {
         };
         let units = &judgement.units;
         let mut chosen: Vec<usize> = vec![best];
+        // The best unit introduces a list: the list is the answer.
+        let items: Vec<usize> = (0..units.len())
+            .filter(|&i| {
+                units[i].kind
+                    == (UnitKind::ListItem {
+                        lead_in: Some(best),
+                    })
+            })
+            .take(MAX_LIST_ITEMS)
+            .collect();
+        if !items.is_empty() {
+            chosen.extend(items);
+            return Ok(chosen
+                .iter()
+                .map(|&i| cite(&units[i].text, units[i].passage))
+                .collect::<Vec<_>>()
+                .join(" "));
+        }
         let mut others: Vec<usize> = (0..units.len())
             .filter(|&i| {
                 i != best

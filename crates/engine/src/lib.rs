@@ -18,8 +18,8 @@ pub mod settings;
 mod text;
 
 pub use answer::{
-    AskEvent, AskOptions, AskRefusal, AskResult, Attempt, RefusalReason, Retraction,
-    SentPassageInfo, StreamedSentence, Timings, render_refusal,
+    AskEvent, AskOptions, AskRefusal, AskResult, Attempt, NO_DIRECT_ANSWER, RefusalReason,
+    Retraction, SentPassageInfo, StreamedSentence, Timings, render_refusal,
 };
 pub use answerability::{Answerability, AnswerabilityConfig, AnswersQuestion, Relevance};
 pub use checker::{Checker, PromptOutput, PromptPassage};

@@ -18,11 +18,11 @@ use groundcite_llm::{
 use groundcite_support::{Claim, Verdict};
 
 use crate::EngineError;
-use crate::answerability::{Answerability, AnswersQuestion, GateDecision, Judgement};
 pub use crate::answer::{
     AskEvent, AskOptions, AskRefusal, AskResult, Attempt, RefusalReason, Retraction,
     SentPassageInfo, StreamedSentence, Timings, render_refusal,
 };
+use crate::answerability::{Answerability, AnswersQuestion, GateDecision, Judgement};
 use crate::checker::{Checker, PromptOutput};
 use crate::extractive::ExtractiveGenerator;
 use crate::settings::{ContractRole, GeneratorKind, Settings};
@@ -125,8 +125,7 @@ impl Engine {
             Arc::clone(&embedder),
             inner.settings.answerability.clone(),
         ));
-        let generator: Arc<dyn Generator> = if inner.settings.generator
-            == GeneratorKind::Extractive
+        let generator: Arc<dyn Generator> = if inner.settings.generator == GeneratorKind::Extractive
             && inner.generator.name() == "extractive"
         {
             Arc::new(
@@ -309,11 +308,7 @@ impl Engine {
     /// passages that would be sent, their units scored against the
     /// question, and the best retrieval score. `None` without a model.
     /// (The fitting tool reads the gate's inputs through it.)
-    pub fn judge(
-        &self,
-        question: &str,
-        opts: &AskOptions,
-    ) -> Result<Option<Judged>, EngineError> {
+    pub fn judge(&self, question: &str, opts: &AskOptions) -> Result<Option<Judged>, EngineError> {
         let Some(judge) = &self.inner.answerability else {
             return Ok(None);
         };
@@ -417,17 +412,17 @@ impl Engine {
             };
             let generate_ms = ms(generate_started);
             let check_started = Instant::now();
-            let mut result =
-                match engine.finish(&question, outcome, sent, infos, topics, attempts) {
-                    Ok(result) => result,
-                    Err(e) => {
-                        if !shown.texts.is_empty() {
-                            let _ = tx.send(shown.retract("error")).await;
-                        }
-                        let _ = tx.send(AskEvent::Error(e)).await;
-                        return;
+            let mut result = match engine.finish(&question, outcome, sent, infos, topics, attempts)
+            {
+                Ok(result) => result,
+                Err(e) => {
+                    if !shown.texts.is_empty() {
+                        let _ = tx.send(shown.retract("error")).await;
                     }
-                };
+                    let _ = tx.send(AskEvent::Error(e)).await;
+                    return;
+                }
+            };
             result.timings.retrieve_ms = retrieve_ms;
             result.timings.generate_ms = generate_ms;
             result.timings.check_ms = ms(check_started);
@@ -858,24 +853,23 @@ fn judge_sent(
         .iter()
         .map(|p| (p.section.as_str(), p.text.as_str()))
         .collect();
-    judge
-        .judge(question, &pairs)
-        .map_err(EngineError::Internal)
+    judge.judge(question, &pairs).map_err(EngineError::Internal)
 }
 
 /// The passages sent, by their best unit's score (best first), at most
 /// three: the closest passages of a `no_direct_answer` refusal.
-fn closest_passages(
-    infos: &[SentPassageInfo],
-    judgement: &Judgement,
-) -> Vec<SentPassageInfo> {
+fn closest_passages(infos: &[SentPassageInfo], judgement: &Judgement) -> Vec<SentPassageInfo> {
     let best = judgement.passage_best(infos.len());
     let mut order: Vec<usize> = (0..infos.len()).collect();
     order.sort_by(|&a, &b| {
         let (a_score, b_score) = (best[a].unwrap_or(f32::MIN), best[b].unwrap_or(f32::MIN));
         b_score.total_cmp(&a_score).then(a.cmp(&b))
     });
-    order.into_iter().take(3).map(|i| infos[i].clone()).collect()
+    order
+        .into_iter()
+        .take(3)
+        .map(|i| infos[i].clone())
+        .collect()
 }
 
 /// Section labels of the best hits, deduplicated, at most three.
