@@ -6,7 +6,10 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 use futures::StreamExt;
-use groundcite_engine::{AskEvent, AskOptions, AskResult, Engine, Retraction, StreamedSentence};
+use groundcite_engine::{
+    AskEvent, AskOptions, AskResult, Engine, NO_DIRECT_ANSWER, Relevance, Retraction,
+    StreamedSentence,
+};
 
 use crate::args::{CommonArgs, GeneratorArgs, settings};
 use crate::render::safe;
@@ -105,6 +108,19 @@ fn print_answer(out: &mut dyn Write, r: &AskResult) -> Result<()> {
                 )?;
             }
         }
+        if r.answers_question.as_ref().is_some_and(|a| a.is_no()) {
+            // However well cited, it does not address the question.
+            writeln!(out, "  ! {NO_DIRECT_ANSWER} Closest passages:")?;
+            for p in r.passages.iter().take(3) {
+                writeln!(
+                    out,
+                    "    [{}] {} <{}>",
+                    p.n,
+                    safe(&p.section),
+                    safe(&p.source_url)
+                )?;
+            }
+        }
         if !r.sources.is_empty() {
             writeln!(out, "sources:")?;
             for s in &r.sources {
@@ -122,10 +138,16 @@ fn print_answer(out: &mut dyn Write, r: &AskResult) -> Result<()> {
     let t = &r.timings;
     writeln!(
         out,
-        "\nstatus: {}   grounded: {}   coverage: {:.0}%   generator: {}{}\ntimings: retrieve {:.1} ms, generate {:.1} ms, check {:.1} ms, total {:.1} ms",
+        "\nstatus: {}   grounded: {}   coverage: {:.0}%   answers the question: {}   generator: {}{}\ntimings: retrieve {:.1} ms, generate {:.1} ms, check {:.1} ms, total {:.1} ms",
         r.status.as_str(),
-        if r.grounded { "yes" } else { "no" },
+        // A refusal claims nothing: it is not shown as a grounded answer.
+        match (&r.refusal, r.grounded) {
+            (Some(_), _) => "- (refused)",
+            (None, true) => "yes",
+            (None, false) => "no",
+        },
         r.coverage * 100.0,
+        answers_question(r),
         safe(&r.generator),
         if r.regenerated {
             " (regenerated once)"
@@ -138,4 +160,18 @@ fn print_answer(out: &mut dyn Write, r: &AskResult) -> Result<()> {
         t.total_ms
     )?;
     Ok(())
+}
+
+/// The `answers_question` verdict as the status line shows it.
+fn answers_question(r: &AskResult) -> String {
+    match &r.answers_question {
+        None => "-".into(),
+        Some(a) => match (a.verdict, a.score) {
+            (Relevance::Unchecked, _) => "not judged (no embedding model)".into(),
+            (Relevance::Yes, Some(score)) => format!("yes ({score:.2})"),
+            (Relevance::No, Some(score)) => format!("no ({score:.2})"),
+            (Relevance::Yes, None) => "yes".into(),
+            (Relevance::No, None) => "no".into(),
+        },
+    }
 }

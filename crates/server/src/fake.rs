@@ -10,7 +10,8 @@ use futures::{FutureExt, StreamExt};
 use groundcite_core::check::{Counts, Findings};
 use groundcite_core::{CheckConfig, Passage};
 use groundcite_engine::{
-    AnswersQuestion, AskRefusal, AskResult, Attempt, Checker, RefusalReason, SentPassageInfo, Timings,
+    AnswersQuestion, AskRefusal, AskResult, Attempt, Checker, RefusalReason, SentPassageInfo,
+    Timings,
 };
 
 use crate::answerer::{
