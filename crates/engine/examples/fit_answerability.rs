@@ -11,7 +11,9 @@
 //! `retrieval_weight` for the best balanced accuracy between answering the
 //! answerable questions whose gold page was sent and refusing the
 //! unanswerable ones, under at least 90% of those refused, and
-//! `min_relevance` (a unit's score alone) the same way. It prints the
+//! `min_relevance` the same way on sentences: the best-scoring sentence sent
+//! that states an answerable question's fact against the best sentence sent
+//! for an unanswerable question, by score alone. It prints the
 //! fitted values, then asks every question end to end with the extractive
 //! generator and the fitted values, and prints the rates of each half,
 //! also restricted to questions whose gold page was sent. Retrieval is
@@ -28,6 +30,7 @@ use groundcite_index::{ChunkIndex, Index, IngestOptions};
 const FILES: &[&str] = &["questions-paraphrase-dev.jsonl", "questions-dev.jsonl"];
 
 /// One question's gate inputs.
+#[derive(Clone)]
 struct Row {
     id: String,
     held_out: bool,
@@ -35,6 +38,8 @@ struct Row {
     gold_sent: bool,
     best_unit: f32,
     best_retrieval: f32,
+    /// The best score of a unit that states the fact, if one was sent.
+    fact_unit: Option<f32>,
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -88,7 +93,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .iter()
                 .any(|g| p.id.split('#').next() == Some(g.as_str()))
         });
+        let fact = q.fact.as_deref().map(str::to_lowercase);
+        let j = &judged.judgement;
+        let fact_unit = fact.and_then(|fact| {
+            j.units
+                .iter()
+                .zip(&j.score)
+                .filter(|(u, _)| u.text.to_lowercase().contains(&fact))
+                .map(|(_, &s)| s)
+                .reduce(f32::max)
+        });
         rows.push(Row {
+            fact_unit,
             id: q.id.clone(),
             held_out: held_out(q),
             answerable: q.answerable,
@@ -109,7 +125,23 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (weight, threshold, acc) = fit_threshold(&fit, &[0.0, 0.1, 0.2, 0.3, 0.4]);
     config.retrieval_weight = weight;
     config.min_answer = threshold;
-    let (_, relevance, rel_acc) = fit_threshold(&fit, &[0.0]);
+    // Relevance: a sentence that states the fact against the best sentence
+    // sent for an unanswerable question, by score alone.
+    let sentences: Vec<Row> = fit
+        .iter()
+        .filter_map(|r| match (r.answerable, r.fact_unit) {
+            (true, Some(s)) => Some(Row {
+                best_unit: s,
+                best_retrieval: 0.0,
+                gold_sent: true,
+                ..(*r).clone()
+            }),
+            (false, _) => Some((*r).clone()),
+            (true, None) => None,
+        })
+        .collect();
+    let (_, relevance, rel_acc) =
+        fit_threshold(&sentences.iter().collect::<Vec<_>>(), &[0.0]);
     config.min_relevance = relevance;
     println!(
         "fitted: min_answer = {threshold:.2}, retrieval_weight = {weight:.1} (balanced accuracy {acc:.3}); \
