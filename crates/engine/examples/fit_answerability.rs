@@ -140,8 +140,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             (true, None) => None,
         })
         .collect();
-    let (_, relevance, rel_acc) =
-        fit_threshold(&sentences.iter().collect::<Vec<_>>(), &[0.0]);
+    let (_, relevance, rel_acc) = fit_threshold(&sentences.iter().collect::<Vec<_>>(), &[0.0]);
     config.min_relevance = relevance;
     println!(
         "fitted: min_answer = {threshold:.2}, retrieval_weight = {weight:.1} (balanced accuracy {acc:.3}); \
