@@ -136,7 +136,10 @@ INDEX="$WORK/index"
 # Passages are numbered by retrieval rank: ask once with a placeholder
 # answer, then cite each passage by the number it got.
 echo '["placeholder [1]."]' >"$WORK/probe.json"
-(cd "$WORK/scripted" && "$GC" --index "$INDEX" ask --generator scripted --script "$WORK/probe.json" --json "$QUESTION") >"$WORK/probe.out"
+# The scripted phase checks how the page renders a given answer, so it runs
+# lexical-only: with an embedding model the answerability gate may refuse
+# this two-part question before the script is replayed.
+(cd "$WORK/scripted" && env -u GROUNDCITE_MODEL_DIR "$GC" --index "$INDEX" ask --generator scripted --script "$WORK/probe.json" --json "$QUESTION") >"$WORK/probe.out"
 python3 - "$WORK/probe.out" "$WORK/script.json" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
@@ -164,7 +167,7 @@ PY
 
 PORT2=$(free_port)
 LOG2="$WORK/serve-scripted.log"
-(cd "$WORK/scripted" && exec "$GC" --index "$INDEX" serve --addr "127.0.0.1:$PORT2" --generator scripted --script "$WORK/script.json") >"$LOG2" 2>&1 &
+(cd "$WORK/scripted" && exec env -u GROUNDCITE_MODEL_DIR "$GC" --index "$INDEX" serve --addr "127.0.0.1:$PORT2" --generator scripted --script "$WORK/script.json") >"$LOG2" 2>&1 &
 PIDS+=($!)
 PID2=${PIDS[-1]}
 # No --index, in an empty directory: the embedded demo corpus on first use.

@@ -8,7 +8,8 @@ use clap::Args;
 use futures::StreamExt;
 use groundcite_core::check::SentenceVerdict;
 use groundcite_engine::{
-    AskEvent, AskOptions, AskResult, Engine, RefusalReason, Retraction, StreamedSentence,
+    AskEvent, AskOptions, AskResult, Engine, NO_DIRECT_ANSWER, RefusalReason, Relevance,
+    Retraction, StreamedSentence,
 };
 
 use crate::args::{CommonArgs, GeneratorArgs, announce_demo, settings};
@@ -130,6 +131,11 @@ fn why_refused(reason: RefusalReason, generator: &str) -> String {
              do not state"
                 .to_string()
         }
+        RefusalReason::NoDirectAnswer => {
+            "passages on the topic were found, but none of their sentences answers the question \
+             (the closest are listed)"
+                .to_string()
+        }
     }
 }
 
@@ -163,7 +169,14 @@ fn print_answer(
                 SentenceVerdict::Supported | SentenceVerdict::NotFactual
             )
         });
-        let headline = render::headline(&r.findings, &r.counts, judged);
+        // However well cited, an answer that does not address the question
+        // is never headed "Checked".
+        let off_topic = r.answers_question.as_ref().is_some_and(|a| a.is_no());
+        let headline = if off_topic {
+            format!("! {NO_DIRECT_ANSWER}")
+        } else {
+            render::headline(&r.findings, &r.counts, judged)
+        };
         if problems {
             writeln!(out, "{headline}\n")?;
             render::sentences(out, &r.sentences, reasons, !reasons)?;
@@ -182,6 +195,18 @@ fn print_answer(
         if reasons && !problems {
             writeln!(out)?;
             render::sentences(out, &r.sentences, true, false)?;
+        }
+        if off_topic {
+            writeln!(out, "\n  ! {NO_DIRECT_ANSWER} Closest passages:")?;
+            for p in r.passages.iter().take(3) {
+                writeln!(
+                    out,
+                    "    [{}] {} <{}>",
+                    p.n,
+                    safe(&p.section),
+                    safe(&p.source_url)
+                )?;
+            }
         }
         render::sources(out, &r.sources)?;
         if problems {
@@ -209,11 +234,31 @@ fn print_answer(
     if reasons {
         writeln!(
             out,
-            "status: {}   grounded: {}   coverage: {:.0}%",
+            "status: {}   grounded: {}   coverage: {:.0}%   answers the question: {}",
             r.status.as_str(),
-            r.grounded,
-            r.coverage * 100.0
+            // A refusal claims nothing: it is not shown as a grounded answer.
+            match (&r.refusal, r.grounded) {
+                (Some(_), _) => "- (refused)",
+                (None, true) => "yes",
+                (None, false) => "no",
+            },
+            r.coverage * 100.0,
+            answers_question(r)
         )?;
     }
     Ok(())
+}
+
+/// The `answers_question` verdict as the status line shows it.
+fn answers_question(r: &AskResult) -> String {
+    match &r.answers_question {
+        None => "-".into(),
+        Some(a) => match (a.verdict, a.score) {
+            (Relevance::Unchecked, _) => "not judged (no embedding model)".into(),
+            (Relevance::Yes, Some(score)) => format!("yes ({score:.2})"),
+            (Relevance::No, Some(score)) => format!("no ({score:.2})"),
+            (Relevance::Yes, None) => "yes".into(),
+            (Relevance::No, None) => "no".into(),
+        },
+    }
 }

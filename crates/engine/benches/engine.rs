@@ -1,5 +1,7 @@
 //! `ask` with the extractive generator on the handbook (once the index is
-//! open), and the cost of validating while streaming.
+//! open), lexical-only and, when `GROUNDCITE_MODEL_DIR` names a model, on
+//! the model path (the answerability gate and selection by meaning), and
+//! the cost of validating while streaming.
 //!
 //! `cargo bench -p groundcite-engine --bench engine`
 
@@ -48,6 +50,23 @@ fn ask(c: &mut Criterion) {
         .unwrap();
     let mut i = 0usize;
     c.bench_function("ask_extractive_handbook_per_question", |b| {
+        b.iter(|| {
+            let q = &questions[i % questions.len()];
+            i += 1;
+            runtime
+                .block_on(engine.ask(q, &AskOptions::default()))
+                .unwrap()
+        })
+    });
+    let Some(model_dir) = std::env::var_os("GROUNDCITE_MODEL_DIR") else {
+        eprintln!("ask_extractive_handbook_with_model: skipped (set GROUNDCITE_MODEL_DIR)");
+        return;
+    };
+    let embedder = Arc::new(groundcite_embed::Embedder::load(model_dir).unwrap());
+    let engine = engine.with_embedder(embedder);
+    // 23 questions in turn: more than the judgements remembered, so every
+    // ask embeds its sentences.
+    c.bench_function("ask_extractive_handbook_with_model", |b| {
         b.iter(|| {
             let q = &questions[i % questions.len()];
             i += 1;

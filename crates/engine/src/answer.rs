@@ -8,6 +8,7 @@ use groundcite_llm::LlmError;
 use serde::Serialize;
 
 use crate::EngineError;
+use crate::answerability::AnswersQuestion;
 
 /// Per-request options.
 #[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
@@ -26,15 +27,21 @@ pub enum RefusalReason {
     /// The answer failed validation (ids never sent after the
     /// regeneration, or flagged sentences under the `refuse` policy).
     Validation,
+    /// With an embedding model: a strong passage was found but no
+    /// sentence of the passages sent answers the question. The refusal
+    /// lists the closest passages, linked.
+    NoDirectAnswer,
 }
 
 impl RefusalReason {
-    /// The JSON name: `gate`, `sentinel`, `validation`.
+    /// The JSON name: `gate`, `sentinel`, `validation`,
+    /// `no_direct_answer`.
     pub fn as_str(self) -> &'static str {
         match self {
             RefusalReason::Gate => "gate",
             RefusalReason::Sentinel => "sentinel",
             RefusalReason::Validation => "validation",
+            RefusalReason::NoDirectAnswer => "no_direct_answer",
         }
     }
 }
@@ -48,6 +55,10 @@ pub struct AskRefusal {
     pub needed: Option<String>,
     pub nearest_topics: Vec<String>,
     pub handoff: String,
+    /// `no_direct_answer`: the closest passages (with their links), best
+    /// first. Empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub closest_passages: Vec<SentPassageInfo>,
 }
 
 impl AskRefusal {
@@ -65,6 +76,7 @@ impl AskRefusal {
             needed,
             nearest_topics,
             handoff: handoff.into(),
+            closest_passages: Vec::new(),
         }
     }
 }
@@ -148,6 +160,11 @@ pub struct AskResult {
     pub counts: Counts,
     pub passages: Vec<SentPassageInfo>,
     pub refusal: Option<AskRefusal>,
+    /// Does the answer served address the question? `null` for a
+    /// refusal (it claims nothing). Without an embedding model the
+    /// verdict is `unchecked` (method `lexical`); with one, `grounded`
+    /// requires a `yes`.
+    pub answers_question: Option<AnswersQuestion>,
     pub timings: Timings,
     pub attempts: Vec<Attempt>,
     pub generator: String,
@@ -217,11 +234,29 @@ pub enum AskEvent {
     Error(EngineError),
 }
 
+/// The first line of a `no_direct_answer` refusal, and what the CLI and
+/// the page say of an answer that does not address the question.
+pub const NO_DIRECT_ANSWER: &str = "The sources found don't answer this directly.";
+
 /// The refusal as a reader sees it: the contract's sentence, what was
 /// searched, what would be needed, the nearest topics, the hand-off.
 pub fn render_refusal(r: &AskRefusal) -> String {
-    let mut out = String::from(groundcite_core::REFUSAL_SENTENCE);
+    let mut out = String::from(match r.reason {
+        RefusalReason::NoDirectAnswer => NO_DIRECT_ANSWER,
+        _ => groundcite_core::REFUSAL_SENTENCE,
+    });
     out.push_str(&format!("\nSearched for: \"{}\".", r.searched));
+    if !r.closest_passages.is_empty() {
+        out.push_str("\nClosest passages:");
+        for p in &r.closest_passages {
+            let label = if p.section.is_empty() {
+                &p.id
+            } else {
+                &p.section
+            };
+            out.push_str(&format!("\n- {label} <{}>", p.source_url));
+        }
+    }
     if let Some(needed) = &r.needed {
         out.push_str(&format!("\nWould be needed: {needed}."));
     }

@@ -15,14 +15,29 @@
 //! no passage contains at all weigh less than
 //! [`ExtractiveConfig::max_missing`]; a second sentence joins it when it
 //! scores nearly as well.
+//!
+//! With an embedding model ([`ExtractiveGenerator::with_answerability`],
+//! which the engine uses when `model_dir` is set), selection is by meaning
+//! instead: the answer units of [`crate::answerability`] (sentences, list
+//! items after their lead-in, table rows under their header) ranked by
+//! their similarity to the question adjusted by the answer type. The best
+//! unit answers; a list item is served after its lead-in, and a lead-in
+//! with the first items of its list; further units of
+//! the same passage join it when they score within
+//! [`AnswerabilityConfig::second_margin`](crate::AnswerabilityConfig) of
+//! it. Nothing reaching `min_answer - retrieval_weight` (the gate's bar
+//! with a perfect retrieval score) is a refusal.
 
 use groundcite_core::refusal::{REFUSAL_SENTENCE, RefusalForm, SENTINEL_PREFIX};
 use groundcite_core::sentence::{SentenceKind, segment};
 use groundcite_llm::{
     BoxFuture, ChatRequest, EventStream, Generation, Generator, LlmError, Role, StreamEvent,
 };
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
+use crate::answerability::{Answerability, UnitKind};
 use crate::text::terms;
 
 /// Thresholds of the extractive generator.
@@ -54,11 +69,17 @@ impl Default for ExtractiveConfig {
     }
 }
 
+/// At most this many items of a list follow its lead-in when the lead-in
+/// is the best unit (model path).
+const MAX_LIST_ITEMS: usize = 6;
+
 /// The extractive generator.
 #[derive(Debug, Clone, Default)]
 pub struct ExtractiveGenerator {
     pub config: ExtractiveConfig,
     pub refusal_form: RefusalForm,
+    /// The model path: selection by meaning (`None`: by shared words).
+    answerability: Option<Arc<Answerability>>,
 }
 
 struct Candidate {
@@ -73,7 +94,86 @@ impl ExtractiveGenerator {
         ExtractiveGenerator {
             config,
             refusal_form,
+            answerability: None,
         }
+    }
+
+    /// The same generator choosing sentences by meaning with the model.
+    pub fn with_answerability(self, answerability: Arc<Answerability>) -> Self {
+        ExtractiveGenerator {
+            answerability: Some(answerability),
+            ..self
+        }
+    }
+
+    /// Answers `question` from `passages` by meaning (the model path).
+    /// An embedding failure is an error.
+    pub fn answer_by_meaning(
+        &self,
+        judge: &Answerability,
+        question: &str,
+        passages: &[(&str, &str)],
+    ) -> Result<String, String> {
+        let judgement = judge.judge(question, passages)?;
+        let c = &judge.config;
+        let Some((best, best_score)) = judgement
+            .best()
+            .filter(|(_, score)| *score >= c.min_answer - c.retrieval_weight)
+        else {
+            return Ok(self.refusal(question));
+        };
+        let units = &judgement.units;
+        let mut chosen: Vec<usize> = vec![best];
+        // The best unit introduces a list: the list is the answer.
+        let items: Vec<usize> = (0..units.len())
+            .filter(|&i| {
+                units[i].kind
+                    == (UnitKind::ListItem {
+                        lead_in: Some(best),
+                    })
+            })
+            .take(MAX_LIST_ITEMS)
+            .collect();
+        if !items.is_empty() {
+            chosen.extend(items);
+            return Ok(chosen
+                .iter()
+                .map(|&i| cite(&units[i].text, units[i].passage))
+                .collect::<Vec<_>>()
+                .join(" "));
+        }
+        let mut others: Vec<usize> = (0..units.len())
+            .filter(|&i| {
+                i != best
+                    && units[i].passage == units[best].passage
+                    && judgement.score[i] >= best_score - c.second_margin
+            })
+            .collect();
+        others.sort_by(|&a, &b| judgement.score[b].total_cmp(&judgement.score[a]));
+        chosen.extend(
+            others
+                .into_iter()
+                .take(self.config.max_sentences.saturating_sub(1)),
+        );
+        // A list item is served after the sentence that introduced its list.
+        let lead_ins: Vec<usize> = chosen
+            .iter()
+            .filter_map(|&i| match units[i].kind {
+                UnitKind::ListItem { lead_in } => lead_in,
+                _ => None,
+            })
+            .collect();
+        for i in lead_ins {
+            if !chosen.contains(&i) {
+                chosen.push(i);
+            }
+        }
+        chosen.sort_unstable();
+        Ok(chosen
+            .iter()
+            .map(|&i| cite(&units[i].text, units[i].passage))
+            .collect::<Vec<_>>()
+            .join(" "))
     }
 
     /// Answers `question` from `passages` (passage k is `passages[k-1]`,
@@ -326,14 +426,14 @@ fn wants_quantity(question: &str) -> bool {
 }
 
 /// The cells of a Markdown table row, trimmed.
-fn table_cells(row: &str) -> Vec<String> {
+pub(crate) fn table_cells(row: &str) -> Vec<String> {
     let row = row.trim().trim_start_matches('|').trim_end_matches('|');
     row.split('|').map(|c| c.trim().replace("**", "")).collect()
 }
 
 /// Strips list bullets, emphasis and line breaks from a passage sentence,
 /// and rewrites bracketed numbers so they can't be read as citations.
-fn clean_sentence(raw: &str) -> String {
+pub(crate) fn clean_sentence(raw: &str) -> String {
     let mut s = raw
         .trim()
         .trim_start_matches(['-', '*', '+', '•'])
@@ -399,7 +499,12 @@ impl ExtractiveGenerator {
             .iter()
             .map(|d| (d.title.as_str(), d.text.as_str()))
             .collect();
-        let text = self.answer(question, &passages);
+        let text = match &self.answerability {
+            Some(judge) => self
+                .answer_by_meaning(judge, question, &passages)
+                .map_err(LlmError::Config)?,
+            None => self.answer(question, &passages),
+        };
         Ok(Generation {
             raw: text.clone(),
             text,

@@ -9,6 +9,7 @@
 //! and the configuration ([`Settings`]).
 
 mod answer;
+pub mod answerability;
 pub mod checker;
 pub mod eval;
 pub mod extractive;
@@ -17,12 +18,13 @@ pub mod settings;
 mod text;
 
 pub use answer::{
-    AskEvent, AskOptions, AskRefusal, AskResult, Attempt, RefusalReason, Retraction,
-    SentPassageInfo, StreamedSentence, Timings, render_refusal,
+    AskEvent, AskOptions, AskRefusal, AskResult, Attempt, NO_DIRECT_ANSWER, RefusalReason,
+    Retraction, SentPassageInfo, StreamedSentence, Timings, render_refusal,
 };
+pub use answerability::{Answerability, AnswerabilityConfig, AnswersQuestion, Relevance};
 pub use checker::{Checker, PromptOutput, PromptPassage};
 pub use extractive::{ExtractiveConfig, ExtractiveGenerator};
-pub use pipeline::{Engine, Retriever, load_embedder};
+pub use pipeline::{Engine, Judged, Retriever, load_embedder};
 pub use settings::{ContractRole, DEMO_HANDOFF, GeneratorKind, Settings};
 
 /// Errors of the pipeline. Findings (bad citations, unsupported claims)

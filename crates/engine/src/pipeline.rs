@@ -22,6 +22,7 @@ pub use crate::answer::{
     AskEvent, AskOptions, AskRefusal, AskResult, Attempt, RefusalReason, Retraction,
     SentPassageInfo, StreamedSentence, Timings, render_refusal,
 };
+use crate::answerability::{Answerability, AnswersQuestion, GateDecision, Judgement};
 use crate::checker::{Checker, PromptOutput};
 use crate::extractive::ExtractiveGenerator;
 use crate::settings::{ContractRole, GeneratorKind, Settings};
@@ -66,6 +67,9 @@ struct Inner {
     settings: Settings,
     /// The sentence-embedding model, when one is configured (`model_dir`).
     embedder: Option<Arc<Embedder>>,
+    /// The model path of the gate and of `answers_question` (with the
+    /// embedder).
+    answerability: Option<Arc<Answerability>>,
 }
 
 /// The pipeline. Cheap to clone; share it across requests.
@@ -104,13 +108,17 @@ impl Engine {
                 checker,
                 settings,
                 embedder: None,
+                answerability: None,
             }),
         }
     }
 
-    /// The same engine with a sentence-embedding model. Call it before the
-    /// engine is shared (it is cheap either way: the parts are reference
-    /// counted).
+    /// The same engine with a sentence-embedding model: the gate judges
+    /// answerability over the sentences sent, every answer gets an
+    /// `answers_question` verdict, and the configured extractive generator
+    /// (`generator = extractive`) chooses sentences by meaning. Call it
+    /// before the engine is shared (it is cheap either way: the parts are
+    /// reference counted).
     pub fn with_embedder(self, embedder: Arc<Embedder>) -> Engine {
         let inner = Arc::unwrap_or_clone(self.inner);
         // With `check.verifier = "semantic"`, answers are then checked by
@@ -121,13 +129,37 @@ impl Engine {
             }
             _ => inner.checker.clone(),
         };
+        let answerability = Arc::new(Answerability::new(
+            Arc::clone(&embedder),
+            inner.settings.answerability.clone(),
+        ));
+        let generator: Arc<dyn Generator> = if inner.settings.generator == GeneratorKind::Extractive
+            && inner.generator.name() == "extractive"
+        {
+            Arc::new(
+                ExtractiveGenerator::new(
+                    inner.settings.extractive.clone(),
+                    inner.settings.check.refusal_form,
+                )
+                .with_answerability(Arc::clone(&answerability)),
+            )
+        } else {
+            inner.generator
+        };
         Engine {
             inner: Arc::new(Inner {
                 embedder: Some(embedder),
                 checker,
+                answerability: Some(answerability),
+                generator,
                 ..inner
             }),
         }
+    }
+
+    /// The model path's judge, when a model is configured.
+    pub fn answerability(&self) -> Option<&Arc<Answerability>> {
+        self.inner.answerability.as_ref()
     }
 
     /// The sentence-embedding model, when one is configured.
@@ -207,23 +239,18 @@ impl Engine {
         let retrieve_ms = ms(started);
         let scores: Vec<f32> = hits.iter().map(|h| h.score).collect();
         let topics = nearest_topics(&hits);
-        if !gate::should_answer(&scores, s.gate_threshold) {
+        // Without a model, the lexical gate on the best retrieval score;
+        // with one, the judgement over sentences below decides.
+        let judged = self.inner.answerability.as_ref();
+        if (judged.is_none() && !gate::should_answer(&scores, s.gate_threshold)) || hits.is_empty()
+        {
             let refusal = self.refusal(question, RefusalReason::Gate, None, topics);
             let mut result = self.refused(question, refusal, Vec::new(), Vec::new());
             result.timings.retrieve_ms = retrieve_ms;
             result.timings.total_ms = ms(started);
             return Ok(Prepared::Refused(Box::new(result)));
         }
-        let passages: Vec<Passage> = hits
-            .iter()
-            .map(|h| Passage {
-                id: h.chunk.id.clone(),
-                text: h.chunk.text.clone(),
-                source_url: h.chunk.source_url.clone(),
-                section: h.chunk.section.clone(),
-                score: Some(h.score),
-            })
-            .collect();
+        let passages = passages_of(&hits);
         let context = assemble(&passages, &s.check.assembly, &ApproxTokens);
         let mut rendered = prompt::render(question, &context, s.check.refusal_form);
         if s.generator == GeneratorKind::Anthropic
@@ -235,6 +262,25 @@ impl Engine {
         }
         let sent = context.sent();
         let infos = SentPassageInfo::numbered(&sent);
+        if let Some(judge) = judged {
+            let judgement = judge_sent(judge, question, &sent)?;
+            let best_retrieval = gate::best(&scores).unwrap_or(0.0);
+            let reason = match judge.decide(&judgement, best_retrieval, s.gate_threshold) {
+                GateDecision::Answer => None,
+                GateDecision::NoDirectAnswer => Some(RefusalReason::NoDirectAnswer),
+                GateDecision::Refuse => Some(RefusalReason::Gate),
+            };
+            if let Some(reason) = reason {
+                let mut refusal = self.refusal(question, reason, None, topics);
+                if reason == RefusalReason::NoDirectAnswer {
+                    refusal.closest_passages = closest_passages(&infos, &judgement);
+                }
+                let mut result = self.refused(question, refusal, infos, Vec::new());
+                result.timings.retrieve_ms = retrieve_ms;
+                result.timings.total_ms = ms(started);
+                return Ok(Prepared::Refused(Box::new(result)));
+            }
+        }
         let (system, messages) = match s.contract_role {
             ContractRole::System => (
                 std::mem::take(&mut rendered.system),
@@ -267,6 +313,26 @@ impl Engine {
         }))
     }
 
+    /// The model path's judgement of a question without generating: the
+    /// passages that would be sent, their units scored against the
+    /// question, and the best retrieval score. `None` without a model.
+    /// (The fitting tool reads the gate's inputs through it.)
+    pub fn judge(&self, question: &str, opts: &AskOptions) -> Result<Option<Judged>, EngineError> {
+        let Some(judge) = &self.inner.answerability else {
+            return Ok(None);
+        };
+        let s = &self.inner.settings;
+        let k = opts.top_k.unwrap_or(s.top_k).clamp(1, 50);
+        let hits = self.search(question, k)?;
+        let scores: Vec<f32> = hits.iter().map(|h| h.score).collect();
+        let sent = assemble(&passages_of(&hits), &s.check.assembly, &ApproxTokens).sent();
+        Ok(Some(Judged {
+            judgement: judge_sent(judge, question, &sent)?,
+            best_retrieval: gate::best(&scores).unwrap_or(0.0),
+            passages: SentPassageInfo::numbered(&sent),
+        }))
+    }
+
     /// Answers a question: the whole pipeline.
     pub async fn ask(&self, question: &str, opts: &AskOptions) -> Result<AskResult, EngineError> {
         let started = Instant::now();
@@ -287,7 +353,7 @@ impl Engine {
             .await?;
         let generate_ms = ms(generate_started);
         let check_started = Instant::now();
-        let mut result = self.finish(question, outcome, sent, infos, topics, attempts);
+        let mut result = self.finish(question, outcome, sent, infos, topics, attempts)?;
         result.timings.retrieve_ms = retrieve_ms;
         result.timings.generate_ms = generate_ms;
         result.timings.check_ms = ms(check_started);
@@ -355,7 +421,17 @@ impl Engine {
             };
             let generate_ms = ms(generate_started);
             let check_started = Instant::now();
-            let mut result = engine.finish(&question, outcome, sent, infos, topics, attempts);
+            let mut result = match engine.finish(&question, outcome, sent, infos, topics, attempts)
+            {
+                Ok(result) => result,
+                Err(e) => {
+                    if !shown.texts.is_empty() {
+                        let _ = tx.send(shown.retract("error")).await;
+                    }
+                    let _ = tx.send(AskEvent::Error(e)).await;
+                    return;
+                }
+            };
             result.timings.retrieve_ms = retrieve_ms;
             result.timings.generate_ms = generate_ms;
             result.timings.check_ms = ms(check_started);
@@ -578,12 +654,12 @@ impl Engine {
         infos: Vec<SentPassageInfo>,
         topics: Vec<String>,
         attempts: Vec<Attempt>,
-    ) -> AskResult {
+    ) -> Result<AskResult, EngineError> {
         let policy = self.inner.settings.check.unsupported_policy;
         let (text, output, finish_reason, truncated) = match outcome {
             Outcome::Refused { reason, needed } => {
                 let refusal = self.refusal(question, reason, needed, topics);
-                return self.refused(question, refusal, infos, attempts);
+                return Ok(self.refused(question, refusal, infos, attempts));
             }
             Outcome::Answer {
                 text,
@@ -603,25 +679,52 @@ impl Engine {
                     Decision::Refuse | Decision::Regenerate { .. } => {
                         let refusal =
                             self.refusal(question, RefusalReason::Validation, None, topics);
-                        return self.refused(question, refusal, infos, attempts);
+                        return Ok(self.refused(question, refusal, infos, attempts));
                     }
                 }
             }
         };
-        AskResult {
+        let answers_question = self
+            .answers_question(question, &output.sentences)
+            .map_err(EngineError::Internal)?;
+        let mut findings = output.findings;
+        // An answer that does not address the question is not grounded,
+        // however well its sentences are cited.
+        findings.grounded &= !answers_question.is_no();
+        Ok(AskResult {
             question: question.to_string(),
             answer: text,
-            findings: output.findings,
+            findings,
             counts: output.counts,
             passages: infos,
             refusal: None,
+            answers_question: Some(answers_question),
             timings: Timings::default(),
             regenerated: attempts.len() > 1,
             attempts,
             generator: self.inner.generator.name().to_string(),
             finish_reason,
             truncated,
-        }
+        })
+    }
+
+    /// Does the served answer (its sentences) address the question? With
+    /// the model, its best sentence's score against the question; without,
+    /// `unchecked`.
+    fn answers_question(
+        &self,
+        question: &str,
+        sentences: &[groundcite_core::check::SentenceOut],
+    ) -> Result<AnswersQuestion, String> {
+        let Some(judge) = &self.inner.answerability else {
+            return Ok(AnswersQuestion::unchecked());
+        };
+        let texts: Vec<&str> = sentences
+            .iter()
+            .filter(|s| s.kind != groundcite_core::sentence::SentenceKind::Heading)
+            .map(|s| s.text.as_str())
+            .collect();
+        judge.answers_question(question, &texts)
     }
 
     /// A refusal with the configured hand-off.
@@ -651,6 +754,7 @@ impl Engine {
             counts: Counts::default(),
             passages: infos,
             refusal: Some(refusal),
+            answers_question: None,
             timings: Timings::default(),
             regenerated: attempts.len() > 1,
             attempts,
@@ -725,6 +829,56 @@ impl Shown {
             reason: reason.to_string(),
         })
     }
+}
+
+/// What [`Engine::judge`] returns.
+#[derive(Debug, Clone)]
+pub struct Judged {
+    pub judgement: Arc<Judgement>,
+    pub best_retrieval: f32,
+    pub passages: Vec<SentPassageInfo>,
+}
+
+/// Passages as retrieved, with their scores.
+fn passages_of(hits: &[Hit]) -> Vec<Passage> {
+    hits.iter()
+        .map(|h| Passage {
+            id: h.chunk.id.clone(),
+            text: h.chunk.text.clone(),
+            source_url: h.chunk.source_url.clone(),
+            section: h.chunk.section.clone(),
+            score: Some(h.score),
+        })
+        .collect()
+}
+
+/// The judgement of the passages sent.
+fn judge_sent(
+    judge: &Answerability,
+    question: &str,
+    sent: &[Passage],
+) -> Result<Arc<Judgement>, EngineError> {
+    let pairs: Vec<(&str, &str)> = sent
+        .iter()
+        .map(|p| (p.section.as_str(), p.text.as_str()))
+        .collect();
+    judge.judge(question, &pairs).map_err(EngineError::Internal)
+}
+
+/// The passages sent, by their best unit's score (best first), at most
+/// three: the closest passages of a `no_direct_answer` refusal.
+fn closest_passages(infos: &[SentPassageInfo], judgement: &Judgement) -> Vec<SentPassageInfo> {
+    let best = judgement.passage_best(infos.len());
+    let mut order: Vec<usize> = (0..infos.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (a_score, b_score) = (best[a].unwrap_or(f32::MIN), best[b].unwrap_or(f32::MIN));
+        b_score.total_cmp(&a_score).then(a.cmp(&b))
+    });
+    order
+        .into_iter()
+        .take(3)
+        .map(|i| infos[i].clone())
+        .collect()
 }
 
 /// Section labels of the best hits, deduplicated, at most three.

@@ -26,6 +26,7 @@ use groundcite_llm::{AnthropicConfig, OpenAiConfig};
 use serde::{Deserialize, Serialize};
 
 use crate::EngineError;
+use crate::answerability::AnswerabilityConfig;
 use crate::extractive::ExtractiveConfig;
 
 /// Which generator answers.
@@ -118,6 +119,9 @@ pub struct Settings {
     pub audit: groundcite_audit::AuditPolicy,
     pub check: CheckConfig,
     pub extractive: ExtractiveConfig,
+    /// The model path's gate, extractive selection and `answers_question`
+    /// thresholds (`[answerability]`; used only with `model_dir`).
+    pub answerability: AnswerabilityConfig,
     pub openai: OpenAiConfig,
     pub anthropic: AnthropicConfig,
 }
@@ -138,6 +142,7 @@ impl Default for Settings {
             audit: groundcite_audit::AuditPolicy::default(),
             check: CheckConfig::default(),
             extractive: ExtractiveConfig::default(),
+            answerability: AnswerabilityConfig::default(),
             openai: OpenAiConfig::default(),
             anthropic: AnthropicConfig::default(),
         }

@@ -85,6 +85,7 @@ fn answer_keys() -> Vec<&'static str> {
         "counts",
         "passages",
         "refusal",
+        "answers_question",
         "timings",
         "attempts",
         "generator",

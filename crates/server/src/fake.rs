@@ -10,7 +10,8 @@ use futures::{FutureExt, StreamExt};
 use groundcite_core::check::{Counts, Findings};
 use groundcite_core::{CheckConfig, Passage};
 use groundcite_engine::{
-    AskRefusal, AskResult, Attempt, Checker, RefusalReason, SentPassageInfo, Timings,
+    AnswersQuestion, AskRefusal, AskResult, Attempt, Checker, RefusalReason, SentPassageInfo,
+    Timings,
 };
 
 use crate::answerer::{
@@ -142,6 +143,8 @@ impl StaticAnswerer {
                 handoff,
             )
         });
+        // The fake has no embedding model: relevance is not judged.
+        let answers_question = refusal.is_none().then(AnswersQuestion::unchecked);
         AskResult {
             question: question.to_string(),
             answer: self.answer.clone(),
@@ -149,6 +152,7 @@ impl StaticAnswerer {
             counts: report.counts,
             passages: SentPassageInfo::numbered(&self.passages),
             refusal,
+            answers_question,
             timings: Timings {
                 retrieve_ms: 0.4,
                 generate_ms: 1.0,
@@ -185,6 +189,7 @@ impl StaticAnswerer {
             counts: Counts::default(),
             passages: Vec::new(),
             refusal: Some(refusal),
+            answers_question: None,
             timings: Timings {
                 retrieve_ms: 0.3,
                 total_ms: 0.3,

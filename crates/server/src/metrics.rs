@@ -7,7 +7,7 @@
 //! | metric | type | labels |
 //! |---|---|---|
 //! | `groundcite_answers_total` | counter | `status`: ok, unverified, no_evidence |
-//! | `groundcite_refusals_total` | counter | `cause`: gate, sentinel, validation |
+//! | `groundcite_refusals_total` | counter | `cause`: gate, sentinel, validation, no_direct_answer |
 //! | `groundcite_invalid_id_answers_total` | counter | answers where an attempt cited ids never sent |
 //! | `groundcite_regenerations_total` | counter | answers regenerated once |
 //! | `groundcite_sentences_total` | counter | `verdict`, `endpoint`: ask, check |
@@ -35,7 +35,7 @@ use groundcite_engine::AskResult;
 use crate::error::ErrorCode;
 
 const STATUSES: [&str; 3] = ["ok", "unverified", "no_evidence"];
-const CAUSES: [&str; 3] = ["gate", "sentinel", "validation"];
+const CAUSES: [&str; 4] = ["gate", "sentinel", "validation", "no_direct_answer"];
 const VERDICTS: [&str; 5] = [
     "supported",
     "contradicted",

@@ -403,11 +403,12 @@ fn schemas(codes: &[&str]) -> Value {
             "type": ["object", "null"],
             "required": ["reason"],
             "properties": {
-                "reason": {"type": "string", "enum": ["gate", "sentinel", "validation"]},
+                "reason": {"type": "string", "enum": ["gate", "sentinel", "validation", "no_direct_answer"], "description": "no_direct_answer (with an embedding model): a strong passage was found but no sentence in it answers; closest_passages lists the closest."},
                 "searched": {"description": "What was searched."},
                 "needed": {"type": ["string", "null"], "description": "What would be needed to answer."},
                 "nearest_topics": {"type": "array", "description": "Adjacent topics the corpus does cover."},
-                "handoff": {"type": ["string", "null"], "description": "Where to go next (a person, a team)."}
+                "handoff": {"type": ["string", "null"], "description": "Where to go next (a person, a team)."},
+                "closest_passages": {"type": "array", "description": "no_direct_answer only: the closest passages sent, best first (n, id, source_url, section, score)."}
             }
         },
         "SentenceEvent": {
@@ -447,6 +448,15 @@ fn schemas(codes: &[&str]) -> Value {
                     }
                 }},
                 "refusal": {"$ref": "#/components/schemas/Refusal"},
+                "answers_question": {
+                    "type": ["object", "null"],
+                    "description": "Does the answer served address the question? null for a refusal. With an embedding model, grounded requires verdict yes; without one the verdict is unchecked (method lexical).",
+                    "properties": {
+                        "score": {"type": ["number", "null"], "description": "The best answer sentence's similarity to the question, adjusted by the answer type."},
+                        "verdict": {"type": "string", "enum": ["yes", "no", "unchecked"]},
+                        "method": {"type": "string", "enum": ["semantic", "lexical"]}
+                    }
+                },
                 "timings": {
                     "type": "object",
                     "properties": {

@@ -1,0 +1,698 @@
+//! Does a passage sentence answer the question? The model path of the
+//! gate, of the extractive generator and of `answers_question`.
+//!
+//! With an embedding model (`model_dir`), the passages sent are cut into
+//! answer units ([`units`]: sentences; list items with their lead-in; table
+//! rows with their header, embedded after the section label), the
+//! question and every unit are embedded in one
+//! batch, and each unit scores its cosine similarity to the question,
+//! adjusted by the question's answer type ([`AnswerType`]): "how long"
+//! wants a duration, "how many" a count, "when" a date or a time span,
+//! "how much" an amount. A unit that holds a quantity of that kind gains
+//! [`AnswerabilityConfig::type_bonus`]; one that holds none loses
+//! [`AnswerabilityConfig::type_penalty`]. Quantities come from the text
+//! layer (`groundcite_text::quantity`).
+//!
+//! The gate ([`Answerability::decide`]) answers when the best unit's score
+//! plus [`AnswerabilityConfig::retrieval_weight`] times the best retrieval
+//! score reaches [`AnswerabilityConfig::min_answer`]. Otherwise it refuses:
+//! with `no_direct_answer` (and the closest passages) when a passage was
+//! strong, with `gate` when nothing was. Retrieval scores alone do not
+//! separate answerable questions from near-misses (issue 12 measured an
+//! AUC of about 0.46), hence a judgement over sentences.
+//!
+//! `answers_question` ([`Answerability::answers_question`]) scores the
+//! answer served, whatever generated it, with the same unit score against
+//! the question: its best sentence must reach
+//! [`AnswerabilityConfig::min_relevance`].
+//!
+//! The defaults are fitted by `cargo run -p groundcite-engine --release
+//! --example fit_answerability` (README, "Fitting the answerability
+//! gate") on half of the handbook's pages and reported on the other half.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use groundcite_core::sentence::{SentenceKind, segment};
+use groundcite_embed::{Embedder, cosine};
+use groundcite_text::quantity::{self, Quantity, Unit as QuantityUnit};
+use serde::{Deserialize, Serialize};
+
+/// The thresholds of the model path, with their fitted defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AnswerabilityConfig {
+    /// Answer when the best unit's score plus `retrieval_weight` × the
+    /// best retrieval score reaches this. Default 0.72 (fitted).
+    pub min_answer: f32,
+    /// The weight of the best retrieval score in the gate. Default 0.1
+    /// (fitted).
+    pub retrieval_weight: f32,
+    /// A passage is strong (the refusal is `no_direct_answer`, with the
+    /// closest passages, rather than `gate`) when its retrieval score
+    /// reaches the lexical gate threshold or its best unit scores at least
+    /// this. Default 0.45.
+    pub strong_unit: f32,
+    /// A unit that holds a quantity of the kind the question asks for
+    /// gains this. Default 0.05.
+    pub type_bonus: f32,
+    /// A unit that holds none loses this. Default 0.1.
+    pub type_penalty: f32,
+    /// `answers_question` is `yes` when the answer's best sentence scores
+    /// at least this against the question. Default 0.67 (fitted).
+    pub min_relevance: f32,
+    /// A further unit joins the extractive answer when it is in the same
+    /// passage and scores within this of the best. Default 0.05.
+    pub second_margin: f32,
+}
+
+impl Default for AnswerabilityConfig {
+    fn default() -> Self {
+        AnswerabilityConfig {
+            min_answer: 0.72,
+            retrieval_weight: 0.1,
+            strong_unit: 0.45,
+            type_bonus: 0.05,
+            type_penalty: 0.1,
+            min_relevance: 0.67,
+            second_margin: 0.05,
+        }
+    }
+}
+
+/// What kind of answer a question asks for, from its wording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnswerType {
+    /// "how long", "how many days": a span of time.
+    Duration,
+    /// "how often": a frequency.
+    Frequency,
+    /// "how many": a count.
+    Count,
+    /// "how much", "what percentage", "what ... rate / fee / cost / limit":
+    /// an amount.
+    Amount,
+    /// "when", "what date", "by when", "what time", "deadline": a date, a
+    /// day or a span of time.
+    Date,
+    /// Anything else (including "who": roles are not told apart by
+    /// quantities).
+    Other,
+}
+
+impl AnswerType {
+    /// The answer type of `question`.
+    pub fn of(question: &str) -> AnswerType {
+        let q = question.to_lowercase();
+        let has = |cues: &[&str]| cues.iter().any(|c| contains_phrase(&q, c));
+        if has(&["how often"]) {
+            AnswerType::Frequency
+        } else if has(&["how long", "how soon", "how much time", "how much notice"])
+            || counts_time(&q)
+        {
+            AnswerType::Duration
+        } else if has(&["how many"]) {
+            AnswerType::Count
+        } else if has(&[
+            "how much",
+            "how big",
+            "how large",
+            "what percentage",
+            "what percent",
+        ]) || (q.starts_with("what") && has(AMOUNT_NOUNS))
+        {
+            AnswerType::Amount
+        } else if has(&[
+            "when",
+            "what date",
+            "what day",
+            "what time",
+            "deadline",
+            "by what date",
+        ]) {
+            AnswerType::Date
+        } else {
+            AnswerType::Other
+        }
+    }
+
+    /// Whether a text holding `quantities` (and `text`'s words) can state
+    /// an answer of this type. `None` for [`AnswerType::Other`]: no cue.
+    pub fn held_by(self, text: &str, quantities: &[Quantity]) -> Option<bool> {
+        let any = |f: fn(QuantityUnit) -> bool| quantities.iter().any(|q| f(q.unit));
+        let span = |u: QuantityUnit| matches!(u, QuantityUnit::Days(_) | QuantityUnit::BusinessDay);
+        Some(match self {
+            AnswerType::Other => return None,
+            AnswerType::Duration => any(span),
+            AnswerType::Count => !quantities.is_empty(),
+            AnswerType::Amount => any(|u| {
+                matches!(
+                    u,
+                    QuantityUnit::Money
+                        | QuantityUnit::Percent
+                        | QuantityUnit::Bare
+                        | QuantityUnit::Other(_)
+                )
+            }),
+            AnswerType::Date => any(|u| {
+                matches!(
+                    u,
+                    QuantityUnit::Days(_)
+                        | QuantityUnit::BusinessDay
+                        | QuantityUnit::Weekday
+                        | QuantityUnit::MonthName
+                        | QuantityUnit::CalendarYear
+                        | QuantityUnit::Ordinal(_)
+                )
+            }),
+            AnswerType::Frequency => {
+                any(|u| {
+                    matches!(
+                        u,
+                        QuantityUnit::Days(_) | QuantityUnit::Weekday | QuantityUnit::MonthName
+                    )
+                }) || {
+                    let t = text.to_lowercase();
+                    FREQUENCY_WORDS.iter().any(|w| contains_phrase(&t, w))
+                }
+            }
+        })
+    }
+}
+
+/// "how many" followed, within three words, by a unit of time ("how many
+/// vacation days").
+fn counts_time(question: &str) -> bool {
+    question.match_indices("how many").any(|(i, m)| {
+        question[i + m.len()..]
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .take(3)
+            .any(|w| TIME_UNITS.contains(&w))
+    })
+}
+
+/// Nouns that make a "what" question ask for an amount ("What is the per
+/// diem rate?").
+const AMOUNT_NOUNS: &[&str] = &[
+    "rate",
+    "fee",
+    "fees",
+    "cost",
+    "price",
+    "amount",
+    "limit",
+    "salary",
+    "percentage",
+];
+
+const TIME_UNITS: &[&str] = &[
+    "minute", "minutes", "hour", "hours", "day", "days", "week", "weeks", "month", "months",
+    "year", "years",
+];
+
+/// Words that state a frequency without a number.
+const FREQUENCY_WORDS: &[&str] = &[
+    "every",
+    "each",
+    "daily",
+    "weekly",
+    "monthly",
+    "quarterly",
+    "annually",
+    "yearly",
+    "biweekly",
+];
+
+/// `phrase` in `text` at word boundaries (both lower-cased).
+fn contains_phrase(text: &str, phrase: &str) -> bool {
+    text.match_indices(phrase).any(|(i, m)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + m.len()..].chars().next();
+        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+    })
+}
+
+/// The quantities of a text, read by the text layer.
+fn quantities(text: &str) -> Vec<Quantity> {
+    let mut tokens = Vec::new();
+    groundcite_text::tokenize(text, &[], false, &mut tokens);
+    let mut out = Vec::new();
+    quantity::extract(text, &tokens, &mut out);
+    out
+}
+
+/// What a unit is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnitKind {
+    Prose,
+    /// A list item; `lead_in` is the index of the sentence that introduced
+    /// the list (it ends with a colon), when there is one.
+    ListItem {
+        lead_in: Option<usize>,
+    },
+    /// A table row, written as `header: cell; header: cell.`
+    TableRow,
+}
+
+/// One answer unit of the passages sent: what the extractive generator
+/// may serve (cleaned, with its passage number) and what is embedded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnswerUnit {
+    /// The passage it comes from, numbered from 1 (`[k]`).
+    pub passage: usize,
+    /// The text served: bullets, emphasis and line breaks removed,
+    /// bracketed numbers neutralised (never read as citations).
+    pub text: String,
+    pub kind: UnitKind,
+    /// What is embedded: the text; for a list item, after its lead-in;
+    /// for a table row, after the passage's section label.
+    pub embedded: String,
+}
+
+/// The answer units of passages given as `(section, text)`, passage `k`
+/// being `passages[k-1]`, in passage order. Headings are skipped; prose
+/// of fewer than four words is skipped (too short to answer alone, though
+/// it may still introduce a list).
+pub fn units(passages: &[(&str, &str)]) -> Vec<AnswerUnit> {
+    let mut out: Vec<AnswerUnit> = Vec::new();
+    for (k, (section, text)) in passages.iter().enumerate() {
+        let mut header: Option<Vec<String>> = None;
+        let mut lead_in: Option<usize> = None;
+        for s in segment(text) {
+            let raw = s.text(text);
+            let is_row =
+                s.kind == SentenceKind::TableRow || (raw.contains(" | ") && !raw.contains('\n'));
+            if s.kind == SentenceKind::Heading {
+                lead_in = None;
+                continue;
+            }
+            if is_row {
+                let cells = crate::extractive::table_cells(raw);
+                if cells
+                    .iter()
+                    .all(|c| c.chars().all(|ch| matches!(ch, '-' | ':' | ' ')))
+                {
+                    continue; // the |---|---| separator
+                }
+                let Some(h) = &header else {
+                    header = Some(cells);
+                    continue;
+                };
+                let row = h
+                    .iter()
+                    .zip(&cells)
+                    .filter(|(_, c)| !c.is_empty())
+                    .map(|(h, c)| {
+                        if h.is_empty() {
+                            c.clone()
+                        } else {
+                            format!("{h}: {c}")
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                if row.is_empty() {
+                    continue;
+                }
+                let row = groundcite_core::marker::neutralize(&format!("{row}.")).into_owned();
+                // A row names its subject in the heading above the table
+                // ("Daily rates"), not in its cells.
+                let embedded = if section.is_empty() {
+                    row.clone()
+                } else {
+                    format!("{section}: {row}")
+                };
+                out.push(AnswerUnit {
+                    passage: k + 1,
+                    embedded,
+                    text: row,
+                    kind: UnitKind::TableRow,
+                });
+                continue;
+            }
+            header = None;
+            let clean = crate::extractive::clean_sentence(raw);
+            if clean.is_empty() {
+                continue;
+            }
+            if s.kind == SentenceKind::ListItem {
+                let embedded = match lead_in {
+                    Some(i) => format!("{} {clean}", out[i].text),
+                    None => clean.clone(),
+                };
+                out.push(AnswerUnit {
+                    passage: k + 1,
+                    text: clean,
+                    kind: UnitKind::ListItem { lead_in },
+                    embedded,
+                });
+                continue;
+            }
+            let introduces = clean.ends_with(':');
+            if clean.split_whitespace().count() < 4 && !introduces {
+                lead_in = None;
+                continue;
+            }
+            lead_in = introduces.then_some(out.len());
+            out.push(AnswerUnit {
+                passage: k + 1,
+                embedded: clean.clone(),
+                text: clean,
+                kind: UnitKind::Prose,
+            });
+        }
+    }
+    out
+}
+
+/// The units of the passages sent, scored against a question.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judgement {
+    pub answer_type: AnswerType,
+    pub units: Vec<AnswerUnit>,
+    /// Cosine similarity of each unit to the question.
+    pub similarity: Vec<f32>,
+    /// The similarity adjusted by the answer type: what units are ranked by.
+    pub score: Vec<f32>,
+}
+
+impl Judgement {
+    /// The best unit's index and score.
+    pub fn best(&self) -> Option<(usize, f32)> {
+        self.score
+            .iter()
+            .copied()
+            .enumerate()
+            .reduce(|a, b| if b.1 > a.1 { b } else { a })
+    }
+
+    /// The best unit's score of each passage `1..=n`, `None` for a passage
+    /// with no unit.
+    pub fn passage_best(&self, n: usize) -> Vec<Option<f32>> {
+        let mut best = vec![None; n];
+        for (u, &s) in self.units.iter().zip(&self.score) {
+            if let Some(slot) = best.get_mut(u.passage - 1) {
+                *slot = Some(slot.map_or(s, |b: f32| b.max(s)));
+            }
+        }
+        best
+    }
+}
+
+/// What the model-path gate decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateDecision {
+    /// Some unit answers: generate.
+    Answer,
+    /// A strong passage was found but nothing in it answers.
+    NoDirectAnswer,
+    /// Nothing relevant was found.
+    Refuse,
+}
+
+/// The served answer's relevance to the question (`answers_question` in
+/// every report of an answer).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AnswersQuestion {
+    /// The best answer sentence's score against the question (cosine
+    /// similarity adjusted by the answer type); `null` when not computed.
+    pub score: Option<f32>,
+    /// `yes`, `no`, or `unchecked` (no embedding model is configured: the
+    /// lexical path ran and relevance was not judged).
+    pub verdict: Relevance,
+    /// `semantic` (the embedding model judged) or `lexical` (no model:
+    /// unchecked).
+    pub method: &'static str,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Relevance {
+    Yes,
+    No,
+    Unchecked,
+}
+
+impl AnswersQuestion {
+    /// Without a model: not judged, and said so.
+    pub fn unchecked() -> AnswersQuestion {
+        AnswersQuestion {
+            score: None,
+            verdict: Relevance::Unchecked,
+            method: "lexical",
+        }
+    }
+
+    /// The answer does not address the question.
+    pub fn is_no(&self) -> bool {
+        self.verdict == Relevance::No
+    }
+}
+
+/// How many judgements are remembered: the gate's judgement of a request
+/// is reused by the extractive generator of the same request.
+const MEMO: usize = 16;
+
+type MemoEntry = (String, Arc<Judgement>);
+
+/// The model path: an embedder and the thresholds.
+pub struct Answerability {
+    embedder: Arc<Embedder>,
+    pub config: AnswerabilityConfig,
+    memo: Mutex<VecDeque<MemoEntry>>,
+}
+
+impl std::fmt::Debug for Answerability {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Answerability")
+            .field("model", &self.embedder.model_id())
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An embedding failure, as text (the model failed at inference).
+pub type JudgeError = String;
+
+impl Answerability {
+    pub fn new(embedder: Arc<Embedder>, config: AnswerabilityConfig) -> Answerability {
+        Answerability {
+            embedder,
+            config,
+            memo: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    pub fn embedder(&self) -> &Arc<Embedder> {
+        &self.embedder
+    }
+
+    /// Scores the units of `passages` (`(section, text)`, passage `k` is
+    /// `passages[k-1]`) against `question`, embedding them in one batch.
+    /// The same inputs give the same judgement; the last few are
+    /// remembered, so the extractive generator reuses the gate's.
+    pub fn judge(
+        &self,
+        question: &str,
+        passages: &[(&str, &str)],
+    ) -> Result<Arc<Judgement>, JudgeError> {
+        let mut key = String::from(question);
+        for (section, text) in passages {
+            key.push('\u{1}');
+            key.push_str(section);
+            key.push('\u{2}');
+            key.push_str(text);
+        }
+        if let Some((_, j)) = self.lock().iter().find(|(k, _)| *k == key) {
+            return Ok(Arc::clone(j));
+        }
+        let units = units(passages);
+        let mut texts: Vec<&str> = Vec::with_capacity(units.len() + 1);
+        texts.push(question);
+        texts.extend(units.iter().map(|u| u.embedded.as_str()));
+        let vectors = self
+            .embedder
+            .embed(&texts)
+            .map_err(|e| format!("embedding model: {e}"))?;
+        let q = vectors.row(0);
+        let answer_type = AnswerType::of(question);
+        let similarity: Vec<f32> = (1..vectors.len())
+            .map(|i| cosine(q, vectors.row(i)))
+            .collect();
+        let score = units
+            .iter()
+            .zip(&similarity)
+            .map(|(u, &s)| s + self.type_adjustment(answer_type, &u.embedded))
+            .collect();
+        let judgement = Arc::new(Judgement {
+            answer_type,
+            units,
+            similarity,
+            score,
+        });
+        let mut memo = self.lock();
+        if memo.len() == MEMO {
+            memo.pop_front();
+        }
+        memo.push_back((key, Arc::clone(&judgement)));
+        Ok(judgement)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<MemoEntry>> {
+        // A poisoned memo only lost a cache entry.
+        self.memo.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The bonus or penalty of a text for a question of `answer_type`.
+    pub fn type_adjustment(&self, answer_type: AnswerType, text: &str) -> f32 {
+        match answer_type.held_by(text, &quantities(text)) {
+            None => 0.0,
+            Some(true) => self.config.type_bonus,
+            Some(false) => -self.config.type_penalty,
+        }
+    }
+
+    /// The gate: answer, refuse as `no_direct_answer`, or refuse.
+    /// `best_retrieval` is the best normalised retrieval score of the
+    /// passages judged, `gate_threshold` the lexical gate's threshold.
+    pub fn decide(
+        &self,
+        judgement: &Judgement,
+        best_retrieval: f32,
+        gate_threshold: f32,
+    ) -> GateDecision {
+        let c = &self.config;
+        let best = judgement.best().map_or(f32::NEG_INFINITY, |(_, s)| s);
+        if best + c.retrieval_weight * best_retrieval >= c.min_answer {
+            GateDecision::Answer
+        } else if best_retrieval >= gate_threshold || best >= c.strong_unit {
+            GateDecision::NoDirectAnswer
+        } else {
+            GateDecision::Refuse
+        }
+    }
+
+    /// Scores a served answer against the question: its best sentence
+    /// (markers removed) by the unit score. An answer with no sentence
+    /// scores `no`.
+    pub fn answers_question(
+        &self,
+        question: &str,
+        sentences: &[&str],
+    ) -> Result<AnswersQuestion, JudgeError> {
+        let cleaned: Vec<String> = sentences
+            .iter()
+            .map(|s| strip_markers(s))
+            .filter(|s| !s.trim().is_empty())
+            .collect();
+        let mut texts: Vec<&str> = vec![question];
+        texts.extend(cleaned.iter().map(String::as_str));
+        let score = if cleaned.is_empty() {
+            None
+        } else {
+            let vectors = self
+                .embedder
+                .embed(&texts)
+                .map_err(|e| format!("embedding model: {e}"))?;
+            let answer_type = AnswerType::of(question);
+            let q = vectors.row(0);
+            cleaned
+                .iter()
+                .enumerate()
+                .map(|(i, s)| cosine(q, vectors.row(i + 1)) + self.type_adjustment(answer_type, s))
+                .reduce(f32::max)
+        };
+        let verdict = match score {
+            Some(s) if s >= self.config.min_relevance => Relevance::Yes,
+            _ => Relevance::No,
+        };
+        Ok(AnswersQuestion {
+            score,
+            verdict,
+            method: "semantic",
+        })
+    }
+}
+
+/// A sentence without its citation markers (`[1]`, `[1, 2]`).
+fn strip_markers(sentence: &str) -> String {
+    let markers = groundcite_text::Markers::parse(sentence);
+    let mut out = String::with_capacity(sentence.len());
+    let mut pos = 0;
+    for m in &markers.markers {
+        out.push_str(&sentence[pos..m.start]);
+        pos = m.end;
+    }
+    out.push_str(&sentence[pos..]);
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answer_types_from_question_cues() {
+        let cases = [
+            ("How long does reimbursement take?", AnswerType::Duration),
+            ("How many vacation days do I get?", AnswerType::Duration),
+            ("How many channels are there?", AnswerType::Count),
+            ("How often is the report due?", AnswerType::Frequency),
+            ("How much can I spend on a laptop?", AnswerType::Amount),
+            (
+                "What is the per diem rate when I travel?",
+                AnswerType::Amount,
+            ),
+            ("When are badges processed?", AnswerType::Date),
+            ("Who approves a bot?", AnswerType::Other),
+            ("Is there a coffee bot?", AnswerType::Other),
+        ];
+        for (q, want) in cases {
+            assert_eq!(AnswerType::of(q), want, "{q}");
+        }
+    }
+
+    #[test]
+    fn units_hold_the_kind_of_quantity_asked_for() {
+        let held = |t: AnswerType, text: &str| t.held_by(text, &quantities(text));
+        assert_eq!(
+            held(AnswerType::Duration, "Claims settle within 30 days."),
+            Some(true)
+        );
+        assert_eq!(
+            held(AnswerType::Duration, "Claims go to the finance desk."),
+            Some(false)
+        );
+        assert_eq!(
+            held(AnswerType::Date, "Badges are processed every Friday."),
+            Some(true)
+        );
+        assert_eq!(held(AnswerType::Amount, "The limit is $2,500."), Some(true));
+        assert_eq!(
+            held(AnswerType::Frequency, "It is reviewed annually."),
+            Some(true)
+        );
+        assert_eq!(held(AnswerType::Other, "Anything."), None);
+    }
+
+    #[test]
+    fn list_items_and_table_rows_carry_their_lead_in_and_header() {
+        let text = "To request access you need:\n\n- a signed form\n- your manager's approval\n\n| Plan | Fee |\n|---|---|\n| Basic | $5 |\n";
+        let u = units(&[("Access", text)]);
+        assert_eq!(u[3].embedded, "Access: Plan: Basic; Fee: $5.");
+        let lead = &u[0];
+        assert_eq!(lead.text, "To request access you need:");
+        assert_eq!(u[1].kind, UnitKind::ListItem { lead_in: Some(0) });
+        assert_eq!(u[1].embedded, "To request access you need: a signed form");
+        let row = u.iter().find(|x| x.kind == UnitKind::TableRow).unwrap();
+        assert_eq!(row.text, "Plan: Basic; Fee: $5.");
+    }
+
+    #[test]
+    fn markers_are_stripped_before_scoring() {
+        assert_eq!(strip_markers("It is 30 days [1]."), "It is 30 days .");
+        assert_eq!(strip_markers("No marker."), "No marker.");
+    }
+}
