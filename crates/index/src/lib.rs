@@ -114,6 +114,7 @@ mod block;
 pub mod chunk;
 pub mod demo;
 pub mod frontmatter;
+pub mod fusion;
 pub mod html;
 mod index;
 pub mod ingest;
@@ -123,13 +124,16 @@ pub mod score;
 pub mod source;
 pub mod template;
 pub mod url;
+pub mod vectors;
 
 use std::path::PathBuf;
 
 pub use block::{Block, BlockKind, slugify};
 pub use demo::demo_documents;
+pub use fusion::Fusion;
 pub use index::{Index, query_words};
 pub use ingest::{Format, IngestOptions, prepare_document};
+pub use vectors::{ChunkEmbedder, VectorStore};
 
 /// The default retrieval gate: a question whose best hit (top-k) has a
 /// normalised score below this is refused before any model call.
@@ -293,6 +297,11 @@ pub struct IngestSummary {
     /// Files ingested with something dropped (a refused permalink): not
     /// errors, reported.
     pub warnings: Vec<IngestError>,
+    /// Chunk vectors computed this run (ingesting with a model).
+    pub embedded: usize,
+    /// The model the index's vectors were of, when this run's model is
+    /// another one (every file was then re-embedded).
+    pub model_changed: Option<String>,
 }
 
 /// A file that could not be ingested.
@@ -319,6 +328,11 @@ pub enum Progress {
         done: usize,
         total: usize,
     },
+    /// Chunk vectors computed so far, of `total` to compute this run.
+    Embedding {
+        done: usize,
+        total: usize,
+    },
     Committing,
 }
 
@@ -339,6 +353,12 @@ pub enum Error {
     Manifest { path: PathBuf, message: String },
     #[error("incompatible index: {0}")]
     Incompatible(String),
+    /// The index has no vectors (or another model's) for the model given.
+    #[error("{0}")]
+    Vectors(String),
+    /// The embedding model failed on chunk texts.
+    #[error("embedding chunks: {0}")]
+    Embedding(String),
     /// An error of another backend (PostgreSQL), already worded for users.
     #[error("{0}")]
     Backend(String),
