@@ -18,7 +18,7 @@ mod text;
 
 pub use answer::{
     AskEvent, AskOptions, AskRefusal, AskResult, Attempt, RefusalReason, Retraction,
-    SentPassageInfo, StreamedSentence, Timings, render_refusal,
+    Retrieval, SentPassageInfo, StreamedSentence, Timings, render_refusal,
 };
 pub use checker::{Checker, PromptOutput, PromptPassage};
 pub use extractive::{ExtractiveConfig, ExtractiveGenerator};

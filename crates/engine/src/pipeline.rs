@@ -20,7 +20,7 @@ use groundcite_support::{Claim, Verdict};
 use crate::EngineError;
 pub use crate::answer::{
     AskEvent, AskOptions, AskRefusal, AskResult, Attempt, RefusalReason, Retraction,
-    SentPassageInfo, StreamedSentence, Timings, render_refusal,
+    Retrieval, SentPassageInfo, StreamedSentence, Timings, render_refusal,
 };
 use crate::checker::{Checker, PromptOutput};
 use crate::extractive::ExtractiveGenerator;
@@ -36,11 +36,51 @@ pub trait Retriever: Send + Sync {
     fn num_chunks(&self) -> Option<u64> {
         None
     }
+
+    /// Whether this retriever holds chunk vectors (of the model that
+    /// embeds the questions), so [`Retriever::search_hybrid`] can run.
+    fn has_vectors(&self) -> bool {
+        false
+    }
+
+    /// Dense + lexical search with the question's vector. Only called
+    /// when [`Retriever::has_vectors`].
+    fn search_hybrid(
+        &self,
+        query: &str,
+        vector: &[f32],
+        k: usize,
+    ) -> Result<Vec<Hit>, EngineError> {
+        let _ = (query, vector, k);
+        Err(EngineError::Internal(
+            "this retriever has no vectors".into(),
+        ))
+    }
 }
 
 impl Retriever for groundcite_index::Index {
     fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>, EngineError> {
         groundcite_index::Index::search(self, query, k).map_err(EngineError::from)
+    }
+
+    fn has_vectors(&self) -> bool {
+        !self.vectors().is_empty()
+    }
+
+    fn search_hybrid(
+        &self,
+        query: &str,
+        vector: &[f32],
+        k: usize,
+    ) -> Result<Vec<Hit>, EngineError> {
+        groundcite_index::Index::search_hybrid(
+            self,
+            query,
+            vector,
+            k,
+            &groundcite_index::Fusion::default(),
+        )
+        .map_err(EngineError::from)
     }
 
     fn num_chunks(&self) -> Option<u64> {
@@ -66,6 +106,9 @@ struct Inner {
     settings: Settings,
     /// The sentence-embedding model, when one is configured (`model_dir`).
     embedder: Option<Arc<Embedder>>,
+    /// Which retrieval runs: hybrid with a model and a retriever with its
+    /// vectors, else lexical.
+    retrieval: Retrieval,
 }
 
 /// The pipeline. Cheap to clone; share it across requests.
@@ -104,21 +147,35 @@ impl Engine {
                 checker,
                 settings,
                 embedder: None,
+                retrieval: Retrieval::Lexical,
             }),
         }
     }
 
     /// The same engine with a sentence-embedding model. Call it before the
     /// engine is shared (it is cheap either way: the parts are reference
-    /// counted).
+    /// counted). Retrieval becomes hybrid when the retriever holds vectors
+    /// (which must be of this model: [`Engine::from_settings`] checks it);
+    /// otherwise it stays lexical, and every result says which ran.
     pub fn with_embedder(self, embedder: Arc<Embedder>) -> Engine {
         let inner = Arc::unwrap_or_clone(self.inner);
+        let retrieval = if inner.retriever.has_vectors() {
+            Retrieval::Hybrid
+        } else {
+            Retrieval::Lexical
+        };
         Engine {
             inner: Arc::new(Inner {
                 embedder: Some(embedder),
+                retrieval,
                 ..inner
             }),
         }
+    }
+
+    /// Which retrieval runs: `hybrid` (dense + BM25) or `lexical`.
+    pub fn retrieval(&self) -> Retrieval {
+        self.inner.retrieval
     }
 
     /// The sentence-embedding model, when one is configured.
@@ -130,16 +187,18 @@ impl Engine {
     /// default index) and builds the configured generator.
     pub fn from_settings(settings: Settings) -> Result<Engine, EngineError> {
         settings.validate()?;
-        // `index = "postgres://..."` selects the PostgreSQL backend (groundcite-pg).
+        let embedder = load_embedder(&settings)?;
+        // `index = "postgres://..."` selects the PostgreSQL backend
+        // (groundcite-pg), which has no vectors yet: retrieval there stays
+        // lexical, and results say so.
         let retriever: Arc<dyn Retriever> = match settings.index.to_str() {
             Some(url) if groundcite_pg::is_postgres_url(url) => Arc::new(
                 groundcite_pg::PgIndex::connect(url, Default::default())
                     .map_err(|e| EngineError::Index(e.to_string()))?,
             ),
-            _ => Arc::new(open_index(&settings)?),
+            _ => Arc::new(open_index(&settings, embedder.as_ref())?),
         };
         let generator = build_generator(&settings)?;
-        let embedder = load_embedder(&settings)?;
         let engine = Engine::new(settings, retriever, generator);
         Ok(match embedder {
             Some(embedder) => engine.with_embedder(embedder),
@@ -164,7 +223,21 @@ impl Engine {
         if query.trim().is_empty() {
             return Err(EngineError::BadRequest("the query is empty".into()));
         }
-        self.inner.retriever.search(query, k)
+        self.retrieve(query, k)
+    }
+
+    /// The top `k` hits by this engine's [`Retrieval`]: with a model and
+    /// vectors, the question is embedded and fused with BM25.
+    fn retrieve(&self, query: &str, k: usize) -> Result<Vec<Hit>, EngineError> {
+        match (&self.inner.embedder, self.inner.retrieval) {
+            (Some(embedder), Retrieval::Hybrid) => {
+                let vector = embedder
+                    .embed_one(query)
+                    .map_err(|e| EngineError::Internal(format!("embedding the question: {e}")))?;
+                self.inner.retriever.search_hybrid(query, &vector, k)
+            }
+            _ => self.inner.retriever.search(query, k),
+        }
     }
 
     /// The checks under this engine's configuration (no retrieval, no
@@ -194,7 +267,7 @@ impl Engine {
             return Err(EngineError::BadRequest("the question is empty".into()));
         }
         let k = opts.top_k.unwrap_or(s.top_k).clamp(1, 50);
-        let hits = self.inner.retriever.search(question, k)?;
+        let hits = self.retrieve(question, k)?;
         let retrieve_ms = ms(started);
         let scores: Vec<f32> = hits.iter().map(|h| h.score).collect();
         let topics = nearest_topics(&hits);
@@ -610,6 +683,7 @@ impl Engine {
             regenerated: attempts.len() > 1,
             attempts,
             generator: self.inner.generator.name().to_string(),
+            retrieval: self.inner.retrieval,
             finish_reason,
             truncated,
         }
@@ -646,6 +720,7 @@ impl Engine {
             regenerated: attempts.len() > 1,
             attempts,
             generator: self.inner.generator.name().to_string(),
+            retrieval: self.inner.retrieval,
             finish_reason: None,
             truncated: false,
         }
@@ -746,7 +821,13 @@ fn ms(since: Instant) -> f64 {
 /// answers on a fresh clone). Any other missing index, and any empty one
 /// (a first ingest killed midway), is an error that says to ingest: an
 /// empty index would answer "Not covered" to everything.
-fn open_index(settings: &Settings) -> Result<groundcite_index::Index, EngineError> {
+/// With a model, the index is ingested with it (the demo corpus too) and
+/// must hold that model's vectors for every file: an index ingested without
+/// it is an error telling to re-ingest, never a silent lexical fallback.
+fn open_index(
+    settings: &Settings,
+    embedder: Option<&Arc<Embedder>>,
+) -> Result<groundcite_index::Index, EngineError> {
     let path = &settings.index;
     let is_default = *path == groundcite_index::Index::default_dir();
     let fresh = !path.exists();
@@ -757,6 +838,9 @@ fn open_index(settings: &Settings) -> Result<groundcite_index::Index, EngineErro
         )));
     }
     let mut index = groundcite_index::Index::open_or_create(path)?;
+    if let Some(embedder) = embedder {
+        index.set_embedder(embedder.clone());
+    }
     if fresh && index.num_chunks() == 0 {
         let docs = groundcite_index::demo_documents();
         let opts = groundcite_index::IngestOptions::default();
@@ -773,6 +857,9 @@ fn open_index(settings: &Settings) -> Result<groundcite_index::Index, EngineErro
             "the index at {} is empty (an ingest that did not finish?): run `groundcite ingest PATH...`",
             path.display()
         )));
+    }
+    if let Some(embedder) = embedder {
+        index.check_vectors(embedder.model_id())?;
     }
     Ok(index)
 }
