@@ -102,7 +102,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Check(args) => check_cmd::run_check(args),
         Command::Prompt(args) => prompt_cmd::run_prompt(args),
-        Command::Eval(cmd) => eval_cmd::run(cmd),
+        Command::Eval(cmd) => eval_cmd::run(&cli.common, cmd),
         Command::Ingest(args) => ingest_cmd::run_ingest(&cli.common, args),
         Command::Db(cmd) => db_cmd::run(&cli.common, cmd),
         Command::Search(args) => search_cmd::run_search(&cli.common, args),
