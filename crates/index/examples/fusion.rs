@@ -16,6 +16,7 @@
 //! never changes. With `--text-only`, chunks are also embedded without
 //! their section label, and the dense ranking over those is compared.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -153,7 +154,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }
             }
         }
-        let eval = |fusion: &Fusion, keep: &dyn Fn(&Question) -> bool, text_only: bool| {
+        let eval_capped = |fusion: &Fusion,
+                           keep: &dyn Fn(&Question) -> bool,
+                           text_only: bool,
+                           per_page: usize| {
             let mut at = [0usize; 3];
             let mut n = 0;
             for r in &ranked {
@@ -166,7 +170,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     (Some(d), true) => d,
                     _ => &r.dense,
                 };
-                let top = fusion::fuse(dense, &r.lexical, fusion, 5);
+                let mut pages: HashMap<&str, usize> = HashMap::new();
+                let fused = fusion::fuse(dense, &r.lexical, fusion, 50);
+                let top: Vec<_> = fused
+                    .iter()
+                    .filter(|f| {
+                        let n = pages.entry(f.id.split('#').next().unwrap_or_default()).or_default();
+                        *n += 1;
+                        *n <= per_page
+                    })
+                    .take(5)
+                    .collect();
                 let rank = top.iter().position(|f| {
                     let page = f.id.split('#').next().unwrap_or_default();
                     q.gold.iter().any(|g| g == page)
@@ -176,6 +190,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }
             }
             (at, n)
+        };
+        let eval = |fusion: &Fusion, keep: &dyn Fn(&Question) -> bool, text_only: bool| {
+            eval_capped(fusion, keep, text_only, usize::MAX)
         };
         let show = |(at, n): ([usize; 3], usize)| {
             format!(
@@ -236,6 +253,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             show(eval(&chosen, &held, false)),
             show(eval(&chosen, &all, false))
         );
+        for per_page in [1, 2, 3] {
+            println!(
+                "default, at most {per_page} chunks per page: fit {} | held-out {} | all {}",
+                show(eval_capped(&chosen, &fit, false, per_page)),
+                show(eval_capped(&chosen, &held, false, per_page)),
+                show(eval_capped(&chosen, &all, false, per_page))
+            );
+        }
         if text_only_store.is_some() {
             let dense = Fusion {
                 method: Method::Dense,
