@@ -108,9 +108,7 @@ fn questions(
                 (false, true) => "near-miss",
                 (false, false) => "unanswerable",
             };
-            let rank = o
-                .gold_rank
-                .map_or("-".to_string(), |r| r.to_string());
+            let rank = o.gold_rank.map_or("-".to_string(), |r| r.to_string());
             writeln!(
                 out,
                 "{:<6} {:<12} gold@{:<2} {:<26} {}",

@@ -597,7 +597,13 @@ fn eval_questions_reports_recall_and_refusals() {
             .output()
             .unwrap()
     };
-    let o = lexical(&["--index", index, "ingest", pages.to_str().unwrap(), "--handbook"]);
+    let o = lexical(&[
+        "--index",
+        index,
+        "ingest",
+        pages.to_str().unwrap(),
+        "--handbook",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("no chunk vectors"), "{}", stdout(&o));
     let file = questions.to_str().unwrap();
@@ -606,9 +612,15 @@ fn eval_questions_reports_recall_and_refusals() {
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["retrieval"], "lexical");
-    assert_eq!((v["answerable"].as_u64(), v["recall_at_5"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(
+        (v["answerable"].as_u64(), v["recall_at_5"].as_u64()),
+        (Some(1), Some(1))
+    );
     assert_eq!(v["outcomes"][0]["gold_rank"], 1);
-    assert_eq!((v["unanswerable"].as_u64(), v["hard"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(
+        (v["unanswerable"].as_u64(), v["hard"].as_u64()),
+        (Some(1), Some(1))
+    );
     let refused = v["refused_unanswerable"].as_u64().unwrap();
     assert_eq!(v["refused_hard"].as_u64(), Some(refused));
     let by_reason: u64 = v["unanswerable_refusals"]
@@ -624,7 +636,15 @@ fn eval_questions_reports_recall_and_refusals() {
     let text = stdout(&o);
     assert!(text.contains("retrieval: lexical"), "{text}");
     assert!(text.contains("gold page in the top 1: 1/1"), "{text}");
-    assert!(text.lines().any(|l| l.starts_with("a1 ") && l.contains("gold@1")), "{text}");
-    assert!(text.lines().any(|l| l.starts_with("u1 ") && l.contains("near-miss")), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("a1 ") && l.contains("gold@1")),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("u1 ") && l.contains("near-miss")),
+        "{text}"
+    );
     assert!(text.contains("hard near-misses refused:"), "{text}");
 }

@@ -19,8 +19,8 @@ use groundcite_support::{Claim, Verdict};
 
 use crate::EngineError;
 pub use crate::answer::{
-    AskEvent, AskOptions, AskRefusal, AskResult, Attempt, RefusalReason, Retraction,
-    Retrieval, SentPassageInfo, StreamedSentence, Timings, render_refusal,
+    AskEvent, AskOptions, AskRefusal, AskResult, Attempt, RefusalReason, Retraction, Retrieval,
+    SentPassageInfo, StreamedSentence, Timings, render_refusal,
 };
 use crate::checker::{Checker, PromptOutput};
 use crate::extractive::ExtractiveGenerator;

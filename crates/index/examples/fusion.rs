@@ -42,7 +42,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let text_only = args.iter().any(|a| a == "--text-only");
     args.retain(|a| a != "--text-only");
     if args.len() < 4 {
-        return Err("usage: fusion MODEL_DIR INDEX_DIR PAGES QUESTIONS.jsonl... [--text-only]".into());
+        return Err(
+            "usage: fusion MODEL_DIR INDEX_DIR PAGES QUESTIONS.jsonl... [--text-only]".into(),
+        );
     }
     let model = Arc::new(groundcite_embed::Embedder::load(&args[0])?);
     let mut index = Index::open_or_create(&PathBuf::from(&args[1]))?;
@@ -73,7 +75,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for file in &args[3..] {
         let mut questions = Vec::new();
         let mut unanswerable = Vec::new();
-        for line in std::fs::read_to_string(file)?.lines().filter(|l| !l.trim().is_empty()) {
+        for line in std::fs::read_to_string(file)?
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+        {
             let v: serde_json::Value = serde_json::from_str(line)?;
             let question = v["question"].as_str().unwrap_or_default().to_string();
             if !v["answerable"].as_bool().unwrap_or(false) {
@@ -82,7 +87,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             let gold: Vec<String> = v["gold"]
                 .as_array()
-                .map(|a| a.iter().filter_map(|g| g.as_str().map(str::to_string)).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|g| g.as_str().map(str::to_string))
+                        .collect()
+                })
                 .unwrap_or_default();
             let fit = gold
                 .first()
@@ -175,7 +184,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let top: Vec<_> = fused
                     .iter()
                     .filter(|f| {
-                        let n = pages.entry(f.id.split('#').next().unwrap_or_default()).or_default();
+                        let n = pages
+                            .entry(f.id.split('#').next().unwrap_or_default())
+                            .or_default();
                         *n += 1;
                         *n <= per_page
                     })
@@ -238,7 +249,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             },
             lexical_depth: 200,
         };
-        println!("equal-weight RRF (k0 60, depth 200): all {}", show(eval(&equal_rrf, &all, false)));
+        println!(
+            "equal-weight RRF (k0 60, depth 200): all {}",
+            show(eval(&equal_rrf, &all, false))
+        );
         let lexical_only = Fusion {
             method: Method::Weighted { dense_weight: 0.0 },
             lexical_depth: 200,
@@ -312,7 +326,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             wins / (pos.len() * neg.len()).max(1) as f64
         };
-        let mean = |v: &[(f32, f32, f32)]| v.iter().map(|s| s.0).sum::<f32>() / v.len().max(1) as f32;
+        let mean =
+            |v: &[(f32, f32, f32)]| v.iter().map(|s| s.0).sum::<f32>() / v.len().max(1) as f32;
         println!(
             "gate view, best of top 5: hybrid score mean {:.2} answerable / {:.2} unanswerable; AUC hybrid {:.2}, lexical {:.2}, top cosine {:.2}",
             mean(&pos),

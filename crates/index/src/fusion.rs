@@ -169,8 +169,14 @@ mod tests {
             method,
             lexical_depth: 10,
         };
-        assert_eq!(ids(&fuse(&d, &l, &with(Method::Dense), 4)), ["a", "b", "c", "d"]);
-        assert_eq!(ids(&fuse(&d, &l, &with(Method::Rescore), 4)), ["c", "d", "a", "b"]);
+        assert_eq!(
+            ids(&fuse(&d, &l, &with(Method::Dense), 4)),
+            ["a", "b", "c", "d"]
+        );
+        assert_eq!(
+            ids(&fuse(&d, &l, &with(Method::Rescore), 4)),
+            ["c", "d", "a", "b"]
+        );
         // 0.5·0.5 + 0.5·0.9 = 0.7 for c beats a's 0.45.
         let weighted = fuse(&d, &l, &with(Method::Weighted { dense_weight: 0.5 }), 2);
         assert_eq!(ids(&weighted), ["c", "d"]);

@@ -297,9 +297,15 @@ impl Index {
         let had = if self.vectors.model_id.is_empty() || self.vectors.is_empty() {
             "it was ingested without an embedding model".to_string()
         } else if self.vectors.model_id != model_id {
-            format!("its vectors are of another model ({})", self.vectors.model_id)
+            format!(
+                "its vectors are of another model ({})",
+                self.vectors.model_id
+            )
         } else {
-            format!("{missing} of {} files have no vectors", self.manifest.files.len())
+            format!(
+                "{missing} of {} files have no vectors",
+                self.manifest.files.len()
+            )
         };
         Err(Error::Vectors(format!(
             "the index in {} has no vectors for the configured model {model_id}: {had}; run `groundcite ingest PATH...` again with the model configured (it embeds what is missing), or run without a model",
@@ -347,7 +353,8 @@ impl Index {
             ..
         } = run;
         if let Some(mut w) = writer {
-            let vectors = self.next_vectors(&manifest, &touched, pending, &mut summary, progress)?;
+            let vectors =
+                self.next_vectors(&manifest, &touched, pending, &mut summary, progress)?;
             progress(Progress::Committing);
             w.commit()?;
             w.wait_merging_threads()?;
@@ -408,7 +415,9 @@ impl Index {
             });
             let vectors = embedder.embed_texts(batch).map_err(Error::Embedding)?;
             let dim = vectors.len() / batch.len();
-            if dim == 0 || vectors.len() != dim * batch.len() || (store.dim != 0 && store.dim != dim)
+            if dim == 0
+                || vectors.len() != dim * batch.len()
+                || (store.dim != 0 && store.dim != dim)
             {
                 return Err(Error::Embedding(format!(
                     "the model returned {} values for {} texts (vectors of {} expected)",

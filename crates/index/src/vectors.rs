@@ -281,7 +281,11 @@ mod tests {
     #[test]
     fn refuses_truncated_or_foreign_files() {
         let bytes = store().encode();
-        assert!(decode(&bytes[..bytes.len() - 1]).unwrap_err().contains("bytes of vectors"));
+        assert!(
+            decode(&bytes[..bytes.len() - 1])
+                .unwrap_err()
+                .contains("bytes of vectors")
+        );
         assert!(decode(b"{}").unwrap_err().contains("magic"));
         assert!(decode(&bytes[..MAGIC.len() + 4]).is_err());
     }

@@ -35,7 +35,10 @@ impl Toy {
 
     fn vector(text: &str) -> Vec<f32> {
         let mut v = vec![0.0f32; 32];
-        for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+        for word in text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+        {
             let h = blake3::hash(word.to_lowercase().as_bytes());
             v[h.as_bytes()[0] as usize % 32] += 1.0;
         }
@@ -65,13 +68,25 @@ fn write_docs(root: &Path) {
         "# Leave\n\nAnnual leave accrues every pay period.\n\n## Sick leave\n\nSick leave covers illness.\n",
     )
     .unwrap();
-    fs::write(root.join("travel.md"), "# Travel\n\nBook flights through the travel system.\n").unwrap();
-    fs::write(root.join("badge.md"), "# Badge\n\nYour PIV card opens the doors.\n").unwrap();
+    fs::write(
+        root.join("travel.md"),
+        "# Travel\n\nBook flights through the travel system.\n",
+    )
+    .unwrap();
+    fs::write(
+        root.join("badge.md"),
+        "# Badge\n\nYour PIV card opens the doors.\n",
+    )
+    .unwrap();
 }
 
 fn ingest(index: &mut Index, root: &Path) -> groundcite_index::IngestSummary {
     index
-        .ingest(&[root.to_path_buf()], &IngestOptions::default(), &mut |_| {})
+        .ingest(
+            &[root.to_path_buf()],
+            &IngestOptions::default(),
+            &mut |_| {},
+        )
         .unwrap()
 }
 
@@ -85,7 +100,9 @@ fn vectors_are_incremental_per_file_and_survive_reopening() {
     index.set_embedder(toy.clone());
     let mut events = Vec::new();
     let s = index
-        .ingest(&[root.clone()], &IngestOptions::default(), &mut |p| events.push(p))
+        .ingest(&[root.clone()], &IngestOptions::default(), &mut |p| {
+            events.push(p)
+        })
         .unwrap();
     assert_eq!(s.embedded as u64, index.num_chunks());
     assert_eq!(index.vectors().len() as u64, index.num_chunks());
@@ -107,9 +124,18 @@ fn vectors_are_incremental_per_file_and_survive_reopening() {
     fs::write(root.join("travel.md"), "# Travel\n\nBook trains too.\n").unwrap();
     fs::remove_file(root.join("badge.md")).unwrap();
     let s = ingest(&mut index, &root);
-    assert_eq!((s.indexed, s.unchanged, s.removed, s.embedded), (1, 1, 1, 1));
+    assert_eq!(
+        (s.indexed, s.unchanged, s.removed, s.embedded),
+        (1, 1, 1, 1)
+    );
     assert_eq!(index.vectors().len() as u64, index.num_chunks());
-    assert!(index.vectors().files.keys().all(|k| !k.ends_with("badge.md")));
+    assert!(
+        index
+            .vectors()
+            .files
+            .keys()
+            .all(|k| !k.ends_with("badge.md"))
+    );
 
     // Reopened: the same vectors, read from the file.
     let vectors = index.vectors().clone();
