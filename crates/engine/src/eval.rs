@@ -93,7 +93,7 @@ pub async fn questions(
         let hits = engine.search(&q.question, RECALL_DEPTH)?;
         let gold_rank = hits
             .iter()
-            .position(|h| q.gold.iter().any(|g| *g == h.chunk.path))
+            .position(|h| q.gold.contains(&h.chunk.path))
             .map(|i| i + 1);
         let r = engine.ask(&q.question, &AskOptions::default()).await?;
         let gold_sent = r.passages.iter().any(|p| {

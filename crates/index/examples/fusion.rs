@@ -95,7 +95,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .unwrap_or_default();
             let fit = gold
                 .first()
-                .is_some_and(|g| blake3::hash(g.as_bytes()).as_bytes()[0] % 2 == 0);
+                .is_some_and(|g| blake3::hash(g.as_bytes()).as_bytes()[0].is_multiple_of(2));
             questions.push(Question {
                 question,
                 gold,
@@ -219,7 +219,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let held = |q: &Question| !q.fit;
         let objective = |(at, _): ([usize; 3], usize)| 4 * at[2] + 2 * at[1] + at[0];
         // The best of each method on the fitting half, then its figures.
-        let methods: [(&str, fn(&Method) -> bool); 4] = [
+        type IsMethod = fn(&Method) -> bool;
+        let methods: [(&str, IsMethod); 4] = [
             ("dense", |m| matches!(m, Method::Dense)),
             ("rescore", |m| matches!(m, Method::Rescore)),
             ("weighted", |m| matches!(m, Method::Weighted { .. })),

@@ -34,7 +34,7 @@ impl Toy {
     }
 
     fn vector(text: &str) -> Vec<f32> {
-        let mut v = vec![0.0f32; 32];
+        let mut v = [0.0f32; 32];
         for word in text
             .split(|c: char| !c.is_alphanumeric())
             .filter(|w| !w.is_empty())
@@ -100,9 +100,11 @@ fn vectors_are_incremental_per_file_and_survive_reopening() {
     index.set_embedder(toy.clone());
     let mut events = Vec::new();
     let s = index
-        .ingest(&[root.clone()], &IngestOptions::default(), &mut |p| {
-            events.push(p)
-        })
+        .ingest(
+            std::slice::from_ref(&root),
+            &IngestOptions::default(),
+            &mut |p| events.push(p),
+        )
         .unwrap();
     assert_eq!(s.embedded as u64, index.num_chunks());
     assert_eq!(index.vectors().len() as u64, index.num_chunks());
@@ -195,7 +197,11 @@ fn a_failing_model_fails_the_run_and_changes_nothing() {
     fs::write(root.join("travel.md"), "# Travel\n\nBook trains too.\n").unwrap();
     index.set_embedder(Toy::failing("toy-1"));
     let err = index
-        .ingest(&[root.clone()], &IngestOptions::default(), &mut |_| {})
+        .ingest(
+            std::slice::from_ref(&root),
+            &IngestOptions::default(),
+            &mut |_| {},
+        )
         .unwrap_err();
     assert!(err.to_string().contains("out of memory"), "{err}");
     assert_eq!(index.num_chunks(), chunks);
