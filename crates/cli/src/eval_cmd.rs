@@ -11,8 +11,9 @@ use groundcite_core::Passage;
 use groundcite_core::case::{self, Half, Label, Tally};
 use groundcite_core::check;
 
-use crate::args::{self, CommonArgs, GeneratorArgs};
+use crate::args::{self, CommonArgs, GeneratorArgs, settings};
 use crate::input;
+use crate::render::safe;
 use groundcite_engine::Checker;
 
 #[derive(Subcommand)]
@@ -42,6 +43,21 @@ pub enum EvalCommand {
         #[arg(long)]
         to: Option<usize>,
     },
+    /// Ask labelled questions (JSONL: id, question, answerable, gold
+    /// pages, fact, hard) through the configured engine: recall@1/3/5 of a
+    /// gold page, answered with the fact and cited, refusals by reason,
+    /// unanswerable and hard near-misses refused.
+    Questions {
+        file: PathBuf,
+        /// Also list every question with its outcome.
+        #[arg(long)]
+        verbose: bool,
+        /// The summary and every outcome as JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        generator: GeneratorArgs,
+    },
 }
 
 pub fn run(common: &CommonArgs, cmd: EvalCommand) -> Result<ExitCode> {
@@ -52,7 +68,120 @@ pub fn run(common: &CommonArgs, cmd: EvalCommand) -> Result<ExitCode> {
             fit_similarity,
         } => cases(common, &file, verbose, fit_similarity),
         EvalCommand::Halueval { file, from, to } => halueval(common, &file, from, to),
+        EvalCommand::Questions {
+            file,
+            verbose,
+            json,
+            generator,
+        } => questions(common, &generator, &file, verbose, json),
     }
+}
+
+fn questions(
+    common: &CommonArgs,
+    generator: &GeneratorArgs,
+    file: &std::path::Path,
+    verbose: bool,
+    json: bool,
+) -> Result<ExitCode> {
+    use groundcite_engine::eval::{self, percent};
+    let settings = settings(common, generator)?;
+    let text = input::read_text(file)?;
+    let questions =
+        eval::parse_questions(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let s = runtime.block_on(async move {
+        let engine = groundcite_engine::Engine::from_settings(settings)?;
+        eval::questions(&engine, &questions).await
+    })?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, &s)?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if verbose {
+        for o in &s.outcomes {
+            let outcome = match (&o.refusal_reason, o.fact_cited) {
+                (Some(reason), _) => format!("refused ({reason})"),
+                (None, true) => "fact cited".to_string(),
+                (None, false) if o.answerable => "answered without the fact".to_string(),
+                (None, false) => "answered".to_string(),
+            };
+            let kind = match (o.answerable, o.hard) {
+                (true, _) => "answerable",
+                (false, true) => "near-miss",
+                (false, false) => "unanswerable",
+            };
+            let rank = o.gold_rank.map_or("-".to_string(), |r| r.to_string());
+            writeln!(
+                out,
+                "{:<6} {:<12} gold@{:<2} {:<26} {}",
+                o.id,
+                kind,
+                rank,
+                outcome,
+                safe(&o.question)
+            )?;
+        }
+        writeln!(out)?;
+    }
+    let a = s.answerable;
+    let reasons = |m: &BTreeMap<String, usize>| {
+        if m.is_empty() {
+            return String::new();
+        }
+        let list: Vec<String> = m.iter().map(|(r, n)| format!("{r} {n}")).collect();
+        format!(" ({})", list.join(", "))
+    };
+    writeln!(out, "retrieval: {}", s.retrieval)?;
+    writeln!(
+        out,
+        "gold page in the top 1: {}/{a} ({:.1}%)   top 3: {}/{a} ({:.1}%)   top 5: {}/{a} ({:.1}%)",
+        s.recall_at_1,
+        percent(s.recall_at_1, a),
+        s.recall_at_3,
+        percent(s.recall_at_3, a),
+        s.recall_at_5,
+        percent(s.recall_at_5, a)
+    )?;
+    writeln!(
+        out,
+        "gold page sent: {}/{a} ({:.1}%)",
+        s.gold_sent,
+        percent(s.gold_sent, a)
+    )?;
+    writeln!(
+        out,
+        "answered with the fact and cited: {}/{a} ({:.1}%)",
+        s.fact_cited,
+        percent(s.fact_cited, a)
+    )?;
+    writeln!(
+        out,
+        "answerable refused: {}/{a}{}",
+        s.refused_answerable,
+        reasons(&s.answerable_refusals)
+    )?;
+    writeln!(
+        out,
+        "unanswerable refused: {}/{} ({:.1}%){}",
+        s.refused_unanswerable,
+        s.unanswerable,
+        percent(s.refused_unanswerable, s.unanswerable),
+        reasons(&s.unanswerable_refusals)
+    )?;
+    writeln!(
+        out,
+        "hard near-misses refused: {}/{} ({:.1}%)",
+        s.refused_hard,
+        s.hard,
+        percent(s.refused_hard, s.hard)
+    )?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The configured verifier runs (`check.verifier`: lexical by default; `semantic` needs

@@ -51,7 +51,8 @@ pub fn run_ingest(common: &CommonArgs, args: IngestArgs) -> Result<ExitCode> {
     if args.base_url.is_some() {
         opts.base_url = args.base_url;
     }
-    let mut index = open_chunk_index(&settings.index)?;
+    let embedder = groundcite_engine::load_embedder(&settings)?;
+    let mut index = open_chunk_index(&settings.index, embedder.clone())?;
     let started = std::time::Instant::now();
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = indicatif::ProgressBar::new(0);
@@ -68,6 +69,11 @@ pub fn run_ingest(common: &CommonArgs, args: IngestArgs) -> Result<ExitCode> {
                 Progress::File { path, done, .. } => {
                     bar.set_position(done as u64);
                     bar.set_message(safe(&path.display().to_string()).into_owned());
+                }
+                Progress::Embedding { done, total } => {
+                    bar.set_length(total as u64);
+                    bar.set_position(done as u64);
+                    bar.set_message("embedding chunks");
                 }
                 Progress::Committing => bar.set_message("committing"),
             }
@@ -91,6 +97,26 @@ pub fn run_ingest(common: &CommonArgs, args: IngestArgs) -> Result<ExitCode> {
         started.elapsed().as_secs_f64(),
         index.num_chunks()?
     )?;
+    match (&embedder, &summary.model_changed) {
+        (Some(model), Some(previous)) => writeln!(
+            out,
+            "embedding model changed from {} to {}: every file re-embedded ({} chunk vectors)",
+            safe(previous),
+            safe(model.model_id()),
+            summary.embedded
+        )?,
+        (Some(model), None) if index.has_vectors() => writeln!(
+            out,
+            "{} chunk vectors computed with {}",
+            summary.embedded,
+            safe(model.model_id())
+        )?,
+        (Some(_), None) => writeln!(
+            out,
+            "no chunk vectors: the PostgreSQL backend has no vectors yet (retrieval there is lexical)"
+        )?,
+        (None, _) => writeln!(out, "no chunk vectors: {}", groundcite_embed::NO_MODEL_HINT)?,
+    }
     for w in &summary.warnings {
         eprintln!("groundcite: warning: {}", safe(&w.to_string()));
     }
@@ -106,13 +132,37 @@ pub fn run_ingest(common: &CommonArgs, args: IngestArgs) -> Result<ExitCode> {
 
 /// The index for writing: PostgreSQL for a `postgres://` url, else the
 /// embedded tantivy index in that directory.
-fn open_chunk_index(location: &std::path::Path) -> Result<Box<dyn ChunkIndex>> {
+/// With a model, the embedded index computes chunk vectors.
+fn open_chunk_index(
+    location: &std::path::Path,
+    embedder: Option<std::sync::Arc<groundcite_embed::Embedder>>,
+) -> Result<Box<dyn IndexWithVectors>> {
     let text = location.to_string_lossy();
     if groundcite_pg::is_postgres_url(&text) {
         let index = groundcite_pg::PgIndex::connect(&text, groundcite_pg::PgOptions::default())?;
         return Ok(Box::new(index));
     }
-    let index = Index::open_or_create(location)
+    let mut index = Index::open_or_create(location)
         .with_context(|| format!("cannot open the index in {}", location.display()))?;
+    if let Some(embedder) = embedder {
+        index.set_embedder(embedder);
+    }
     Ok(Box::new(index))
+}
+
+/// An index to ingest into, and whether it stores vectors.
+trait IndexWithVectors: ChunkIndex {
+    fn has_vectors(&self) -> bool;
+}
+
+impl IndexWithVectors for Index {
+    fn has_vectors(&self) -> bool {
+        true
+    }
+}
+
+impl IndexWithVectors for groundcite_pg::PgIndex {
+    fn has_vectors(&self) -> bool {
+        false
+    }
 }

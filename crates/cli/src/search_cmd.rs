@@ -29,7 +29,8 @@ pub fn run_search(common: &CommonArgs, args: SearchArgs) -> Result<ExitCode> {
     let elapsed = started.elapsed();
     let mut out = std::io::stdout().lock();
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &hits)?;
+        let json = serde_json::json!({"retrieval": engine.retrieval(), "hits": hits});
+        serde_json::to_writer_pretty(&mut out, &json)?;
         writeln!(out)?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -56,9 +57,10 @@ pub fn run_search(common: &CommonArgs, args: SearchArgs) -> Result<ExitCode> {
     }
     writeln!(
         out,
-        "({} hits in {:.2} ms)",
+        "({} hits in {:.2} ms, {} retrieval)",
         hits.len(),
-        elapsed.as_secs_f64() * 1000.0
+        elapsed.as_secs_f64() * 1000.0,
+        engine.retrieval().as_str()
     )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -883,3 +883,85 @@ fn ask_leads_with_the_correction() {
         assert!(!text.contains(jargon), "{jargon} in {text}");
     }
 }
+
+/// `eval questions`: recall, facts and refusals over labelled questions,
+/// as text (with `--verbose`, one line per question) and as JSON. Lexical
+/// whatever the environment says (no model), so the figures are fixed.
+#[test]
+fn eval_questions_reports_recall_and_refusals() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("index");
+    let index = index.to_str().unwrap();
+    let pages = groundcite_testdata::fixture("corpora/tts-handbook/pages");
+    let questions = dir.path().join("q.jsonl");
+    std::fs::write(
+        &questions,
+        concat!(
+            r#"{"id": "a1", "question": "What leave types are there?", "answerable": true, "gold": ["travel-and-leave/leave.md"]}"#,
+            "\n",
+            r#"{"id": "u1", "question": "Which dental insurance carrier covers my spouse?", "answerable": false, "hard": true}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let lexical = |args: &[&str]| {
+        Command::new(BIN)
+            .args(args)
+            .current_dir(dir.path())
+            .env_remove("GROUNDCITE_INDEX")
+            .env_remove("GROUNDCITE_CONFIG")
+            .env_remove("GROUNDCITE_MODEL_DIR")
+            .output()
+            .unwrap()
+    };
+    let o = lexical(&[
+        "--index",
+        index,
+        "ingest",
+        pages.to_str().unwrap(),
+        "--handbook",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("no chunk vectors"), "{}", stdout(&o));
+    let file = questions.to_str().unwrap();
+
+    let o = lexical(&["--index", index, "eval", "questions", file, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["retrieval"], "lexical");
+    assert_eq!(
+        (v["answerable"].as_u64(), v["recall_at_5"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(v["outcomes"][0]["gold_rank"], 1);
+    assert_eq!(
+        (v["unanswerable"].as_u64(), v["hard"].as_u64()),
+        (Some(1), Some(1))
+    );
+    let refused = v["refused_unanswerable"].as_u64().unwrap();
+    assert_eq!(v["refused_hard"].as_u64(), Some(refused));
+    let by_reason: u64 = v["unanswerable_refusals"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(by_reason, refused);
+
+    let o = lexical(&["--index", index, "eval", "questions", file, "--verbose"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("retrieval: lexical"), "{text}");
+    assert!(text.contains("gold page in the top 1: 1/1"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("a1 ") && l.contains("gold@1")),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("u1 ") && l.contains("near-miss")),
+        "{text}"
+    );
+    assert!(text.contains("hard near-misses refused:"), "{text}");
+}

@@ -168,6 +168,8 @@ pub struct AskResult {
     pub timings: Timings,
     pub attempts: Vec<Attempt>,
     pub generator: String,
+    /// Which retrieval found the passages: `lexical` or `hybrid`.
+    pub retrieval: Retrieval,
     pub regenerated: bool,
     /// Why the model stopped on the attempt served (`stop`, `length`,
     /// `end_turn`, `max_tokens`, ...); `null` when no answer was served.
@@ -188,6 +190,24 @@ impl std::ops::Deref for AskResult {
 impl std::ops::DerefMut for AskResult {
     fn deref_mut(&mut self) -> &mut Findings {
         &mut self.findings
+    }
+}
+
+/// Which retrieval ran: BM25 alone, or dense vectors fused with BM25
+/// (a model configured and the index ingested with it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Retrieval {
+    Lexical,
+    Hybrid,
+}
+
+impl Retrieval {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Retrieval::Lexical => "lexical",
+            Retrieval::Hybrid => "hybrid",
+        }
     }
 }
 

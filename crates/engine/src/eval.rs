@@ -1,7 +1,10 @@
 //! End-to-end evaluation on labelled questions
-//! (`shared/cases/questions-dev.jsonl`): retrieval recall, answers that
-//! state the fact with a citation, refusals of what the corpus does not
-//! answer.
+//! (`shared/cases/questions-dev.jsonl`, `questions-paraphrase-dev.jsonl`):
+//! retrieval recall at 1/3/5, answers that state the fact with a citation,
+//! refusals (by reason) of what the corpus does not answer, and of the hard
+//! near-misses. `groundcite eval questions` prints it.
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -23,7 +26,14 @@ pub struct Question {
 #[derive(Debug, Clone, Serialize)]
 pub struct QuestionOutcome {
     pub id: String,
+    pub question: String,
     pub answerable: bool,
+    /// An unanswerable question that is lexically close to the corpus.
+    pub hard: bool,
+    /// 1-based position of the first hit of a gold page among the first
+    /// [`RECALL_DEPTH`] hits of the engine's retrieval; `None` when absent
+    /// (or the question has no gold page).
+    pub gold_rank: Option<usize>,
     /// A gold page among the passages sent.
     pub gold_sent: bool,
     /// The answer states the fact (case-insensitive) in a cited sentence.
@@ -37,13 +47,36 @@ pub struct QuestionOutcome {
 
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct QuestionsSummary {
+    /// `lexical` or `hybrid`: which retrieval ran.
+    pub retrieval: String,
     pub answerable: usize,
+    /// Answerable questions with a gold page among the first 1, 3 and 5
+    /// hits.
+    pub recall_at_1: usize,
+    pub recall_at_3: usize,
+    pub recall_at_5: usize,
     pub gold_sent: usize,
     pub fact_cited: usize,
     pub unanswerable: usize,
     pub refused_unanswerable: usize,
+    /// Unanswerable questions marked `hard` (near-misses), and how many
+    /// were refused.
+    pub hard: usize,
+    pub refused_hard: usize,
     pub refused_answerable: usize,
+    /// Refusals of answerable questions, by reason.
+    pub answerable_refusals: BTreeMap<String, usize>,
+    /// Refusals of unanswerable questions, by reason.
+    pub unanswerable_refusals: BTreeMap<String, usize>,
     pub outcomes: Vec<QuestionOutcome>,
+}
+
+/// How many hits recall is measured on (recall@1/3/5).
+pub const RECALL_DEPTH: usize = 5;
+
+/// `part` of `whole` as a percentage (0 for an empty whole).
+pub fn percent(part: usize, whole: usize) -> f64 {
+    100.0 * part as f64 / whole.max(1) as f64
 }
 
 /// Asks every question and scores it. `gold` paths are matched against
@@ -52,8 +85,16 @@ pub async fn questions(
     engine: &Engine,
     questions: &[Question],
 ) -> Result<QuestionsSummary, EngineError> {
-    let mut summary = QuestionsSummary::default();
+    let mut summary = QuestionsSummary {
+        retrieval: engine.retrieval().as_str().to_string(),
+        ..QuestionsSummary::default()
+    };
     for q in questions {
+        let hits = engine.search(&q.question, RECALL_DEPTH)?;
+        let gold_rank = hits
+            .iter()
+            .position(|h| q.gold.contains(&h.chunk.path))
+            .map(|i| i + 1);
         let r = engine.ask(&q.question, &AskOptions::default()).await?;
         let gold_sent = r.passages.iter().any(|p| {
             q.gold
@@ -70,7 +111,10 @@ pub async fn questions(
         let refused = r.refusal.is_some();
         let outcome = QuestionOutcome {
             id: q.id.clone(),
+            question: q.question.clone(),
             answerable: q.answerable,
+            hard: q.hard,
+            gold_rank,
             gold_sent,
             fact_cited,
             refused,
@@ -84,14 +128,26 @@ pub async fn questions(
             answer: r.answer.clone(),
             total_ms: r.timings.total_ms,
         };
+        let reason = outcome.refusal_reason.clone();
         if q.answerable {
             summary.answerable += 1;
+            summary.recall_at_1 += usize::from(gold_rank.is_some_and(|r| r <= 1));
+            summary.recall_at_3 += usize::from(gold_rank.is_some_and(|r| r <= 3));
+            summary.recall_at_5 += usize::from(gold_rank.is_some_and(|r| r <= 5));
+            if let Some(reason) = reason {
+                *summary.answerable_refusals.entry(reason).or_default() += 1;
+            }
             summary.gold_sent += usize::from(gold_sent);
             summary.fact_cited += usize::from(fact_cited);
             summary.refused_answerable += usize::from(refused);
         } else {
             summary.unanswerable += 1;
             summary.refused_unanswerable += usize::from(refused);
+            summary.hard += usize::from(q.hard);
+            summary.refused_hard += usize::from(q.hard && refused);
+            if let Some(reason) = reason {
+                *summary.unanswerable_refusals.entry(reason).or_default() += 1;
+            }
         }
         summary.outcomes.push(outcome);
     }

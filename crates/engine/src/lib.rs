@@ -19,7 +19,7 @@ mod text;
 
 pub use answer::{
     AskEvent, AskOptions, AskRefusal, AskResult, Attempt, NO_DIRECT_ANSWER, RefusalReason,
-    Retraction, SentPassageInfo, StreamedSentence, Timings, render_refusal,
+    Retraction, Retrieval, SentPassageInfo, StreamedSentence, Timings, render_refusal,
 };
 pub use answerability::{Answerability, AnswerabilityConfig, AnswersQuestion, Relevance};
 pub use checker::{Checker, PromptOutput, PromptPassage};

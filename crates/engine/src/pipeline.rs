@@ -19,7 +19,7 @@ use groundcite_support::{Claim, Verdict};
 
 use crate::EngineError;
 pub use crate::answer::{
-    AskEvent, AskOptions, AskRefusal, AskResult, Attempt, RefusalReason, Retraction,
+    AskEvent, AskOptions, AskRefusal, AskResult, Attempt, RefusalReason, Retraction, Retrieval,
     SentPassageInfo, StreamedSentence, Timings, render_refusal,
 };
 use crate::answerability::{Answerability, AnswersQuestion, GateDecision, Judgement};
@@ -37,11 +37,51 @@ pub trait Retriever: Send + Sync {
     fn num_chunks(&self) -> Option<u64> {
         None
     }
+
+    /// Whether this retriever holds chunk vectors (of the model that
+    /// embeds the questions), so [`Retriever::search_hybrid`] can run.
+    fn has_vectors(&self) -> bool {
+        false
+    }
+
+    /// Dense + lexical search with the question's vector. Only called
+    /// when [`Retriever::has_vectors`].
+    fn search_hybrid(
+        &self,
+        query: &str,
+        vector: &[f32],
+        k: usize,
+    ) -> Result<Vec<Hit>, EngineError> {
+        let _ = (query, vector, k);
+        Err(EngineError::Internal(
+            "this retriever has no vectors".into(),
+        ))
+    }
 }
 
 impl Retriever for groundcite_index::Index {
     fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>, EngineError> {
         groundcite_index::Index::search(self, query, k).map_err(EngineError::from)
+    }
+
+    fn has_vectors(&self) -> bool {
+        !self.vectors().is_empty()
+    }
+
+    fn search_hybrid(
+        &self,
+        query: &str,
+        vector: &[f32],
+        k: usize,
+    ) -> Result<Vec<Hit>, EngineError> {
+        groundcite_index::Index::search_hybrid(
+            self,
+            query,
+            vector,
+            k,
+            &groundcite_index::Fusion::default(),
+        )
+        .map_err(EngineError::from)
     }
 
     fn num_chunks(&self) -> Option<u64> {
@@ -70,6 +110,9 @@ struct Inner {
     /// The model path of the gate and of `answers_question` (with the
     /// embedder).
     answerability: Option<Arc<Answerability>>,
+    /// Which retrieval runs: hybrid with a model and a retriever with its
+    /// vectors, else lexical.
+    retrieval: Retrieval,
 }
 
 /// The pipeline. Cheap to clone; share it across requests.
@@ -109,6 +152,7 @@ impl Engine {
                 settings,
                 embedder: None,
                 answerability: None,
+                retrieval: Retrieval::Lexical,
             }),
         }
     }
@@ -118,9 +162,17 @@ impl Engine {
     /// `answers_question` verdict, and the configured extractive generator
     /// (`generator = extractive`) chooses sentences by meaning. Call it
     /// before the engine is shared (it is cheap either way: the parts are
-    /// reference counted).
+    /// reference counted). Retrieval becomes hybrid when the retriever
+    /// holds vectors (which must be of this model: [`Engine::from_settings`]
+    /// checks it); otherwise it stays lexical, and every result says which
+    /// ran.
     pub fn with_embedder(self, embedder: Arc<Embedder>) -> Engine {
         let inner = Arc::unwrap_or_clone(self.inner);
+        let retrieval = if inner.retriever.has_vectors() {
+            Retrieval::Hybrid
+        } else {
+            Retrieval::Lexical
+        };
         // With `check.verifier = "semantic"`, answers are then checked by
         // the semantic verifier.
         let checker = match inner.settings.check.verifier {
@@ -152,6 +204,7 @@ impl Engine {
                 checker,
                 answerability: Some(answerability),
                 generator,
+                retrieval,
                 ..inner
             }),
         }
@@ -160,6 +213,11 @@ impl Engine {
     /// The model path's judge, when a model is configured.
     pub fn answerability(&self) -> Option<&Arc<Answerability>> {
         self.inner.answerability.as_ref()
+    }
+
+    /// Which retrieval runs: `hybrid` (dense + BM25) or `lexical`.
+    pub fn retrieval(&self) -> Retrieval {
+        self.inner.retrieval
     }
 
     /// The sentence-embedding model, when one is configured.
@@ -171,16 +229,18 @@ impl Engine {
     /// default index) and builds the configured generator.
     pub fn from_settings(settings: Settings) -> Result<Engine, EngineError> {
         settings.validate()?;
-        // `index = "postgres://..."` selects the PostgreSQL backend (groundcite-pg).
+        let embedder = load_embedder(&settings)?;
+        // `index = "postgres://..."` selects the PostgreSQL backend
+        // (groundcite-pg), which has no vectors yet: retrieval there stays
+        // lexical, and results say so.
         let retriever: Arc<dyn Retriever> = match settings.index.to_str() {
             Some(url) if groundcite_pg::is_postgres_url(url) => Arc::new(
                 groundcite_pg::PgIndex::connect(url, Default::default())
                     .map_err(|e| EngineError::Index(e.to_string()))?,
             ),
-            _ => Arc::new(open_index(&settings)?),
+            _ => Arc::new(open_index(&settings, embedder.as_ref())?),
         };
         let generator = build_generator(&settings)?;
-        let embedder = load_embedder(&settings)?;
         let engine = Engine::new(settings, retriever, generator);
         Ok(match embedder {
             Some(embedder) => engine.with_embedder(embedder),
@@ -205,7 +265,21 @@ impl Engine {
         if query.trim().is_empty() {
             return Err(EngineError::BadRequest("the query is empty".into()));
         }
-        self.inner.retriever.search(query, k)
+        self.retrieve(query, k)
+    }
+
+    /// The top `k` hits by this engine's [`Retrieval`]: with a model and
+    /// vectors, the question is embedded and fused with BM25.
+    fn retrieve(&self, query: &str, k: usize) -> Result<Vec<Hit>, EngineError> {
+        match (&self.inner.embedder, self.inner.retrieval) {
+            (Some(embedder), Retrieval::Hybrid) => {
+                let vector = embedder
+                    .embed_one(query)
+                    .map_err(|e| EngineError::Internal(format!("embedding the question: {e}")))?;
+                self.inner.retriever.search_hybrid(query, &vector, k)
+            }
+            _ => self.inner.retriever.search(query, k),
+        }
     }
 
     /// The checks under this engine's configuration (no retrieval, no
@@ -235,7 +309,7 @@ impl Engine {
             return Err(EngineError::BadRequest("the question is empty".into()));
         }
         let k = opts.top_k.unwrap_or(s.top_k).clamp(1, 50);
-        let hits = self.inner.retriever.search(question, k)?;
+        let hits = self.retrieve(question, k)?;
         let retrieve_ms = ms(started);
         let scores: Vec<f32> = hits.iter().map(|h| h.score).collect();
         let topics = nearest_topics(&hits);
@@ -703,6 +777,7 @@ impl Engine {
             regenerated: attempts.len() > 1,
             attempts,
             generator: self.inner.generator.name().to_string(),
+            retrieval: self.inner.retrieval,
             finish_reason,
             truncated,
         })
@@ -759,6 +834,7 @@ impl Engine {
             regenerated: attempts.len() > 1,
             attempts,
             generator: self.inner.generator.name().to_string(),
+            retrieval: self.inner.retrieval,
             finish_reason: None,
             truncated: false,
         }
@@ -909,7 +985,13 @@ fn ms(since: Instant) -> f64 {
 /// answers on a fresh clone). Any other missing index, and any empty one
 /// (a first ingest killed midway), is an error that says to ingest: an
 /// empty index would answer "Not covered" to everything.
-fn open_index(settings: &Settings) -> Result<groundcite_index::Index, EngineError> {
+/// With a model, the index is ingested with it (the demo corpus too) and
+/// must hold that model's vectors for every file: an index ingested without
+/// it is an error telling to re-ingest, never a silent lexical fallback.
+fn open_index(
+    settings: &Settings,
+    embedder: Option<&Arc<Embedder>>,
+) -> Result<groundcite_index::Index, EngineError> {
     let path = &settings.index;
     let is_default = *path == groundcite_index::Index::default_dir();
     let fresh = !path.exists();
@@ -920,6 +1002,9 @@ fn open_index(settings: &Settings) -> Result<groundcite_index::Index, EngineErro
         )));
     }
     let mut index = groundcite_index::Index::open_or_create(path)?;
+    if let Some(embedder) = embedder {
+        index.set_embedder(embedder.clone());
+    }
     if fresh && index.num_chunks() == 0 {
         let docs = groundcite_index::demo_documents();
         let opts = groundcite_index::IngestOptions::default();
@@ -936,6 +1021,9 @@ fn open_index(settings: &Settings) -> Result<groundcite_index::Index, EngineErro
             "the index at {} is empty (an ingest that did not finish?): run `groundcite ingest PATH...`",
             path.display()
         )));
+    }
+    if let Some(embedder) = embedder {
+        index.check_vectors(embedder.model_id())?;
     }
     Ok(index)
 }

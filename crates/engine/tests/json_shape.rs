@@ -89,6 +89,7 @@ fn answer_keys() -> Vec<&'static str> {
         "timings",
         "attempts",
         "generator",
+        "retrieval",
         "regenerated",
         "finish_reason",
         "truncated",

@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use tantivy::collector::TopDocs;
@@ -14,11 +15,13 @@ use tantivy::schema::{
 use tantivy::tokenizer::{
     Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
 };
-use tantivy::{IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+use tantivy::{DocAddress, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
+use crate::fusion::{self, Fusion, LexicalHit};
 use crate::ingest::IngestOptions;
 use crate::score::{self, QueryTerm};
 use crate::source::{self, Plan};
+use crate::vectors::{ChunkEmbedder, FileVectors, VectorStore, embedding_text};
 use crate::{Chunk, Error, Hit, IngestSummary, Progress, Result};
 
 const TOKENIZER: &str = "groundcite_en";
@@ -184,13 +187,20 @@ struct FileEntry {
     chunks: usize,
 }
 
-/// An on-disk index of chunks with its manifest.
+/// How many chunk texts one embedding call gets during an ingest (one
+/// progress step each).
+const EMBED_STEP: usize = 128;
+
+/// An on-disk index of chunks with its manifest and, when ingested with a
+/// model, its chunk vectors.
 pub struct Index {
     dir: PathBuf,
     index: tantivy::Index,
     reader: IndexReader,
     fields: Fields,
     manifest: Manifest,
+    vectors: VectorStore,
+    embedder: Option<Arc<dyn ChunkEmbedder>>,
 }
 
 impl std::fmt::Debug for Index {
@@ -243,13 +253,64 @@ impl Index {
             .reload_policy(ReloadPolicy::Manual)
             .try_into()?;
         let manifest = read_manifest(&dir.join(MANIFEST))?;
+        let vectors = VectorStore::read(dir)?;
         Ok(Index {
             dir: dir.to_path_buf(),
             index,
             reader,
             fields,
             manifest,
+            vectors,
+            embedder: None,
         })
+    }
+
+    /// Ingests with this model from now on: every chunk written gets its
+    /// vector, and files whose vectors are missing or of another model are
+    /// re-chunked and embedded even when unchanged.
+    pub fn set_embedder(&mut self, embedder: Arc<dyn ChunkEmbedder>) {
+        self.embedder = Some(embedder);
+    }
+
+    /// The chunk vectors (empty when ingested without a model).
+    pub fn vectors(&self) -> &VectorStore {
+        &self.vectors
+    }
+
+    /// How many indexed files have no vectors of `model_id`.
+    pub fn files_without_vectors(&self, model_id: &str) -> usize {
+        self.manifest
+            .files
+            .keys()
+            .filter(|k| !self.vectors.has(k, model_id))
+            .count()
+    }
+
+    /// Fails with [`Error::Vectors`] unless every indexed file has vectors
+    /// of `model_id`: searching such an index with that model would
+    /// silently leave chunks out of the dense ranking.
+    pub fn check_vectors(&self, model_id: &str) -> Result<()> {
+        let missing = self.files_without_vectors(model_id);
+        if missing == 0 && self.num_chunks() as usize == self.vectors.len() {
+            return Ok(());
+        }
+        let had = if self.vectors.model_id.is_empty() || self.vectors.is_empty() {
+            "it was ingested without an embedding model".to_string()
+        } else if self.vectors.model_id != model_id {
+            format!(
+                "its vectors are of another model ({})",
+                self.vectors.model_id
+            )
+        } else {
+            format!(
+                "{missing} of {} files have no vectors",
+                self.manifest.files.len()
+            )
+        };
+        Err(Error::Vectors(format!(
+            "the index in {} has no vectors for the configured model {model_id}: {had}; run `groundcite ingest PATH...` again with the model configured (it embeds what is missing), or run without a model",
+            self.dir.display()
+        )))
     }
 
     /// The directory of this index.
@@ -279,16 +340,30 @@ impl Index {
             opts,
             writer: None,
             manifest: self.manifest.clone(),
+            model_id: self.embedder.as_ref().map(|e| e.model_id().to_string()),
+            touched: BTreeSet::new(),
+            pending: Vec::new(),
         };
         plan.run(&mut run, opts, &mut summary, progress)?;
         let TantivyRun {
-            writer, manifest, ..
+            writer,
+            manifest,
+            touched,
+            pending,
+            ..
         } = run;
         if let Some(mut w) = writer {
+            let vectors =
+                self.next_vectors(&manifest, &touched, pending, &mut summary, progress)?;
             progress(Progress::Committing);
             w.commit()?;
             w.wait_merging_threads()?;
             self.reader.reload()?;
+            // Vectors before the manifest: a crash between the two leaves a
+            // manifest older than the vectors, and the next run redoes those
+            // files.
+            vectors.write(&self.dir)?;
+            self.vectors = vectors;
             self.manifest = Manifest {
                 version: 1,
                 ..manifest
@@ -296,6 +371,81 @@ impl Index {
             write_manifest(&self.dir.join(MANIFEST), &self.manifest)?;
         }
         Ok(summary)
+    }
+
+    /// The vectors after a run: those of untouched files kept (unless the
+    /// model changed), those of the files written this run computed.
+    fn next_vectors(
+        &self,
+        manifest: &Manifest,
+        touched: &BTreeSet<String>,
+        pending: Vec<PendingFile>,
+        summary: &mut IngestSummary,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<VectorStore> {
+        let mut store = self.vectors.clone();
+        if let Some(embedder) = &self.embedder {
+            let model_id = embedder.model_id();
+            if store.model_id != model_id {
+                if !store.is_empty() {
+                    summary.model_changed = Some(store.model_id.clone());
+                }
+                store = VectorStore {
+                    model_id: model_id.to_string(),
+                    ..VectorStore::default()
+                };
+            }
+        }
+        store
+            .files
+            .retain(|key, _| manifest.files.contains_key(key) && !touched.contains(key));
+        let Some(embedder) = &self.embedder else {
+            return Ok(store);
+        };
+        let texts: Vec<&str> = pending
+            .iter()
+            .flat_map(|f| f.texts.iter().map(String::as_str))
+            .collect();
+        let total = texts.len();
+        let mut data = Vec::new();
+        for (step, batch) in texts.chunks(EMBED_STEP).enumerate() {
+            progress(Progress::Embedding {
+                done: step * EMBED_STEP,
+                total,
+            });
+            let vectors = embedder.embed_texts(batch).map_err(Error::Embedding)?;
+            let dim = vectors.len() / batch.len();
+            if dim == 0
+                || vectors.len() != dim * batch.len()
+                || (store.dim != 0 && store.dim != dim)
+            {
+                return Err(Error::Embedding(format!(
+                    "the model returned {} values for {} texts (vectors of {} expected)",
+                    vectors.len(),
+                    batch.len(),
+                    store.dim
+                )));
+            }
+            store.dim = dim;
+            data.extend(vectors);
+        }
+        if total > 0 {
+            progress(Progress::Embedding { done: total, total });
+        }
+        summary.embedded += total;
+        let mut offset = 0;
+        for file in pending {
+            let n = file.ids.len() * store.dim;
+            store.files.insert(
+                file.key,
+                FileVectors {
+                    ids: file.ids,
+                    data: data[offset..offset + n].to_vec(),
+                },
+            );
+            offset += n;
+        }
+        Ok(store)
     }
 
     fn writer(&self, opts: &IngestOptions) -> Result<IndexWriter> {
@@ -387,8 +537,28 @@ impl Index {
         if terms.is_empty() || k == 0 {
             return Ok(Vec::new());
         }
+        let searcher = self.reader.searcher();
+        let mut hits = Vec::new();
+        for (raw, addr) in self.bm25(&terms, k)? {
+            let doc: TantivyDocument = searcher.doc(addr)?;
+            let chunk = self.chunk_from_doc(&doc);
+            let score = coverage_of(&terms, &chunk);
+            hits.push(Hit {
+                chunk,
+                score,
+                raw_score: raw,
+            });
+        }
+        Ok(hits)
+    }
+
+    /// BM25's top `k` for analysed query terms.
+    fn bm25(&self, terms: &[QueryTerm], k: usize) -> Result<Vec<(f32, DocAddress)>> {
+        if terms.is_empty() || k == 0 {
+            return Ok(Vec::new());
+        }
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for t in &terms {
+        for t in terms {
             for (field, boost) in [
                 (self.fields.text, BOOST_TEXT),
                 (self.fields.section, BOOST_SECTION),
@@ -403,25 +573,99 @@ impl Index {
         }
         let query = BooleanQuery::new(clauses);
         let searcher = self.reader.searcher();
-        let top = searcher.search(&query, &TopDocs::with_limit(k).order_by_score())?;
-        let mut hits = Vec::with_capacity(top.len());
-        for (raw, addr) in top {
+        Ok(searcher.search(&query, &TopDocs::with_limit(k).order_by_score())?)
+    }
+
+    /// The two rankings hybrid search fuses: every chunk by cosine to
+    /// `vector`, and BM25's top `lexical_depth` (chunk ids and raw scores).
+    pub fn rankings(
+        &self,
+        query: &str,
+        vector: &[f32],
+        lexical_depth: usize,
+    ) -> Result<(Vec<crate::vectors::DenseHit>, Vec<LexicalHit>)> {
+        let terms = self.query_terms(query)?;
+        let searcher = self.reader.searcher();
+        let mut lexical = Vec::new();
+        for (raw, addr) in self.bm25(&terms, lexical_depth)? {
             let doc: TantivyDocument = searcher.doc(addr)?;
-            let chunk = self.chunk_from_doc(&doc);
-            let present: HashSet<String> = analyse(&chunk.title)
-                .into_iter()
-                .chain(analyse(&chunk.section))
-                .chain(analyse(&chunk.text))
-                .collect();
-            let score = score::coverage(&terms, |t| present.contains(t));
+            let id = doc
+                .get_first(self.fields.id)
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            lexical.push(LexicalHit { id, raw });
+        }
+        Ok((self.vectors.rank(vector), lexical))
+    }
+
+    /// Hybrid search: the top `k` chunks by `fusion` of the exact dense
+    /// ranking (the query's vector `vector`, of the model the index was
+    /// ingested with) and BM25; each hit's score is
+    /// [`fusion::hybrid_score`] of its cosine and lexical coverage.
+    pub fn search_hybrid(
+        &self,
+        query: &str,
+        vector: &[f32],
+        k: usize,
+        fusion: &Fusion,
+    ) -> Result<Vec<Hit>> {
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        let terms = self.query_terms(query)?;
+        let (dense, lexical) = self.rankings(query, vector, fusion.lexical_depth)?;
+        let mut hits = Vec::new();
+        for f in fusion::fuse(&dense, &lexical, fusion, k) {
+            let Some(chunk) = self.chunk_by_key(&f.key, &f.id)? else {
+                continue;
+            };
+            let coverage = coverage_of(&terms, &chunk);
             hits.push(Hit {
+                score: fusion::hybrid_score(f.cosine, coverage),
                 chunk,
-                score,
-                raw_score: raw,
+                raw_score: f.raw,
             });
         }
         Ok(hits)
     }
+
+    /// The chunk `id` of the file `key`.
+    fn chunk_by_key(&self, key: &str, id: &str) -> Result<Option<Chunk>> {
+        let term = |field, text: &str| -> Box<dyn Query> {
+            Box::new(TermQuery::new(
+                Term::from_field_text(field, text),
+                IndexRecordOption::Basic,
+            ))
+        };
+        let query = BooleanQuery::new(vec![
+            (Occur::Must, term(self.fields.key, key)),
+            (Occur::Must, term(self.fields.id, id)),
+        ]);
+        let searcher = self.reader.searcher();
+        let top = searcher.search(&query, &TopDocs::with_limit(1).order_by_score())?;
+        match top.first() {
+            Some(&(_, addr)) => Ok(Some(self.chunk_from_doc(&searcher.doc(addr)?))),
+            None => Ok(None),
+        }
+    }
+}
+
+/// The lexical normalised score of a chunk: the IDF-weighted share of the
+/// query terms its title, section or text contain.
+fn coverage_of(terms: &[QueryTerm], chunk: &Chunk) -> f32 {
+    let present: HashSet<String> = analyse(&chunk.title)
+        .into_iter()
+        .chain(analyse(&chunk.section))
+        .chain(analyse(&chunk.text))
+        .collect();
+    score::coverage(terms, |t| present.contains(t))
+}
+
+/// A file written this run whose chunks still need vectors.
+struct PendingFile {
+    key: String,
+    ids: Vec<String>,
+    texts: Vec<String>,
 }
 
 fn read_manifest(path: &Path) -> Result<Manifest> {
@@ -447,6 +691,12 @@ struct TantivyRun<'a> {
     opts: &'a IngestOptions,
     writer: Option<IndexWriter>,
     manifest: Manifest,
+    /// The embedding model's id, when ingesting with one.
+    model_id: Option<String>,
+    /// Files removed or rewritten this run (their old vectors go).
+    touched: BTreeSet<String>,
+    /// Files written this run, to embed before the commit.
+    pending: Vec<PendingFile>,
 }
 
 impl TantivyRun<'_> {
@@ -465,13 +715,21 @@ impl TantivyRun<'_> {
 impl source::IngestStore for TantivyRun<'_> {
     type Error = Error;
 
+    /// With a model, a file without vectors of that model counts as not
+    /// indexed, so the run re-chunks and embeds it.
     fn indexed_hash(&self, key: &str) -> Option<&str> {
+        if let Some(model_id) = &self.model_id
+            && !self.index.vectors.has(key, model_id)
+        {
+            return None;
+        }
         self.manifest.files.get(key).map(|e| e.hash.as_str())
     }
 
     fn remove(&mut self, key: &str) -> Result<()> {
         self.delete(key)?;
         self.manifest.files.remove(key);
+        self.touched.insert(key.to_string());
         Ok(())
     }
 
@@ -482,6 +740,14 @@ impl source::IngestStore for TantivyRun<'_> {
         let w = self.delete(&src.key)?;
         for chunk in chunks {
             w.add_document(index.to_doc(&src.key, chunk))?;
+        }
+        self.touched.insert(src.key.clone());
+        if self.model_id.is_some() {
+            self.pending.push(PendingFile {
+                key: src.key.clone(),
+                ids: chunks.iter().map(|c| c.id.clone()).collect(),
+                texts: chunks.iter().map(embedding_text).collect(),
+            });
         }
         self.manifest.files.insert(
             src.key.clone(),

@@ -469,6 +469,7 @@ fn schemas(codes: &[&str]) -> Value {
                     "properties": {"raw": {"type": "string"}, "bad_ids": ids, "error": {"type": ["string", "null"]}, "finish_reason": {"type": "string", "description": "Why the model stopped; absent when the call failed."}}
                 }},
                 "generator": {"type": "string"},
+                "retrieval": {"type": "string", "enum": ["lexical", "hybrid"], "description": "Which retrieval found the passages: BM25 alone, or dense vectors of the configured embedding model fused with BM25."},
                 "regenerated": {"type": "boolean"},
                 "finish_reason": {"type": ["string", "null"], "description": "Why the model stopped on the attempt served (stop, length, end_turn, max_tokens, ...); null when nothing was generated or served."},
                 "truncated": {"type": "boolean", "description": "The attempt served was cut at the token limit; its unfinished last sentence was dropped."}

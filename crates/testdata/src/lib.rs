@@ -88,6 +88,30 @@ pub fn database_url(what: &str) -> Option<String> {
     }
 }
 
+/// The embedding model folder (all-MiniLM-L6-v2) for the test named by
+/// `what`: `GROUNDCITE_MODEL_DIR`, else `.groundcite/models/all-MiniLM-L6-v2`
+/// under the checkout (where `scripts/fetch-model.sh` puts it), when it
+/// holds `model.safetensors`. Otherwise a panic under `CI=true`, else a
+/// `SKIPPED` line and `None`, as for [`shared`].
+pub fn model_dir(what: &str) -> Option<PathBuf> {
+    let dir = match std::env::var_os("GROUNDCITE_MODEL_DIR") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(".groundcite/models/all-MiniLM-L6-v2"),
+    };
+    if dir.join("model.safetensors").is_file() {
+        return Some(dir);
+    }
+    unavailable(
+        what,
+        &format!(
+            "the embedding model at {}, which is not there; set GROUNDCITE_MODEL_DIR or run scripts/fetch-model.sh",
+            dir.display()
+        ),
+    )
+}
+
 /// A test cannot run without `needs`: it fails under CI, else is skipped
 /// with a line on standard error.
 fn unavailable<T>(what: &str, needs: &str) -> Option<T> {

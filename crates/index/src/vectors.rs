@@ -1,0 +1,301 @@
+//! Chunk vectors: what is embedded, how they are stored beside the tantivy
+//! index, and exact dense search over them.
+//!
+//! The file `groundcite-vectors.bin` sits beside the manifest:
+//!
+//! ```text
+//! b"GCVEC1\n"                      magic and format version
+//! u64 LE  header length            then the header, JSON:
+//!   {"model_id": "...", "dim": 384,
+//!    "files": [{"key": "...", "ids": ["path#L1-L9", ...]}, ...]}
+//! f32 LE  vectors                  one row of `dim` per id, in header order
+//! ```
+//!
+//! Vectors are kept per file (the manifest's key), so an ingest keeps the
+//! vectors of unchanged files, replaces those of changed files and drops
+//! those of removed files. The model id is the embedder's
+//! (`groundcite_embed::Embedder::model_id`): vectors of another model are
+//! never mixed with the configured one's. Written like the manifest: a
+//! temporary file, synced, renamed.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Chunk, Error, Result};
+
+/// The file name beside the tantivy index.
+pub const VECTORS_FILE: &str = "groundcite-vectors.bin";
+const MAGIC: &[u8] = b"GCVEC1\n";
+
+/// A sentence-embedding model as the index needs it. Implemented by
+/// `groundcite_embed::Embedder`; tests use small deterministic doubles.
+pub trait ChunkEmbedder: Send + Sync {
+    /// Names the model and its settings; vectors of another id are stale.
+    fn model_id(&self) -> &str;
+    /// The vectors of `texts`, unit length, row after row, in input order.
+    fn embed_texts(&self, texts: &[&str]) -> std::result::Result<Vec<f32>, String>;
+}
+
+impl ChunkEmbedder for groundcite_embed::Embedder {
+    fn model_id(&self) -> &str {
+        groundcite_embed::Embedder::model_id(self)
+    }
+
+    fn embed_texts(&self, texts: &[&str]) -> std::result::Result<Vec<f32>, String> {
+        self.embed(texts)
+            .map(groundcite_embed::Embeddings::into_flat)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// The text embedded for a chunk: its section label (the heading path,
+/// which names the topic the chunk's own words often leave implicit) on
+/// the first line, then its text. The chunk text already begins with its
+/// own heading line; the label adds the headings above it. Measured on the
+/// handbook questions (see `examples/fusion.rs`) against the text alone.
+pub fn embedding_text(chunk: &Chunk) -> String {
+    format!("{}\n{}", chunk.section, chunk.text)
+}
+
+/// The vectors of one file's chunks.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FileVectors {
+    /// Chunk ids, in the file's chunk order.
+    pub ids: Vec<String>,
+    /// `ids.len() * dim` values, row after row.
+    pub data: Vec<f32>,
+}
+
+/// Every chunk vector of an index, by file key, for one model.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VectorStore {
+    /// The model the vectors are of; empty for a store with no vectors.
+    pub model_id: String,
+    pub dim: usize,
+    pub files: BTreeMap<String, FileVectors>,
+}
+
+/// A chunk and its cosine similarity to the query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DenseHit {
+    pub key: String,
+    pub id: String,
+    pub cosine: f32,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Header {
+    model_id: String,
+    dim: usize,
+    files: Vec<HeaderFile>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct HeaderFile {
+    key: String,
+    ids: Vec<String>,
+}
+
+impl VectorStore {
+    /// Number of vectors.
+    pub fn len(&self) -> usize {
+        self.files.values().map(|f| f.ids.len()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.values().all(|f| f.ids.is_empty())
+    }
+
+    /// Whether `key`'s vectors are of `model_id`.
+    pub fn has(&self, key: &str, model_id: &str) -> bool {
+        self.model_id == model_id && self.files.contains_key(key)
+    }
+
+    /// Every chunk by exact cosine (dot product: the vectors are unit
+    /// length), best first; ties by key and id, so the order is
+    /// deterministic.
+    pub fn rank(&self, query: &[f32]) -> Vec<DenseHit> {
+        let mut out = Vec::with_capacity(self.len());
+        if query.len() != self.dim {
+            return out;
+        }
+        for (key, file) in &self.files {
+            for (id, row) in file.ids.iter().zip(file.data.chunks_exact(self.dim)) {
+                let cosine = row.iter().zip(query).map(|(a, b)| a * b).sum::<f32>();
+                out.push(DenseHit {
+                    key: key.clone(),
+                    id: id.clone(),
+                    cosine,
+                });
+            }
+        }
+        out.sort_by(|a, b| {
+            b.cosine
+                .total_cmp(&a.cosine)
+                .then_with(|| (&a.key, &a.id).cmp(&(&b.key, &b.id)))
+        });
+        out
+    }
+
+    /// Reads the store in `dir`; an empty store when there is no file.
+    pub fn read(dir: &Path) -> Result<VectorStore> {
+        let path = dir.join(VECTORS_FILE);
+        let bytes = match fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(VectorStore::default());
+            }
+            Err(e) => return Err(Error::Io { path, error: e }),
+        };
+        decode(&bytes).map_err(|message| Error::Manifest { path, message })
+    }
+
+    /// Writes the store into `dir` atomically (temporary file, sync, rename).
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        let path = dir.join(VECTORS_FILE);
+        let tmp: PathBuf = path.with_extension("bin.tmp");
+        let io = |e| Error::Io {
+            path: tmp.clone(),
+            error: e,
+        };
+        let bytes = self.encode();
+        {
+            let mut f = fs::File::create(&tmp).map_err(io)?;
+            f.write_all(&bytes).map_err(io)?;
+            f.sync_all().map_err(io)?;
+        }
+        fs::rename(&tmp, &path).map_err(|e| Error::Io { path, error: e })
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        let header = Header {
+            model_id: self.model_id.clone(),
+            dim: self.dim,
+            files: self
+                .files
+                .iter()
+                .map(|(key, f)| HeaderFile {
+                    key: key.clone(),
+                    ids: f.ids.clone(),
+                })
+                .collect(),
+        };
+        let json = serde_json::to_vec(&header).expect("a header of strings serialises");
+        let mut out = Vec::with_capacity(MAGIC.len() + 8 + json.len() + self.len() * self.dim * 4);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&(json.len() as u64).to_le_bytes());
+        out.extend_from_slice(&json);
+        for f in self.files.values() {
+            for v in &f.data {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        out
+    }
+}
+
+fn decode(bytes: &[u8]) -> std::result::Result<VectorStore, String> {
+    let rest = bytes
+        .strip_prefix(MAGIC)
+        .ok_or("not a groundcite vectors file (bad magic)")?;
+    let (len, rest) = rest
+        .split_first_chunk::<8>()
+        .ok_or("truncated: no header length")?;
+    let len = usize::try_from(u64::from_le_bytes(*len)).map_err(|_| "header too long")?;
+    if rest.len() < len {
+        return Err("truncated header".into());
+    }
+    let (json, mut data) = rest.split_at(len);
+    let header: Header = serde_json::from_slice(json).map_err(|e| format!("header: {e}"))?;
+    let rows: usize = header.files.iter().map(|f| f.ids.len()).sum();
+    if data.len() != rows * header.dim * 4 {
+        return Err(format!(
+            "{} bytes of vectors for {rows} rows of {} values",
+            data.len(),
+            header.dim
+        ));
+    }
+    let mut files = BTreeMap::new();
+    for f in header.files {
+        let n = f.ids.len() * header.dim * 4;
+        let (mine, next) = data.split_at(n);
+        data = next;
+        let values = mine
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        files.insert(
+            f.key,
+            FileVectors {
+                ids: f.ids,
+                data: values,
+            },
+        );
+    }
+    Ok(VectorStore {
+        model_id: header.model_id,
+        dim: header.dim,
+        files,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> VectorStore {
+        let mut files = BTreeMap::new();
+        files.insert(
+            "root\u{1f}a.md".to_string(),
+            FileVectors {
+                ids: vec!["a.md#L1-L2".into(), "a.md#L3-L4".into()],
+                data: vec![1.0, 0.0, 0.6, 0.8],
+            },
+        );
+        files.insert(
+            "root\u{1f}b.md".to_string(),
+            FileVectors {
+                ids: vec!["b.md#L1-L1".into()],
+                data: vec![0.0, 1.0],
+            },
+        );
+        VectorStore {
+            model_id: "toy".into(),
+            dim: 2,
+            files,
+        }
+    }
+
+    #[test]
+    fn round_trips_through_the_file_format() {
+        let s = store();
+        assert_eq!(decode(&s.encode()).unwrap(), s);
+        let empty = VectorStore::default();
+        assert_eq!(decode(&empty.encode()).unwrap(), empty);
+    }
+
+    #[test]
+    fn refuses_truncated_or_foreign_files() {
+        let bytes = store().encode();
+        assert!(
+            decode(&bytes[..bytes.len() - 1])
+                .unwrap_err()
+                .contains("bytes of vectors")
+        );
+        assert!(decode(b"{}").unwrap_err().contains("magic"));
+        assert!(decode(&bytes[..MAGIC.len() + 4]).is_err());
+    }
+
+    #[test]
+    fn ranks_by_dot_product_best_first() {
+        let ranked = store().rank(&[0.0, 1.0]);
+        let ids: Vec<&str> = ranked.iter().map(|h| h.id.as_str()).collect();
+        assert_eq!(ids, ["b.md#L1-L1", "a.md#L3-L4", "a.md#L1-L2"]);
+        assert!((ranked[1].cosine - 0.8).abs() < 1e-6);
+        assert!(store().rank(&[1.0]).is_empty(), "a vector of another size");
+    }
+}

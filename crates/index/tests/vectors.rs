@@ -1,0 +1,241 @@
+//! Chunk vectors at ingest (incremental, per model) and hybrid search, with
+//! a small deterministic embedder standing in for the model: each word
+//! hashed into one of 32 dimensions, the vector normalised.
+
+use std::fs;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use groundcite_index::vectors::VECTORS_FILE;
+use groundcite_index::{ChunkEmbedder, ChunkIndex, Error, Fusion, Index, IngestOptions, Progress};
+
+struct Toy {
+    id: String,
+    texts: AtomicUsize,
+    fail: bool,
+}
+
+impl Toy {
+    fn new(id: &str) -> Arc<Toy> {
+        Arc::new(Toy {
+            id: id.into(),
+            texts: AtomicUsize::new(0),
+            fail: false,
+        })
+    }
+
+    fn failing(id: &str) -> Arc<Toy> {
+        Arc::new(Toy {
+            id: id.into(),
+            texts: AtomicUsize::new(0),
+            fail: true,
+        })
+    }
+
+    fn vector(text: &str) -> Vec<f32> {
+        let mut v = [0.0f32; 32];
+        for word in text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+        {
+            let h = blake3::hash(word.to_lowercase().as_bytes());
+            v[h.as_bytes()[0] as usize % 32] += 1.0;
+        }
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+        v.iter().map(|x| x / norm).collect()
+    }
+}
+
+impl ChunkEmbedder for Toy {
+    fn model_id(&self) -> &str {
+        &self.id
+    }
+
+    fn embed_texts(&self, texts: &[&str]) -> Result<Vec<f32>, String> {
+        if self.fail {
+            return Err("out of memory".into());
+        }
+        self.texts.fetch_add(texts.len(), Ordering::SeqCst);
+        Ok(texts.iter().flat_map(|t| Toy::vector(t)).collect())
+    }
+}
+
+fn write_docs(root: &Path) {
+    fs::create_dir_all(root).unwrap();
+    fs::write(
+        root.join("leave.md"),
+        "# Leave\n\nAnnual leave accrues every pay period.\n\n## Sick leave\n\nSick leave covers illness.\n",
+    )
+    .unwrap();
+    fs::write(
+        root.join("travel.md"),
+        "# Travel\n\nBook flights through the travel system.\n",
+    )
+    .unwrap();
+    fs::write(
+        root.join("badge.md"),
+        "# Badge\n\nYour PIV card opens the doors.\n",
+    )
+    .unwrap();
+}
+
+fn ingest(index: &mut Index, root: &Path) -> groundcite_index::IngestSummary {
+    index
+        .ingest(
+            &[root.to_path_buf()],
+            &IngestOptions::default(),
+            &mut |_| {},
+        )
+        .unwrap()
+}
+
+#[test]
+fn vectors_are_incremental_per_file_and_survive_reopening() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root, at) = (dir.path().join("docs"), dir.path().join("index"));
+    write_docs(&root);
+    let toy = Toy::new("toy-1");
+    let mut index = Index::open_or_create(&at).unwrap();
+    index.set_embedder(toy.clone());
+    let mut events = Vec::new();
+    let s = index
+        .ingest(
+            std::slice::from_ref(&root),
+            &IngestOptions::default(),
+            &mut |p| events.push(p),
+        )
+        .unwrap();
+    assert_eq!(s.embedded as u64, index.num_chunks());
+    assert_eq!(index.vectors().len() as u64, index.num_chunks());
+    assert!(events.contains(&Progress::Embedding {
+        done: s.embedded,
+        total: s.embedded
+    }));
+    assert!(at.join(VECTORS_FILE).exists());
+    index.check_vectors("toy-1").unwrap();
+
+    // Unchanged: nothing embedded.
+    let before = toy.texts.load(Ordering::SeqCst);
+    let s = ingest(&mut index, &root);
+    assert_eq!((s.unchanged, s.embedded), (3, 0));
+    assert_eq!(toy.texts.load(Ordering::SeqCst), before);
+
+    // One file changed, one removed: only the changed file's chunks are
+    // embedded; the removed file's vectors go.
+    fs::write(root.join("travel.md"), "# Travel\n\nBook trains too.\n").unwrap();
+    fs::remove_file(root.join("badge.md")).unwrap();
+    let s = ingest(&mut index, &root);
+    assert_eq!(
+        (s.indexed, s.unchanged, s.removed, s.embedded),
+        (1, 1, 1, 1)
+    );
+    assert_eq!(index.vectors().len() as u64, index.num_chunks());
+    assert!(
+        index
+            .vectors()
+            .files
+            .keys()
+            .all(|k| !k.ends_with("badge.md"))
+    );
+
+    // Reopened: the same vectors, read from the file.
+    let vectors = index.vectors().clone();
+    drop(index);
+    let index = Index::open(&at).unwrap();
+    assert_eq!(index.vectors(), &vectors);
+    index.check_vectors("toy-1").unwrap();
+}
+
+#[test]
+fn another_model_re_embeds_everything_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root, at) = (dir.path().join("docs"), dir.path().join("index"));
+    write_docs(&root);
+    let mut index = Index::open_or_create(&at).unwrap();
+    index.set_embedder(Toy::new("toy-1"));
+    let first = ingest(&mut index, &root);
+    index.set_embedder(Toy::new("toy-2"));
+    assert!(index.check_vectors("toy-2").is_err());
+    let s = ingest(&mut index, &root);
+    assert_eq!(s.model_changed.as_deref(), Some("toy-1"));
+    assert_eq!((s.indexed, s.unchanged, s.embedded), (3, 0, first.embedded));
+    index.check_vectors("toy-2").unwrap();
+    assert_eq!(index.vectors().model_id, "toy-2");
+}
+
+#[test]
+fn an_index_without_vectors_opened_with_a_model_is_an_error_until_re_ingested() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root, at) = (dir.path().join("docs"), dir.path().join("index"));
+    write_docs(&root);
+    let mut index = Index::open_or_create(&at).unwrap();
+    ingest(&mut index, &root);
+    assert!(index.vectors().is_empty());
+    let err = index.check_vectors("toy-1").unwrap_err();
+    assert!(matches!(err, Error::Vectors(_)));
+    let message = err.to_string();
+    assert!(message.contains("without an embedding model"), "{message}");
+    assert!(message.contains("groundcite ingest"), "{message}");
+
+    // Ingesting with the model embeds the files it had skipped as unchanged.
+    index.set_embedder(Toy::new("toy-1"));
+    let s = ingest(&mut index, &root);
+    assert_eq!((s.indexed, s.unchanged, s.model_changed), (3, 0, None));
+    index.check_vectors("toy-1").unwrap();
+}
+
+#[test]
+fn a_failing_model_fails_the_run_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root, at) = (dir.path().join("docs"), dir.path().join("index"));
+    write_docs(&root);
+    let mut index = Index::open_or_create(&at).unwrap();
+    index.set_embedder(Toy::new("toy-1"));
+    ingest(&mut index, &root);
+    let (chunks, vectors) = (index.num_chunks(), index.vectors().clone());
+    fs::write(root.join("travel.md"), "# Travel\n\nBook trains too.\n").unwrap();
+    index.set_embedder(Toy::failing("toy-1"));
+    let err = index
+        .ingest(
+            std::slice::from_ref(&root),
+            &IngestOptions::default(),
+            &mut |_| {},
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("out of memory"), "{err}");
+    assert_eq!(index.num_chunks(), chunks);
+    assert_eq!(index.vectors(), &vectors);
+    let reopened = Index::open(&at).unwrap();
+    assert_eq!(reopened.vectors(), &vectors);
+}
+
+#[test]
+fn hybrid_search_ranks_by_meaning_and_keeps_scores_in_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root, at) = (dir.path().join("docs"), dir.path().join("index"));
+    write_docs(&root);
+    let mut index = Index::open_or_create(&at).unwrap();
+    index.set_embedder(Toy::new("toy-1"));
+    ingest(&mut index, &root);
+    // "doors" and "opens" are words of the badge page; the toy vector of
+    // the query is close to that chunk's.
+    let query = "what opens the doors";
+    let hits = index
+        .search_hybrid(query, &Toy::vector(query), 3, &Fusion::default())
+        .unwrap();
+    assert_eq!(hits[0].chunk.path, "badge.md", "{hits:#?}");
+    assert_eq!(hits.len(), 3);
+    for h in &hits {
+        assert!((0.0..=1.0).contains(&h.score), "{}", h.score);
+    }
+    // Scores follow the documented mix of cosine and lexical coverage.
+    let lexical = index.search(query, 1).unwrap();
+    assert_eq!(lexical[0].chunk.id, hits[0].chunk.id);
+    assert!(hits[0].score > lexical[0].score * 0.5);
+    // A query of no known word still ranks by the dense side.
+    let hits = index
+        .search_hybrid("zzz", &Toy::vector("card"), 1, &Fusion::default())
+        .unwrap();
+    assert_eq!(hits.len(), 1);
+}
