@@ -40,6 +40,7 @@ pub trait ChunkEmbedder: Send + Sync {
     fn embed_texts(&self, texts: &[&str]) -> std::result::Result<Vec<f32>, String>;
 }
 
+#[cfg(feature = "embed")]
 impl ChunkEmbedder for groundcite_embed::Embedder {
     fn model_id(&self) -> &str {
         groundcite_embed::Embedder::model_id(self)
