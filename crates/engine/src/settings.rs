@@ -14,6 +14,7 @@
 //! | `GROUNDCITE_HANDOFF` | `handoff` |
 //! | `GROUNDCITE_AUDIT_PATH` | `audit_path` |
 //! | `GROUNDCITE_MODEL_DIR` | `model_dir` |
+//! | `GROUNDCITE_VERIFIER` | `check.verifier` (`lexical`, `semantic`) |
 //!
 //! API keys are never part of the configuration: only the *name* of the
 //! variable that holds them (`openai.api_key_env`, default
@@ -222,6 +223,16 @@ impl Settings {
         if let Some(v) = get("GROUNDCITE_AUDIT_PATH") {
             self.audit_path = PathBuf::from(v);
         }
+        if let Some(v) = get("GROUNDCITE_VERIFIER") {
+            self.check.verifier = serde_json::from_value(serde_json::Value::String(v.clone()))
+                .map_err(|_| {
+                    bad(
+                        "GROUNDCITE_VERIFIER",
+                        &v,
+                        "expected lexical, semantic or llm",
+                    )
+                })?;
+        }
         if let Some(v) = get(groundcite_embed::MODEL_DIR_ENV).filter(|v| !v.is_empty()) {
             self.model_dir = Some(PathBuf::from(v));
         }
@@ -420,6 +431,14 @@ mod tests {
         s.apply_env(|k| (k == "GROUNDCITE_MODEL_DIR").then(|| "models/b".into()))
             .unwrap();
         assert_eq!(s.model_dir.as_deref(), Some(Path::new("models/b")));
+        s.apply_env(|k| (k == "GROUNDCITE_VERIFIER").then(|| "semantic".into()))
+            .unwrap();
+        assert_eq!(s.check.verifier, groundcite_support::VerifierKind::Semantic);
+        assert!(s.validate().is_ok(), "semantic with a model folder");
+        let err = s
+            .apply_env(|k| (k == "GROUNDCITE_VERIFIER").then(|| "nli".into()))
+            .unwrap_err();
+        assert!(err.to_string().contains("GROUNDCITE_VERIFIER"), "{err}");
         let err = load_embedder(&Settings {
             model_dir: Some("/nonexistent/model".into()),
             ..Settings::default()
