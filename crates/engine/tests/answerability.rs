@@ -4,11 +4,10 @@
 //! default path under the repository root; they are required when CI=true
 //! and skipped, saying so, otherwise.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use groundcite_embed::{DEFAULT_MODEL_DIR, Embedder, MODEL_DIR_ENV};
+use groundcite_embed::Embedder;
 use groundcite_engine::{
     AnswerabilityConfig, AnswersQuestion, AskOptions, AskResult, Engine, EngineError,
     ExtractiveGenerator, NO_DIRECT_ANSWER, RefusalReason, Relevance, Retriever, Settings,
@@ -17,25 +16,7 @@ use groundcite_index::{Chunk, Hit};
 use groundcite_llm::{Generator, ScriptedGenerator};
 
 fn model_dir() -> Option<PathBuf> {
-    let dir = match std::env::var_os(MODEL_DIR_ENV) {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../..")
-            .join(DEFAULT_MODEL_DIR),
-    };
-    if dir.join("model.safetensors").is_file() {
-        return Some(dir);
-    }
-    let reason = format!(
-        "all-MiniLM-L6-v2 not found at {} (set {MODEL_DIR_ENV} or run scripts/fetch-model.sh)",
-        dir.display()
-    );
-    if groundcite_testdata::in_ci() {
-        panic!("CI=true requires the model: {reason}");
-    }
-    // Written past libtest's capture of eprintln!, so a skip is always seen.
-    let _ = writeln!(std::io::stderr(), "skipped: {reason}");
-    None
+    groundcite_testdata::model_dir("the answerability tests")
 }
 
 /// The same passages, scored `score`, for every query.

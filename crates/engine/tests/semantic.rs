@@ -2,34 +2,16 @@
 //! GROUNDCITE_MODEL_DIR or at the default path under the repository root; these tests are
 //! required when CI=true and skipped, saying so, otherwise.
 
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use groundcite_core::check::SentenceVerdict;
 use groundcite_core::{CheckConfig, Passage};
-use groundcite_embed::{DEFAULT_MODEL_DIR, Embedder, MODEL_DIR_ENV};
+use groundcite_embed::Embedder;
 use groundcite_engine::Checker;
 
 fn model_dir() -> Option<PathBuf> {
-    let dir = match std::env::var_os(MODEL_DIR_ENV) {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../..")
-            .join(DEFAULT_MODEL_DIR),
-    };
-    if dir.join("model.safetensors").is_file() {
-        return Some(dir);
-    }
-    let reason = format!(
-        "all-MiniLM-L6-v2 not found at {} (set {MODEL_DIR_ENV} or run scripts/fetch-model.sh)",
-        dir.display()
-    );
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("CI=true requires the model: {reason}");
-    }
-    let _ = writeln!(std::io::stderr(), "skipped: {reason}");
-    None
+    groundcite_testdata::model_dir("the semantic verifier test")
 }
 
 #[test]
