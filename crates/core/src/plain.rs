@@ -25,8 +25,24 @@ pub struct NoteInput<'a> {
     pub suggested: &'a [usize],
 }
 
+/// "passage 2", "passages 2 and 3": written out, so that a message shown
+/// beside an answer never reads as one of its citation markers.
 fn ids(list: impl IntoIterator<Item = String>) -> String {
-    list.into_iter().map(|k| format!("[{k}]")).collect()
+    let list: Vec<String> = list.into_iter().collect();
+    let noun = if list.len() == 1 {
+        "passage"
+    } else {
+        "passages"
+    };
+    format!("{noun} {}", and_list(&list))
+}
+
+fn capitalized(text: String) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => text,
+    }
 }
 
 /// "a, b and c".
@@ -44,13 +60,9 @@ pub fn note(input: &NoteInput<'_>) -> String {
     if !input.bad_ids.is_empty() {
         let plural = input.bad_ids.len() > 1;
         parts.push(format!(
-            "It cites {}, {} never sent: {} cannot be checked.",
+            "It cites {}, which {} never sent: {} cannot be checked.",
             ids(input.bad_ids.iter().map(u64::to_string)),
-            if plural {
-                "passages that were"
-            } else {
-                "a passage that was"
-            },
+            if plural { "were" } else { "was" },
             if plural { "they" } else { "it" },
         ));
     }
@@ -61,7 +73,7 @@ pub fn note(input: &NoteInput<'_>) -> String {
             parts.push("Its citation resolves; support was not checked.".into());
         }
         SentenceVerdict::Supported => match input.evidence_passage {
-            Some(k) => parts.push(format!("Stated in [{k}].")),
+            Some(k) => parts.push(format!("Stated in passage {k}.")),
             None => parts.push("Stated in the cited passage.".into()),
         },
         SentenceVerdict::Contradicted => {
@@ -111,13 +123,13 @@ pub fn note(input: &NoteInput<'_>) -> String {
                 parts.push("The cited passage does not say this.".into());
             }
             if !input.suggested.is_empty() {
-                parts.push(format!("{} would support it.", suggested()));
+                parts.push(format!("{} would support it.", capitalized(suggested())));
             }
         }
         SentenceVerdict::Uncited => {
             parts.push("No citation: nothing shows where this comes from.".into());
             if !input.suggested.is_empty() {
-                parts.push(format!("{} would support it.", suggested()));
+                parts.push(format!("{} would support it.", capitalized(suggested())));
             }
         }
     }
@@ -176,7 +188,7 @@ mod tests {
         };
         assert_eq!(
             note(&bad),
-            "It cites [3], a passage that was never sent: it cannot be checked."
+            "It cites passage 3, which was never sent: it cannot be checked."
         );
         let unchecked = NoteInput {
             judged: false,

@@ -192,10 +192,10 @@ fn flagged_sentences_get_a_message_and_the_report_its_verifier() {
         out.sentences[0].message,
         "The source says 30 days, not 14 days."
     );
-    assert_eq!(out.sentences[1].message, "Stated in [1].");
+    assert_eq!(out.sentences[1].message, "Stated in passage 1.");
     assert_eq!(
         out.sentences[2].message,
-        "It cites [9], a passage that was never sent: it cannot be checked."
+        "It cites passage 9, which was never sent: it cannot be checked."
     );
     let off = CheckConfig {
         verify_support: false,

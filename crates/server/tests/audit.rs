@@ -432,8 +432,10 @@ async fn a_client_request_id_never_becomes_the_audit_id() {
         assert_eq!(r.status, StatusCode::OK);
         served.push(r.header("x-request-id").unwrap().to_string());
     }
-    // An id "pre-claimed" from the shape of the ids seen so far.
-    let claimed = format!("{}0", &served[0][..served[0].len() - 1]);
+    // An id "pre-claimed" from the shape of the ids seen so far: the first
+    // one with another last digit (never that id itself).
+    let (head, last) = served[0].split_at(served[0].len() - 1);
+    let claimed = format!("{head}{}", if last == "0" { "1" } else { "0" });
     let r = send(
         &state,
         with_id(post_json("/v1/check", &seed_check()), &claimed),
