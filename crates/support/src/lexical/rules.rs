@@ -1,0 +1,333 @@
+//! The contradiction rules and the evidence span.
+
+use crate::Evidence;
+use crate::lexicon;
+use groundcite_text::quantity::{self, Quantity};
+use groundcite_text::{self as text, CAP, COMMON, NEG_CUE, NEG_PREFIX, QUANT, STOP, TIME, Token};
+
+use super::analysis::*;
+
+/// Byte offset of the claim's first token (its capital is not a name's).
+pub(super) fn first_content_start(info: &ClaimInfo<'_>) -> u32 {
+    info.tokens.first().map_or(0, |t| t.start)
+}
+
+pub(super) fn bound_text(text: &str, q: &Quantity) -> String {
+    let prefix = match q.bound {
+        quantity::Bound::AtLeast => "at least ",
+        quantity::Bound::AtMost => "at most ",
+        quantity::Bound::Exact => "",
+    };
+    format!("{prefix}{}", q.text(text))
+}
+
+pub(super) fn best_sentence(
+    passages: &[Passage<'_>],
+    scratch: &Scratch,
+    info: &ClaimInfo<'_>,
+    p: usize,
+    w: &Window,
+) -> Option<usize> {
+    if w.s1 == 0 {
+        return None;
+    }
+    let base = passages[p].sent_base;
+    (w.s0..w.s1).max_by(|&a, &b| {
+        let wa = mask_weight(&info.terms, &scratch.masks[base + a], false)
+            + scratch.qmasks[base + a].len() as f32;
+        let wb = mask_weight(&info.terms, &scratch.masks[base + b], false)
+            + scratch.qmasks[base + b].len() as f32;
+        // Ties go to the earlier sentence.
+        wa.total_cmp(&wb).then(b.cmp(&a))
+    })
+}
+
+/// Whether a negation cue of the sentence lies within `scope` tokens of a matched claim term.
+pub(super) fn negation_in_scope(
+    info: &ClaimInfo<'_>,
+    p: &Passage<'_>,
+    s: &Sentence,
+    scope: usize,
+) -> bool {
+    let toks = &p.tokens[s.tok_lo as usize..s.tok_hi as usize];
+    toks.iter()
+        .enumerate()
+        .filter(|(_, t)| t.flags & NEG_CUE != 0)
+        .any(|(i, _)| {
+            let lo = i.saturating_sub(scope);
+            let hi = (i + scope + 1).min(toks.len());
+            toks[lo..hi].iter().any(|t| {
+                info.terms
+                    .iter()
+                    .any(|term| !term.question && term_matches(term, t))
+            })
+        })
+}
+
+/// The tokens of sentence `si` of `p`, then those of its lead-in if it has one.
+pub(super) fn unit_tokens<'a>(p: &'a Passage<'_>, si: usize) -> impl Iterator<Item = &'a [Token]> {
+    let s = &p.sentences[si];
+    let tokens = |s: &Sentence| &p.tokens[s.tok_lo as usize..s.tok_hi as usize];
+    std::iter::once(tokens(s)).chain(s.lead.map(|l| tokens(&p.sentences[l as usize])))
+}
+
+/// The period of a repeated event that `toks` state, in days, with its text: "weekly",
+/// "once a month", "every two weeks", "per year".
+pub(super) fn period<'t>(toks: &[Token], text: &'t str) -> Option<(f64, &'t str)> {
+    const YEAR: f64 = 365.0;
+    const PERIODS: &[(&str, f64)] = &[
+        ("hourly", 1.0 / 24.0),
+        ("daily", 1.0),
+        ("weekly", 7.0),
+        ("biweekly", 14.0),
+        ("fortnightly", 14.0),
+        ("monthly", YEAR / 12.0),
+        ("quarterly", YEAR / 4.0),
+        ("annually", YEAR),
+        ("annual", YEAR),
+        ("yearly", YEAR),
+    ];
+    let is = |t: &Token, w: &str| t.text(text).eq_ignore_ascii_case(w);
+    // The meaning of a quantity word (number or time unit); only those are looked up.
+    let meaning = |t: &Token| {
+        (t.flags & (QUANT | TIME) != 0)
+            .then(|| quantity::meaning(&t.text(text).to_ascii_lowercase()))
+            .flatten()
+    };
+    for (i, t) in toks.iter().enumerate() {
+        if let Some(&(_, days)) = PERIODS.iter().find(|(w, _)| is(t, w)) {
+            return Some((days, t.text(text)));
+        }
+        if !["once", "every", "per", "each"].iter().any(|w| is(t, w)) {
+            continue;
+        }
+        let mut j = i + 1;
+        let mut count = 1.0;
+        if let Some(n) = toks.get(j) {
+            if let Some(quantity::Word::Number(v)) = meaning(n) {
+                count = v;
+                j += 1;
+            } else if is(n, "a") || is(n, "an") {
+                j += 1;
+            }
+        }
+        if let Some(u) = toks.get(j)
+            && let Some(quantity::Word::Time(days)) = meaning(u)
+            && days >= 1.0 / 24.0
+        {
+            return Some((count * days, &text[t.start as usize..u.end as usize]));
+        }
+    }
+    None
+}
+
+/// A claim word whose antonym (WordNet or [`lexicon`]'s policy pairs) the evidence unit of
+/// sentence `si` (with its lead-in) states while it does not state the word itself; returns the
+/// claim word and the evidence word.
+pub(super) fn antonym_conflict<'c, 'p>(
+    info: &ClaimInfo<'c>,
+    p: &Passage<'p>,
+    si: usize,
+) -> Option<(&'c str, &'p str)> {
+    let lexicon = lexicon::lexicon();
+    let tokens = |s: &Sentence| &p.tokens[s.tok_lo as usize..s.tok_hi as usize];
+    let s = &p.sentences[si];
+    let lead = s.lead.map_or(&[][..], |l| tokens(&p.sentences[l as usize]));
+    let unit = || tokens(s).iter().chain(lead);
+    let in_unit = |key: u64| unit().any(|t| t.key == key);
+    let in_claim = |key: u64| info.tokens.iter().any(|t| t.key == key);
+    // Units of time are quantities, compared by Rule 2 ("twelve months" is "one year").
+    let plain = |t: &Token| t.flags & (QUANT | TIME | CAP | NEG_CUE | text::DIGIT) == 0;
+    for c in info.tokens.iter().filter(|t| plain(t)) {
+        let opposed = lexicon.antonyms(c.key);
+        // The claim word, or a synonym of it, stated: no conflict.
+        if opposed.is_empty()
+            || in_unit(c.key)
+            || lexicon.related(c.key).iter().any(|&k| in_unit(k))
+        {
+            continue;
+        }
+        if let Some(e) = unit().find(|t| plain(t) && opposed.contains(&t.key) && !in_claim(t.key)) {
+            return Some((c.text(info.text), e.text(p.text)));
+        }
+    }
+    None
+}
+
+/// Claim terms matched in the sentence only through a negating prefix ("unpaid" vs "paid").
+pub(super) fn prefix_flips(info: &ClaimInfo<'_>, p: &Passage<'_>, s: &Sentence) -> usize {
+    // A flip needs a negating prefix on one side.
+    if !s.neg_prefix && !info.terms.iter().any(|t| t.flags & NEG_PREFIX != 0) {
+        return 0;
+    }
+    let toks = &p.tokens[s.tok_lo as usize..s.tok_hi as usize];
+    let mut flips = 0;
+    for term in info.terms.iter().filter(|t| !t.question) {
+        let mut exact = false;
+        let mut flip = false;
+        for tok in toks {
+            if tok.key == term.key {
+                exact = true;
+            } else if (tok.alt == term.key && tok.flags & NEG_PREFIX != 0)
+                || (term.alt != 0 && tok.key == term.alt && term.flags & NEG_PREFIX != 0)
+            {
+                flip = true;
+            }
+        }
+        if flip && !exact {
+            flips += 1;
+        }
+    }
+    flips
+}
+
+/// The name (a run of capitalised tokens) that performs the action at `v`: "X directed" or
+/// "directed by X". Returns the token range of the name.
+pub(super) fn agent_of(toks: &[Token], text: &str, v: usize) -> Option<(usize, usize)> {
+    let is_name = |t: &Token| t.flags & CAP != 0 && t.flags & (STOP | QUANT) == 0;
+    // Passive: "directed by Robert Zemeckis".
+    if toks
+        .get(v + 1)
+        .is_some_and(|t| t.text(text).eq_ignore_ascii_case("by"))
+    {
+        let a = v + 2;
+        let mut b = a;
+        while b < toks.len() && is_name(&toks[b]) {
+            b += 1;
+        }
+        if b > a {
+            return Some((a, b));
+        }
+        return None;
+    }
+    // Active: "Robert Zemeckis directed" (the name right before the verb).
+    if v > 0 && is_name(&toks[v - 1]) && toks[v].flags & CAP == 0 {
+        let b = v;
+        let mut a = v - 1;
+        while a > 0 && is_name(&toks[a - 1]) {
+            a -= 1;
+        }
+        return Some((a, b));
+    }
+    None
+}
+
+/// A claim action whose agent differs from the agent of the same action in the evidence.
+pub(super) fn agent_conflict<'c, 'p>(
+    info: &ClaimInfo<'c>,
+    p: &Passage<'p>,
+    window: &'p [Token],
+) -> Option<(&'c str, &'p str)> {
+    let ct = &info.tokens;
+    for (v, verb) in ct.iter().enumerate() {
+        if verb.flags & (STOP | QUANT | CAP | COMMON) != 0 {
+            continue;
+        }
+        let Some((ca, cb)) = agent_of(ct, info.text, v) else {
+            continue;
+        };
+        let mut other = None;
+        for (w, tok) in window.iter().enumerate() {
+            if tok.key != verb.key {
+                continue;
+            }
+            let Some((pa, pb)) = agent_of(window, p.text, w) else {
+                continue;
+            };
+            let same = ct[ca..cb]
+                .iter()
+                .any(|c| window[pa..pb].iter().any(|t| t.key == c.key));
+            if same {
+                return None;
+            }
+            other = Some((pa, pb));
+        }
+        if let Some((pa, pb)) = other {
+            let claim = &info.text[ct[ca].start as usize..ct[cb - 1].end as usize];
+            let evidence = &p.text[window[pa].start as usize..window[pb - 1].end as usize];
+            return Some((claim, evidence));
+        }
+    }
+    None
+}
+
+/// A name (capitalised, not first word) or a list item ("badge, laptop, and tablet").
+pub(super) fn entity_like(info: &ClaimInfo<'_>, term: &Term) -> bool {
+    let Some(idx) = info.tokens.iter().position(|t| t.start == term.start) else {
+        return false;
+    };
+    if term.flags & CAP != 0 && idx > 0 {
+        return true;
+    }
+    if idx == 0 {
+        return false;
+    }
+    let prev = &info.tokens[idx - 1];
+    let gap = &info.text[prev.end as usize..term.start as usize];
+    let prev_word = prev.text(info.text);
+    gap.contains(',')
+        || prev_word.eq_ignore_ascii_case("and")
+        || prev_word.eq_ignore_ascii_case("or")
+}
+
+/// If the passage sentence has another content word where the claim has `term` (same left or
+/// right neighbour), return it.
+pub(super) fn slot_substitute<'p>(
+    info: &ClaimInfo<'_>,
+    term: &Term,
+    p: &Passage<'p>,
+    s: &Sentence,
+    lookahead: usize,
+) -> Option<&'p str> {
+    let content: Vec<&Token> = info.tokens.iter().filter(|t| t.flags & STOP == 0).collect();
+    let idx = content.iter().position(|t| t.start == term.start)?;
+    let toks = &p.tokens[s.tok_lo as usize..s.tok_hi as usize];
+    let in_claim = |tok: &Token| {
+        info.tokens.iter().any(|c| {
+            c.key == tok.key
+                || (c.alt != 0 && c.alt == tok.key)
+                || (tok.alt != 0 && tok.alt == c.key)
+        })
+    };
+    let candidate = |tok: &Token| {
+        tok.flags & (STOP | QUANT) == 0 && !in_claim(tok) && !text::is_common_word(tok.text(p.text))
+    };
+    // Left neighbour: the claim word before; the passage word after it.
+    if idx > 0 {
+        let left = content[idx - 1];
+        if left.flags & QUANT == 0
+            && let Some(pos) = toks.iter().position(|t| t.key == left.key)
+            && let Some(tok) = toks[pos + 1..]
+                .iter()
+                .take(lookahead)
+                .find(|t| t.flags & STOP == 0)
+            && candidate(tok)
+        {
+            return Some(tok.text(p.text));
+        }
+    }
+    if idx + 1 < content.len() {
+        let right = content[idx + 1];
+        if right.flags & QUANT == 0
+            && let Some(pos) = toks.iter().position(|t| t.key == right.key)
+            && let Some(tok) = toks[..pos]
+                .iter()
+                .rev()
+                .take(lookahead)
+                .find(|t| t.flags & STOP == 0)
+            && candidate(tok)
+        {
+            return Some(tok.text(p.text));
+        }
+    }
+    None
+}
+
+pub(super) fn evidence(passages: &[Passage<'_>], p: usize, w: &Window) -> Evidence {
+    let pass = &passages[p];
+    Evidence {
+        passage: p + 1,
+        start: pass.sentences[w.s0].start as usize,
+        end: pass.sentences[w.s1 - 1].end as usize,
+    }
+}
