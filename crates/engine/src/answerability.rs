@@ -27,8 +27,9 @@
 //! [`AnswerabilityConfig::min_relevance`].
 //!
 //! The defaults are fitted by `cargo run -p groundcite-engine --release
-//! --example fit_answerability` (README, "Fitting the answerability
-//! gate") on half of the handbook's pages and reported on the other half.
+//! --example fit_answerability [INDEX_DIR]` (README, Measurements) under
+//! hybrid retrieval, on half of the handbook's pages, and reported on the
+//! other half.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -43,10 +44,10 @@ use serde::{Deserialize, Serialize};
 #[serde(default)]
 pub struct AnswerabilityConfig {
     /// Answer when the best unit's score plus `retrieval_weight` × the
-    /// best retrieval score reaches this. Default 0.72 (fitted).
+    /// best retrieval score reaches this. Default 0.63 (fitted).
     pub min_answer: f32,
-    /// The weight of the best retrieval score in the gate. Default 0.1
-    /// (fitted).
+    /// The weight of the best retrieval score in the gate. Default 0
+    /// (fitted: under hybrid retrieval it adds nothing the units lack).
     pub retrieval_weight: f32,
     /// A passage is strong (the refusal is `no_direct_answer`, with the
     /// closest passages, rather than `gate`) when its retrieval score
@@ -54,12 +55,12 @@ pub struct AnswerabilityConfig {
     /// this. Default 0.45.
     pub strong_unit: f32,
     /// A unit that holds a quantity of the kind the question asks for
-    /// gains this. Default 0.05.
+    /// gains this. Default 0.1 (fitted).
     pub type_bonus: f32,
-    /// A unit that holds none loses this. Default 0.1.
+    /// A unit that holds none loses this. Default 0.2 (fitted).
     pub type_penalty: f32,
     /// `answers_question` is `yes` when the answer's best sentence scores
-    /// at least this against the question. Default 0.67 (fitted).
+    /// at least this against the question. Default 0.63 (fitted).
     pub min_relevance: f32,
     /// A further unit joins the extractive answer when it is in the same
     /// passage and scores within this of the best. Default 0.05.
@@ -69,12 +70,12 @@ pub struct AnswerabilityConfig {
 impl Default for AnswerabilityConfig {
     fn default() -> Self {
         AnswerabilityConfig {
-            min_answer: 0.72,
-            retrieval_weight: 0.1,
+            min_answer: 0.63,
+            retrieval_weight: 0.0,
             strong_unit: 0.45,
-            type_bonus: 0.05,
-            type_penalty: 0.1,
-            min_relevance: 0.67,
+            type_bonus: 0.1,
+            type_penalty: 0.2,
+            min_relevance: 0.63,
             second_margin: 0.05,
         }
     }
@@ -414,6 +415,7 @@ pub enum GateDecision {
 
 /// The served answer's relevance to the question (`answers_question` in
 /// every report of an answer).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AnswersQuestion {
     /// The best answer sentence's score against the question (cosine
@@ -427,6 +429,7 @@ pub struct AnswersQuestion {
     pub method: &'static str,
 }
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Relevance {
@@ -545,9 +548,15 @@ impl Answerability {
         self.memo.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Whether `text` holds an answer of `answer_type` (`None` for
+    /// [`AnswerType::Other`]).
+    pub fn held(&self, answer_type: AnswerType, text: &str) -> Option<bool> {
+        answer_type.held_by(text, &quantities(text))
+    }
+
     /// The bonus or penalty of a text for a question of `answer_type`.
     pub fn type_adjustment(&self, answer_type: AnswerType, text: &str) -> f32 {
-        match answer_type.held_by(text, &quantities(text)) {
+        match self.held(answer_type, text) {
             None => 0.0,
             Some(true) => self.config.type_bonus,
             Some(false) => -self.config.type_penalty,

@@ -40,10 +40,11 @@ struct Ranked {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let text_only = args.iter().any(|a| a == "--text-only");
-    args.retain(|a| a != "--text-only");
+    let with_title = args.iter().any(|a| a == "--with-title");
+    args.retain(|a| a != "--text-only" && a != "--with-title");
     if args.len() < 4 {
         return Err(
-            "usage: fusion MODEL_DIR INDEX_DIR PAGES QUESTIONS.jsonl... [--text-only]".into(),
+            "usage: fusion MODEL_DIR INDEX_DIR PAGES QUESTIONS.jsonl... [--text-only | --with-title]".into(),
         );
     }
     let model = Arc::new(groundcite_embed::Embedder::load(&args[0])?);
@@ -63,9 +64,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         started.elapsed().as_secs_f64(),
         index.num_chunks()
     );
-    let text_only_store = if text_only {
+    // The alternative embedded text (`--text-only` or `--with-title`).
+    let alternative = if with_title {
+        "title › section + text"
+    } else {
+        "text alone"
+    };
+    let text_only_store = if text_only || with_title {
         let chunks = index.all_chunks()?;
-        let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
+        let texts: Vec<String> = chunks
+            .iter()
+            .map(|c| {
+                if with_title {
+                    groundcite_index::vectors::titled_text(c)
+                } else {
+                    c.text.clone()
+                }
+            })
+            .collect();
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
         let vectors = model.embed(&texts)?;
         Some((chunks, vectors))
     } else {
@@ -287,7 +304,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 show(eval(&chosen, &all, false))
             );
             println!(
-                "embedded text: text alone:      dense all {}; default all {}",
+                "embedded text: {alternative}: dense all {}; default all {}",
                 show(eval(&dense, &all, true)),
                 show(eval(&chosen, &all, true))
             );

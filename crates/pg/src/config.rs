@@ -95,13 +95,14 @@ impl Target {
         if config.get_application_name().is_none() {
             config.application_name("groundcite");
         }
-        // Every unqualified name resolves in our schema; JIT only adds
+        // Every unqualified name resolves in our schema, then in `public`
+        // (where pgvector's type and operators live); JIT only adds
         // latency to these short queries (tens of ms of compilation when the
         // planner's estimates run high); custom plans fold the query's
         // `to_tsquery($n)` into constants instead of evaluating them per row
         // (a generic plan would). Options from the URL are kept.
         let options = format!(
-            "{} -c search_path={} -c jit=off -c plan_cache_mode=force_custom_plan",
+            "{} -c search_path={},public -c jit=off -c plan_cache_mode=force_custom_plan",
             config.get_options().unwrap_or(""),
             opts.schema
         );

@@ -1,11 +1,14 @@
 //! [`PgIndex`]: the chunk index in PostgreSQL.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
+use groundcite_index::fusion::{self, Fusion, LexicalHit};
 use groundcite_index::score::idf;
 use groundcite_index::source::{self, Plan, Source};
+use groundcite_index::vectors::{DenseHit, embedding_text};
 use groundcite_index::{
-    Chunk, ChunkIndex, Hit, IngestOptions, IngestSummary, Progress, query_words,
+    Chunk, ChunkEmbedder, ChunkIndex, Hit, IngestOptions, IngestSummary, Progress, query_words,
 };
 use tokio_postgres::{Row, Statement, Transaction};
 
@@ -34,41 +37,119 @@ ORDER BY x.lexeme, x.word";
 /// section (B) count half as much as the text (A), as in the embedded index.
 const WEIGHTS: &str = "'{0.1, 0.5, 0.5, 1.0}'";
 
+/// The per-term parameters of `n` query lexemes from parameter `$first`
+/// on: each lexeme's word (as a `tsquery`) and its idf.
+struct TermParams {
+    first: usize,
+    n: usize,
+}
+
+impl TermParams {
+    fn term(&self, i: usize) -> String {
+        format!("to_tsquery('english', ${})", self.first + 2 * i)
+    }
+
+    fn idf(&self, i: usize) -> String {
+        format!("${}::float8", self.first + 1 + 2 * i)
+    }
+
+    /// The rank of chunk `c`: `Σ idf(t) · ts_rank(t)` (normalisation 1:
+    /// divided by 1 + log length).
+    fn rank(&self) -> String {
+        (0..self.n)
+            .map(|i| {
+                format!(
+                    "{} * ts_rank({WEIGHTS}, c.tsv, {}, 1)",
+                    self.idf(i),
+                    self.term(i)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" + ")
+    }
+
+    /// The normalised score of the row `alias`: the IDF-weighted coverage.
+    fn coverage(&self, alias: &str) -> String {
+        let got: Vec<String> = (0..self.n)
+            .map(|i| {
+                format!(
+                    "CASE WHEN {alias}.tsv @@ {} THEN {} ELSE 0 END",
+                    self.term(i),
+                    self.idf(i)
+                )
+            })
+            .collect();
+        let total: Vec<String> = (0..self.n).map(|i| self.idf(i)).collect();
+        format!(
+            "(({}) / nullif({}, 0))::float4",
+            got.join(" + "),
+            total.join(" + ")
+        )
+    }
+}
+
 /// The top-k statement for `n` query lexemes. Parameters: `$1` every topic
 /// word joined by ` | ` (candidates, served by the GIN index), `$2` k, then
-/// for each lexeme its word and its idf. Rank: `Σ idf(t) · ts_rank(t)`
-/// (normalisation 1: divided by 1 + log length); score: the IDF-weighted
-/// coverage, computed for the k rows kept. Unrolled per term (no per-row
-/// subquery): half the cost of a lateral aggregate.
+/// for each lexeme its word and its idf. Rank: [`TermParams::rank`]; score:
+/// the IDF-weighted coverage, computed for the k rows kept. Unrolled per
+/// term (no per-row subquery): half the cost of a lateral aggregate.
 fn search_sql(n: usize) -> String {
-    let term = |i: usize| format!("to_tsquery('english', ${})", 3 + 2 * i);
-    let idf = |i: usize| format!("${}::float8", 4 + 2 * i);
-    let rank: Vec<String> = (0..n)
-        .map(|i| format!("{} * ts_rank({WEIGHTS}, c.tsv, {}, 1)", idf(i), term(i)))
-        .collect();
-    let got: Vec<String> = (0..n)
-        .map(|i| {
-            format!(
-                "CASE WHEN top.tsv @@ {} THEN {} ELSE 0 END",
-                term(i),
-                idf(i)
-            )
-        })
-        .collect();
-    let total: Vec<String> = (0..n).map(idf).collect();
+    let terms = TermParams { first: 3, n };
     format!(
-        "SELECT {TOP_COLUMNS}, (({got}) / nullif({total}, 0))::float4 AS score, top.rank::float4
+        "SELECT {TOP_COLUMNS}, {score} AS score, top.rank::float4
          FROM (SELECT c.*, ({rank}) AS rank
                FROM chunks c
                WHERE c.tsv @@ to_tsquery('english', $1)
                ORDER BY rank DESC, c.seq
                LIMIT $2) top
          ORDER BY top.rank DESC, top.seq",
-        got = got.join(" + "),
-        total = total.join(" + "),
-        rank = rank.join(" + "),
+        score = terms.coverage("top"),
+        rank = terms.rank(),
     )
 }
+
+/// The lexical side of hybrid search: the same ranking as [`search_sql`]
+/// (same parameters), only each chunk's `seq` and raw rank.
+fn lexical_sql(n: usize) -> String {
+    let terms = TermParams { first: 3, n };
+    format!(
+        "SELECT c.seq, ({rank})::float4 AS rank
+         FROM chunks c
+         WHERE c.tsv @@ to_tsquery('english', $1)
+         ORDER BY rank DESC, c.seq
+         LIMIT $2",
+        rank = terms.rank(),
+    )
+}
+
+/// The chunks `$1` (their `seq`s) with their normalised lexical score for
+/// `n` query lexemes (each its word and idf, from `$2` on).
+fn chunks_by_seq_sql(n: usize) -> String {
+    let score = if n == 0 {
+        "0::float4".to_string()
+    } else {
+        TermParams { first: 2, n }.coverage("c")
+    };
+    format!("SELECT {CHUNK_COLUMNS}, {score}, c.seq FROM chunks c WHERE c.seq = ANY($1)")
+}
+
+/// Every chunk with a vector, by inner product with the query vector `$1`
+/// (the cosine: vectors are unit length), best first; ties by file key and
+/// chunk id in byte order, as the embedded index's exact search orders them.
+const DENSE_SQL: &str = "
+SELECT v.chunk_seq, (-(v.embedding <#> $1::float4[]::vector))::float4 AS cosine
+FROM chunk_vectors v JOIN chunks c ON c.seq = v.chunk_seq
+ORDER BY cosine DESC, c.file_key COLLATE \"C\", c.id COLLATE \"C\"";
+
+/// The vectors of chunks `$1`: row `i` is `$2[(i-1)·$3 + 1 .. i·$3]`.
+const INSERT_VECTORS_SQL: &str = "
+INSERT INTO chunk_vectors (chunk_seq, embedding)
+SELECT s, (($2::float4[])[(i - 1) * $3::int4 + 1 : i * $3::int4])::vector
+FROM unnest($1::int8[]) WITH ORDINALITY AS t(s, i)";
+
+/// How many chunk texts one embedding call gets during an ingest (one
+/// progress step each), as in the embedded index.
+const EMBED_STEP: usize = 128;
 
 /// [`CHUNK_COLUMNS`] of the `top` subquery.
 const TOP_COLUMNS: &str = "top.id, top.path, top.title, top.section, top.url, top.text, \
@@ -77,11 +158,13 @@ const TOP_COLUMNS: &str = "top.id, top.path, top.title, top.section, top.url, to
 const INSERT_CHUNKS_SQL: &str = "
 INSERT INTO chunks (file_key, id, path, title, section, url, text, start_byte, end_byte, metadata)
 SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                         $8::int8[], $9::int8[], $10::text[])";
+                         $8::int8[], $9::int8[], $10::text[])
+RETURNING seq";
 
 /// The chunk index in PostgreSQL (see the crate docs).
 pub struct PgIndex {
     client: Client,
+    embedder: Option<Arc<dyn ChunkEmbedder>>,
 }
 
 impl std::fmt::Debug for PgIndex {
@@ -89,8 +172,24 @@ impl std::fmt::Debug for PgIndex {
         f.debug_struct("PgIndex")
             .field("target", &self.client.target.redacted)
             .field("schema", &self.client.opts.schema)
+            .field("model", &self.embedder.as_ref().map(|e| e.model_id()))
             .finish()
     }
+}
+
+/// Where an index's chunk vectors stand against a model
+/// ([`PgIndex::vector_status`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VectorStatus {
+    /// Indexed files.
+    pub files: u64,
+    /// Files without vectors of the model asked about.
+    pub files_without: u64,
+    /// Another model some files' vectors are of, if any.
+    pub other_model: Option<String>,
+    /// Chunks, and chunks with a vector.
+    pub chunks: u64,
+    pub vectors: u64,
 }
 
 impl PgIndex {
@@ -100,6 +199,7 @@ impl PgIndex {
     pub fn connect(url: &str, opts: PgOptions) -> Result<PgIndex, Error> {
         let index = PgIndex {
             client: Client::new(url, opts, "groundcite-pg")?,
+            embedder: None,
         };
         let status = index.schema_status()?;
         if status.is_behind() {
@@ -111,6 +211,172 @@ impl PgIndex {
             });
         }
         Ok(index)
+    }
+
+    /// Ingests with this model from now on: every chunk written gets its
+    /// vector, and files whose vectors are missing or of another model are
+    /// re-chunked and embedded even when unchanged (as the embedded index
+    /// does).
+    pub fn set_embedder(&mut self, embedder: Arc<dyn ChunkEmbedder>) {
+        self.embedder = Some(embedder);
+    }
+
+    /// Whether any chunk has a vector.
+    pub fn has_vectors(&self) -> Result<bool, Error> {
+        self.client.retry(is_transient, || async {
+            let client = self.client.conn().await?;
+            let row = client
+                .query_one("SELECT EXISTS (SELECT 1 FROM chunk_vectors)", &[])
+                .await?;
+            Ok(row.get(0))
+        })
+    }
+
+    /// Where the index's vectors stand against `model_id`.
+    pub fn vector_status(&self, model_id: &str) -> Result<VectorStatus, Error> {
+        let row = self.client.retry(is_transient, || async {
+            let client = self.client.conn().await?;
+            Ok(client
+                .query_one(
+                    "SELECT count(*),
+                            count(*) FILTER (WHERE model_id IS DISTINCT FROM $1),
+                            min(model_id) FILTER (WHERE model_id <> $1),
+                            (SELECT chunks FROM corpus_stats),
+                            (SELECT count(*) FROM chunk_vectors)
+                     FROM files",
+                    &[&model_id],
+                )
+                .await?)
+        })?;
+        let count = |i: usize| row.get::<_, i64>(i).max(0) as u64;
+        Ok(VectorStatus {
+            files: count(0),
+            files_without: count(1),
+            other_model: row.get(2),
+            chunks: count(3),
+            vectors: count(4),
+        })
+    }
+
+    /// Fails with [`Error::Vectors`] unless every indexed file has vectors
+    /// of `model_id`: searching such an index with that model would
+    /// silently leave chunks out of the dense ranking.
+    pub fn check_vectors(&self, model_id: &str) -> Result<(), Error> {
+        let status = self.vector_status(model_id)?;
+        if status.files_without == 0 && status.chunks == status.vectors {
+            return Ok(());
+        }
+        let had = if let Some(other) = &status.other_model {
+            format!("its vectors are of another model ({other})")
+        } else if status.vectors == 0 {
+            "it was ingested without an embedding model".to_string()
+        } else {
+            format!(
+                "{} of {} files have no vectors",
+                status.files_without, status.files
+            )
+        };
+        Err(Error::Vectors(format!(
+            "the index at {} has no vectors for the configured model {model_id}: {had}; run `groundcite ingest PATH...` again with the model configured (it embeds what is missing), or run without a model",
+            self.location()
+        )))
+    }
+
+    /// Hybrid search: the top `k` chunks by `fusion` of the exact dense
+    /// ranking (the query's vector `vector`, of the model the index was
+    /// ingested with) and the full-text ranking, fused by the embedded
+    /// index's [`fusion::fuse`]; each hit's score is
+    /// [`fusion::hybrid_score`] of its cosine and lexical coverage, and its
+    /// raw score the full-text rank (0 outside the lexical top).
+    pub fn search_hybrid(
+        &self,
+        query: &str,
+        vector: &[f32],
+        k: usize,
+        fusion: &Fusion,
+    ) -> Result<Vec<Hit>, Error> {
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        let words = query_words(query);
+        let any = words.join(" | ");
+        let depth = i64::try_from(fusion.lexical_depth).unwrap_or(i64::MAX);
+        let query_vector = vector.to_vec();
+        let (dense, lexical, term_words, idfs) = self.client.retry(is_transient, || async {
+            let client = self.client.conn().await?;
+            let (term_words, idfs) = if words.is_empty() {
+                (Vec::new(), Vec::new())
+            } else {
+                let stmt = client.prepare_cached(TERMS_SQL).await?;
+                term_params(&client.query(&stmt, &[&words]).await?)
+            };
+            let mut lexical = Vec::new();
+            if !term_words.is_empty() {
+                let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
+                    vec![&any, &depth];
+                for (w, f) in term_words.iter().zip(&idfs) {
+                    params.push(w);
+                    params.push(f);
+                }
+                let stmt = client
+                    .prepare_cached(&lexical_sql(term_words.len()))
+                    .await?;
+                lexical = client
+                    .query(&stmt, &params)
+                    .await?
+                    .iter()
+                    .map(|r| LexicalHit {
+                        id: r.get::<_, i64>(0).to_string(),
+                        raw: r.get(1),
+                    })
+                    .collect();
+            }
+            let stmt = client.prepare_cached(DENSE_SQL).await?;
+            let dense: Vec<DenseHit> = client
+                .query(&stmt, &[&query_vector])
+                .await?
+                .iter()
+                .map(|r| DenseHit {
+                    key: String::new(),
+                    id: r.get::<_, i64>(0).to_string(),
+                    cosine: r.get(1),
+                })
+                .collect();
+            Ok((dense, lexical, term_words, idfs))
+        })?;
+        let fused = fusion::fuse(&dense, &lexical, fusion, k);
+        let seqs: Vec<i64> = fused.iter().filter_map(|f| f.id.parse().ok()).collect();
+        let rows = self.client.retry(is_transient, || async {
+            let client = self.client.conn().await?;
+            let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![&seqs];
+            for (w, f) in term_words.iter().zip(&idfs) {
+                params.push(w);
+                params.push(f);
+            }
+            let stmt = client
+                .prepare_cached(&chunks_by_seq_sql(term_words.len()))
+                .await?;
+            Ok(client.query(&stmt, &params).await?)
+        })?;
+        let mut by_seq: HashMap<String, (Chunk, f32)> = rows
+            .iter()
+            .map(|row| {
+                let coverage = row.get::<_, Option<f32>>(9).unwrap_or(0.0).clamp(0.0, 1.0);
+                let seq: i64 = row.get(10);
+                (seq.to_string(), (chunk_from_row(row), coverage))
+            })
+            .collect();
+        Ok(fused
+            .into_iter()
+            .filter_map(|f| {
+                let (chunk, coverage) = by_seq.remove(&f.id)?;
+                Some(Hit {
+                    chunk,
+                    score: fusion::hybrid_score(f.cosine, coverage),
+                    raw_score: f.raw,
+                })
+            })
+            .collect())
     }
 
     /// The database URL without its password.
@@ -147,24 +413,16 @@ impl PgIndex {
         let rows = self.client.retry(is_transient, || async {
             let client = self.client.conn().await?;
             let stmt = client.prepare_cached(TERMS_SQL).await?;
-            let terms = client.query(&stmt, &[&words]).await?;
-            if terms.is_empty() {
+            let (term_words, idfs) = term_params(&client.query(&stmt, &[&words]).await?);
+            if term_words.is_empty() {
                 return Ok(Vec::new());
             }
-            let term_words: Vec<String> = terms.iter().map(|r| r.get(1)).collect();
-            let idfs: Vec<f64> = terms
-                .iter()
-                .map(|r| {
-                    let (df, n): (i64, i64) = (r.get(2), r.get(3));
-                    f64::from(idf(df.max(0) as u64, n.max(0) as u64))
-                })
-                .collect();
             let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![&any, &limit];
             for (w, f) in term_words.iter().zip(&idfs) {
                 params.push(w);
                 params.push(f);
             }
-            let stmt = client.prepare_cached(&search_sql(terms.len())).await?;
+            let stmt = client.prepare_cached(&search_sql(term_words.len())).await?;
             Ok(client.query(&stmt, &params).await?)
         })?;
         Ok(rows
@@ -211,15 +469,45 @@ impl PgIndex {
         let key = lock_key("ingest", &self.client.opts.schema);
         self.client
             .block(tx.execute("SELECT pg_advisory_xact_lock($1)", &[&key]))?;
+        let model_id = self.embedder.as_ref().map(|e| e.model_id().to_string());
+        if let Some(model_id) = &model_id {
+            // Another model's vectors are never mixed with this one's: they
+            // all go (as in the embedded index), and the files of this run
+            // are embedded again below; files of other roots stay without
+            // vectors until they are ingested with this model.
+            let other: Option<String> = self
+                .client
+                .block(tx.query_one(
+                    "SELECT min(model_id) FROM files WHERE model_id <> $1",
+                    &[model_id],
+                ))?
+                .get(0);
+            if let Some(other) = other {
+                self.client.block(async {
+                    tx.execute(
+                        "DELETE FROM chunk_vectors v USING chunks c, files f
+                         WHERE v.chunk_seq = c.seq AND c.file_key = f.key AND f.model_id <> $1",
+                        &[model_id],
+                    )
+                    .await?;
+                    tx.execute(
+                        "UPDATE files SET model_id = NULL WHERE model_id <> $1",
+                        &[model_id],
+                    )
+                    .await
+                })?;
+                summary.model_changed = Some(other);
+            }
+        }
         let roots: Vec<String> = plan.roots.iter().cloned().collect();
-        let known: HashMap<String, String> = self
+        let known: HashMap<String, (String, Option<String>)> = self
             .client
             .block(tx.query(
-                "SELECT key, hash FROM files WHERE root = ANY($1)",
+                "SELECT key, hash, model_id FROM files WHERE root = ANY($1)",
                 &[&roots],
             ))?
             .iter()
-            .map(|r| (r.get(0), r.get(1)))
+            .map(|r| (r.get(0), (r.get(1), r.get(2))))
             .collect();
         let insert = self.client.block(tx.prepare(INSERT_CHUNKS_SQL))?;
         let mut run = PgRun {
@@ -227,28 +515,94 @@ impl PgIndex {
             tx: &tx,
             insert: &insert,
             known,
+            model_id,
+            pending: Vec::new(),
         };
         plan.run(&mut run, opts, &mut summary, progress)?;
+        let pending = std::mem::take(&mut run.pending);
+        if let Some(embedder) = &self.embedder {
+            self.embed(&tx, embedder.as_ref(), pending, &mut summary, progress)?;
+        }
         progress(Progress::Committing);
         self.client.block(tx.commit())?;
         Ok(summary)
     }
 }
 
+impl PgIndex {
+    /// Computes and stores the vectors of the chunks written this run, in
+    /// batches of [`EMBED_STEP`] texts, in the run's transaction.
+    fn embed(
+        &self,
+        tx: &Transaction<'_>,
+        embedder: &dyn ChunkEmbedder,
+        pending: Vec<PendingChunk>,
+        summary: &mut IngestSummary,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(), Error> {
+        let total = pending.len();
+        let insert = self.client.block(tx.prepare(INSERT_VECTORS_SQL))?;
+        let mut dim = 0usize;
+        for (step, batch) in pending.chunks(EMBED_STEP).enumerate() {
+            progress(Progress::Embedding {
+                done: step * EMBED_STEP,
+                total,
+            });
+            let texts: Vec<&str> = batch.iter().map(|p| p.text.as_str()).collect();
+            let data = embedder.embed_texts(&texts).map_err(Error::Embedding)?;
+            let got = data.len() / batch.len();
+            if got == 0 || data.len() != got * batch.len() || (dim != 0 && dim != got) {
+                return Err(Error::Embedding(format!(
+                    "the model returned {} values for {} texts (vectors of {dim} expected)",
+                    data.len(),
+                    batch.len(),
+                )));
+            }
+            dim = got;
+            let seqs: Vec<i64> = batch.iter().map(|p| p.seq).collect();
+            let width = dim as i32;
+            self.client
+                .block(tx.execute(&insert, &[&seqs, &data, &width]))?;
+        }
+        if total > 0 {
+            progress(Progress::Embedding { done: total, total });
+        }
+        summary.embedded += total;
+        Ok(())
+    }
+}
+
+/// A chunk written this run that still needs its vector.
+struct PendingChunk {
+    seq: i64,
+    text: String,
+}
+
 /// The PostgreSQL half of an ingest run: statements in the run's
-/// transaction, and the files of its roots as they were when it began.
+/// transaction, and the files of its roots as they were when it began
+/// (content hash and model id).
 struct PgRun<'a> {
     client: &'a Client,
     tx: &'a Transaction<'a>,
     insert: &'a Statement,
-    known: HashMap<String, String>,
+    known: HashMap<String, (String, Option<String>)>,
+    /// The embedding model's id, when ingesting with one.
+    model_id: Option<String>,
+    /// Chunks written this run, to embed before the commit.
+    pending: Vec<PendingChunk>,
 }
 
 impl source::IngestStore for PgRun<'_> {
     type Error = Error;
 
+    /// With a model, a file without vectors of that model counts as not
+    /// indexed, so the run re-chunks and embeds it.
     fn indexed_hash(&self, key: &str) -> Option<&str> {
-        self.known.get(key).map(String::as_str)
+        let (hash, model) = self.known.get(key)?;
+        if self.model_id.is_some() && *model != self.model_id {
+            return None;
+        }
+        Some(hash.as_str())
     }
 
     fn remove(&mut self, key: &str) -> Result<(), Error> {
@@ -258,6 +612,10 @@ impl source::IngestStore for PgRun<'_> {
     }
 
     fn add(&mut self, src: &Source, hash: String, chunks: &[Chunk]) -> Result<(), Error> {
+        // A file re-embedded under an unchanged hash was not removed first.
+        if self.known.contains_key(&src.key) {
+            self.remove(&src.key)?;
+        }
         let col = |f: fn(&Chunk) -> String| chunks.iter().map(f).collect::<Vec<_>>();
         let ids = col(|c| c.id.clone());
         let paths = col(|c| c.path.clone());
@@ -270,25 +628,52 @@ impl source::IngestStore for PgRun<'_> {
         let ends: Vec<i64> = chunks.iter().map(|c| c.end as i64).collect();
         let n_chunks = chunks.len() as i32;
         let tx = self.tx;
-        self.client.block(async {
+        let model_id = &self.model_id;
+        let seqs = self.client.block(async {
+            let mut seqs: Vec<i64> = Vec::new();
             if n_chunks > 0 {
-                tx.execute(
-                    self.insert,
-                    &[
-                        &src.key, &ids, &paths, &titles, &sections, &urls, &texts, &starts, &ends,
-                        &metadata,
-                    ],
-                )
-                .await?;
+                seqs = tx
+                    .query(
+                        self.insert,
+                        &[
+                            &src.key, &ids, &paths, &titles, &sections, &urls, &texts, &starts,
+                            &ends, &metadata,
+                        ],
+                    )
+                    .await?
+                    .iter()
+                    .map(|r| r.get(0))
+                    .collect();
             }
             tx.execute(
-                "INSERT INTO files (key, root, path, hash, chunks)
-                 VALUES ($1, $2, $3, $4, $5)",
-                &[&src.key, &src.root, &src.rel, &hash, &n_chunks],
+                "INSERT INTO files (key, root, path, hash, chunks, model_id)
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+                &[&src.key, &src.root, &src.rel, &hash, &n_chunks, model_id],
             )
-            .await
+            .await?;
+            Ok::<_, Error>(seqs)
         })?;
-        self.known.insert(src.key.clone(), hash);
+        if self.model_id.is_some() {
+            // `seq` is drawn row by row in the order of the unnested arrays:
+            // ascending seqs are the chunks in order.
+            let mut seqs = seqs;
+            seqs.sort_unstable();
+            if seqs.len() != chunks.len() {
+                return Err(Error::Db(format!(
+                    "{} chunks inserted for {}, {} expected",
+                    seqs.len(),
+                    src.key,
+                    chunks.len()
+                )));
+            }
+            self.pending
+                .extend(seqs.into_iter().zip(chunks).map(|(seq, c)| PendingChunk {
+                    seq,
+                    text: embedding_text(c),
+                }));
+        }
+        self.known
+            .insert(src.key.clone(), (hash, self.model_id.clone()));
         Ok(())
     }
 
@@ -307,6 +692,21 @@ impl source::IngestStore for PgRun<'_> {
         })?;
         Ok(())
     }
+}
+
+/// The query's lexemes as [`TERMS_SQL`] returned them: each one's word and
+/// idf.
+fn term_params(terms: &[Row]) -> (Vec<String>, Vec<f64>) {
+    terms
+        .iter()
+        .map(|r| {
+            let (df, n): (i64, i64) = (r.get(2), r.get(3));
+            (
+                r.get::<_, String>(1),
+                f64::from(idf(df.max(0) as u64, n.max(0) as u64)),
+            )
+        })
+        .unzip()
 }
 
 fn chunk_from_row(row: &Row) -> Chunk {

@@ -24,10 +24,14 @@
 //! ## Storage (see `migrations/`)
 //!
 //! - `files`: the manifest (per-file key, root, relative path, BLAKE3 of
-//!   options fingerprint and bytes, chunk count);
+//!   options fingerprint and bytes, chunk count, and the embedding model the
+//!   file's chunk vectors are of, NULL without);
 //! - `chunks`: id, path, title, section, url, text, byte offsets, metadata
 //!   JSON, and a generated `tsvector` (`english` configuration; text weight
 //!   A, section B, title C) with a GIN index;
+//! - `chunk_vectors`: one pgvector `vector` per chunk of a file ingested
+//!   with a model, deleted with its chunk (the `vector` extension, in schema
+//!   `public`, which connections have on their search path after ours);
 //! - `term_df` and `corpus_stats`: per-lexeme document frequencies and the
 //!   chunk count, kept exact by statement-level triggers on `chunks`;
 //! - `audit`: the service's audit log when its location is a `postgres://`
@@ -58,6 +62,27 @@
 //! `N` from `corpus_stats`. Its gate threshold is calibrated separately:
 //! [`DEFAULT_GATE_THRESHOLD`].
 //!
+//! ## Hybrid retrieval (with an embedding model)
+//!
+//! As in the embedded index ([`groundcite_index::fusion`]), and with its
+//! code: [`PgIndex::set_embedder`] makes ingest compute a vector per chunk
+//! ([`groundcite_index::vectors::embedding_text`]), batched (128 texts a
+//! call, reported as `Progress::Embedding`) and stored in the run's
+//! transaction; unchanged files keep their vectors, a file without vectors
+//! of the configured model counts as changed, and another model's vectors
+//! are all dropped and the summary says so (`model_changed`).
+//! [`PgIndex::check_vectors`] is the error a caller gives when the index
+//! lacks the model's vectors. [`PgIndex::search_hybrid`] ranks every chunk
+//! exactly by inner product with the question's vector (pgvector's `<#>`,
+//! a scan: the cosine of unit vectors, as the embedded index computes it),
+//! takes the full-text ranking's top [`Fusion::lexical_depth`], fuses them
+//! with [`groundcite_index::fusion::fuse`] and scores each hit with
+//! [`groundcite_index::fusion::hybrid_score`] of its cosine and this
+//! backend's lexical coverage. Four round trips: lexemes, full-text top,
+//! dense ranking (chunk ids and cosines only), the k chunks.
+//!
+//! [`Fusion::lexical_depth`]: groundcite_index::Fusion::lexical_depth
+//!
 //! ## Ingest
 //!
 //! One transaction per run, holding a transaction-level advisory lock so that
@@ -86,7 +111,7 @@ pub mod migrate;
 pub use audit::PgAuditStore;
 pub use config::{PgOptions, is_postgres_url, redact_url};
 pub use groundcite_index::ChunkIndex;
-pub use index::PgIndex;
+pub use index::{PgIndex, VectorStatus};
 pub use migrate::{
     MIGRATIONS, MigrateReport, Migration, SchemaStatus, drop_schema, latest_version, migrate,
     status,
@@ -132,6 +157,12 @@ pub enum Error {
     Db(String),
     #[error("{0}")]
     Config(String),
+    /// The index has no vectors (or another model's) for the model given.
+    #[error("{0}")]
+    Vectors(String),
+    /// The embedding model failed on chunk texts.
+    #[error("embedding chunks: {0}")]
+    Embedding(String),
 }
 
 impl From<tokio_postgres::Error> for Error {
@@ -163,7 +194,11 @@ impl From<Error> for groundcite_audit::AuditError {
 
 impl From<Error> for groundcite_index::Error {
     fn from(e: Error) -> Self {
-        groundcite_index::Error::Backend(e.to_string())
+        match e {
+            Error::Vectors(message) => groundcite_index::Error::Vectors(message),
+            Error::Embedding(message) => groundcite_index::Error::Embedding(message),
+            e => groundcite_index::Error::Backend(e.to_string()),
+        }
     }
 }
 

@@ -45,7 +45,17 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "audit_client_id",
         sql: include_str!("../migrations/0004_audit_client_id.sql"),
     },
+    Migration {
+        version: 5,
+        name: "chunk_vectors",
+        sql: include_str!("../migrations/0005_chunk_vectors.sql"),
+    },
 ];
+
+/// Appended to a migration error about pgvector: what the database needs.
+const PGVECTOR_HINT: &str = "; the index's chunk vectors need the pgvector extension: \
+install it on the server (0.5 or later) and have a superuser run \
+`CREATE EXTENSION vector SCHEMA public` in this database, then migrate again";
 
 /// The schema version this binary needs.
 pub fn latest_version() -> i32 {
@@ -176,10 +186,14 @@ async fn apply_pending(
         .await;
         if let Err(e) = step {
             let _ = client.batch_execute("ROLLBACK").await;
+            let mut message = crate::db_message(&e);
+            if message.contains("vector") {
+                message.push_str(PGVECTOR_HINT);
+            }
             return Err(Error::Migration {
                 version: m.version,
                 name: m.name,
-                message: crate::db_message(&e),
+                message,
             });
         }
         applied_now.push((m.version, m.name));
@@ -287,8 +301,10 @@ fn run<T: Send>(
         .build()
         .map_err(|e| Error::Config(format!("cannot start a runtime: {e}")))?;
     if tokio::runtime::Handle::try_current().is_ok() {
+        // The runtime goes with the thread: dropping it here, inside
+        // another runtime, would panic.
         std::thread::scope(|s| {
-            s.spawn(|| rt.block_on(fut))
+            s.spawn(move || rt.block_on(fut))
                 .join()
                 .unwrap_or_else(|_| Err(Error::Config("migration thread panicked".into())))
         })

@@ -1,0 +1,335 @@
+//! Chunk vectors in PostgreSQL (pgvector): stored at ingest, incremental
+//! per file, re-embedded for another model, and hybrid search fused exactly
+//! as the embedded index fuses, with a small deterministic embedder
+//! standing in for the model (each word hashed into one of 32 dimensions,
+//! the vector normalised; the same double as `crates/index/tests/vectors.rs`).
+//!
+//! Reads `GROUNDCITE_TEST_DATABASE_URL` (see `.ci/pg.sh`): skipped without
+//! it, failed under `CI=true`. Every test gets its own schema.
+
+use std::fs;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use groundcite_index::fusion::Method;
+use groundcite_index::{
+    ChunkEmbedder, ChunkIndex, Fusion, Index, IngestOptions, IngestSummary, Progress,
+};
+use groundcite_pg::{PgIndex, PgOptions};
+
+struct Toy {
+    id: String,
+    texts: AtomicUsize,
+    fail: bool,
+}
+
+impl Toy {
+    fn new(id: &str) -> Arc<Toy> {
+        Arc::new(Toy {
+            id: id.into(),
+            texts: AtomicUsize::new(0),
+            fail: false,
+        })
+    }
+
+    fn failing(id: &str) -> Arc<Toy> {
+        Arc::new(Toy {
+            id: id.into(),
+            texts: AtomicUsize::new(0),
+            fail: true,
+        })
+    }
+
+    fn vector(text: &str) -> Vec<f32> {
+        let mut v = [0.0f32; 32];
+        for word in text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+        {
+            let h = blake3::hash(word.to_lowercase().as_bytes());
+            v[h.as_bytes()[0] as usize % 32] += 1.0;
+        }
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+        v.iter().map(|x| x / norm).collect()
+    }
+}
+
+impl ChunkEmbedder for Toy {
+    fn model_id(&self) -> &str {
+        &self.id
+    }
+
+    fn embed_texts(&self, texts: &[&str]) -> Result<Vec<f32>, String> {
+        if self.fail {
+            return Err("out of memory".into());
+        }
+        self.texts.fetch_add(texts.len(), Ordering::SeqCst);
+        Ok(texts.iter().flat_map(|t| Toy::vector(t)).collect())
+    }
+}
+
+/// A PostgreSQL index in a schema of its own, dropped at the end.
+struct Pg {
+    index: PgIndex,
+    url: String,
+    opts: PgOptions,
+}
+
+impl Drop for Pg {
+    fn drop(&mut self) {
+        if std::env::var_os("GROUNDCITE_TEST_KEEP_SCHEMAS").is_none() {
+            let _ = groundcite_pg::drop_schema(&self.url, &self.opts);
+        }
+    }
+}
+
+fn postgres(name: &str) -> Option<Pg> {
+    let url = groundcite_testdata::database_url("the PostgreSQL vector tests")?;
+    let opts = PgOptions::default().with_schema(format!("t_vec_{name}_{}", std::process::id()));
+    let _ = groundcite_pg::drop_schema(&url, &opts);
+    groundcite_pg::migrate(&url, &opts).expect("migrate");
+    let index = PgIndex::connect(&url, opts.clone()).expect("connect");
+    Some(Pg { index, url, opts })
+}
+
+fn write_docs(root: &Path) {
+    fs::create_dir_all(root).unwrap();
+    fs::write(
+        root.join("leave.md"),
+        "# Leave\n\nAnnual leave accrues every pay period.\n\n## Sick leave\n\nSick leave covers illness.\n",
+    )
+    .unwrap();
+    fs::write(
+        root.join("travel.md"),
+        "# Travel\n\nBook flights through the travel system.\n",
+    )
+    .unwrap();
+    fs::write(
+        root.join("badge.md"),
+        "# Badge\n\nYour PIV card opens the doors.\n",
+    )
+    .unwrap();
+}
+
+fn ingest(index: &mut dyn ChunkIndex, root: &Path) -> IngestSummary {
+    index
+        .ingest(
+            &[root.to_path_buf()],
+            &IngestOptions::default(),
+            &mut |_| {},
+        )
+        .unwrap()
+}
+
+#[test]
+fn vectors_are_incremental_per_file() {
+    let Some(mut pg) = postgres("incremental") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("docs");
+    write_docs(&root);
+    let toy = Toy::new("toy-1");
+    pg.index.set_embedder(toy.clone());
+    let mut events = Vec::new();
+    let s = pg
+        .index
+        .ingest(
+            std::slice::from_ref(&root),
+            &IngestOptions::default(),
+            &mut |p| events.push(p),
+        )
+        .unwrap();
+    let chunks = pg.index.num_chunks().unwrap();
+    assert_eq!(s.embedded as u64, chunks);
+    assert!(events.contains(&Progress::Embedding {
+        done: s.embedded,
+        total: s.embedded
+    }));
+    let status = pg.index.vector_status("toy-1").unwrap();
+    assert_eq!((status.files_without, status.vectors), (0, chunks));
+    pg.index.check_vectors("toy-1").unwrap();
+
+    // Unchanged: nothing embedded.
+    let before = toy.texts.load(Ordering::SeqCst);
+    let s = ingest(&mut pg.index, &root);
+    assert_eq!((s.unchanged, s.embedded), (3, 0));
+    assert_eq!(toy.texts.load(Ordering::SeqCst), before);
+
+    // One file changed, one removed: only the changed file's chunk is
+    // embedded; the removed file's vectors go with its chunks.
+    fs::write(root.join("travel.md"), "# Travel\n\nBook trains too.\n").unwrap();
+    fs::remove_file(root.join("badge.md")).unwrap();
+    let s = ingest(&mut pg.index, &root);
+    assert_eq!(
+        (s.indexed, s.unchanged, s.removed, s.embedded),
+        (1, 1, 1, 1)
+    );
+    let status = pg.index.vector_status("toy-1").unwrap();
+    assert_eq!(status.vectors, pg.index.num_chunks().unwrap());
+    assert_eq!((status.files, status.files_without), (2, 0));
+
+    // Another connection (another node) sees the same vectors.
+    let other = PgIndex::connect(&pg.url, pg.opts.clone()).unwrap();
+    other.check_vectors("toy-1").unwrap();
+    assert!(other.has_vectors().unwrap());
+}
+
+#[test]
+fn another_model_re_embeds_everything_and_says_so() {
+    let Some(mut pg) = postgres("model_change") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("docs");
+    write_docs(&root);
+    pg.index.set_embedder(Toy::new("toy-1"));
+    let first = ingest(&mut pg.index, &root);
+    let err = pg.index.check_vectors("toy-2").unwrap_err().to_string();
+    assert!(err.contains("another model (toy-1)"), "{err}");
+    pg.index.set_embedder(Toy::new("toy-2"));
+    let s = ingest(&mut pg.index, &root);
+    assert_eq!(s.model_changed.as_deref(), Some("toy-1"));
+    assert_eq!((s.indexed, s.unchanged, s.embedded), (3, 0, first.embedded));
+    pg.index.check_vectors("toy-2").unwrap();
+    assert!(pg.index.check_vectors("toy-1").is_err());
+}
+
+#[test]
+fn an_index_without_vectors_is_an_error_until_ingested_with_the_model() {
+    let Some(mut pg) = postgres("no_vectors") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("docs");
+    write_docs(&root);
+    ingest(&mut pg.index, &root);
+    assert!(!pg.index.has_vectors().unwrap());
+    let err = pg.index.check_vectors("toy-1").unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains("without an embedding model"), "{message}");
+    assert!(message.contains("groundcite ingest"), "{message}");
+    assert!(
+        matches!(
+            groundcite_index::Error::from(err),
+            groundcite_index::Error::Vectors(_)
+        ),
+        "the index crate's error for missing vectors"
+    );
+
+    // Ingesting with the model embeds the files it had skipped as unchanged.
+    pg.index.set_embedder(Toy::new("toy-1"));
+    let s = ingest(&mut pg.index, &root);
+    assert_eq!((s.indexed, s.unchanged, s.model_changed), (3, 0, None));
+    pg.index.check_vectors("toy-1").unwrap();
+}
+
+#[test]
+fn a_failing_model_fails_the_run_and_changes_nothing() {
+    let Some(mut pg) = postgres("failing") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("docs");
+    write_docs(&root);
+    pg.index.set_embedder(Toy::new("toy-1"));
+    ingest(&mut pg.index, &root);
+    let before = pg.index.all_chunks().unwrap();
+    fs::write(root.join("travel.md"), "# Travel\n\nBook trains too.\n").unwrap();
+    pg.index.set_embedder(Toy::failing("toy-1"));
+    let err = pg
+        .index
+        .ingest(
+            std::slice::from_ref(&root),
+            &IngestOptions::default(),
+            &mut |_| {},
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("out of memory"), "{err}");
+    assert_eq!(pg.index.all_chunks().unwrap(), before);
+    pg.index.check_vectors("toy-1").unwrap();
+}
+
+/// The same chunks and vectors in both backends rank the same by cosine
+/// (the dense half of hybrid search: the same chunks in the same order,
+/// ties by file and chunk id); fused with each backend's own full-text
+/// ranking (BM25 there, `ts_rank` here), both find the gold pages.
+#[test]
+fn hybrid_search_ranks_as_the_embedded_index() {
+    let Some(mut pg) = postgres("hybrid") else {
+        return;
+    };
+    let pages = groundcite_testdata::fixture("corpora/tts-handbook/pages");
+    let toy = Toy::new("toy-1");
+    let dir = tempfile::tempdir().unwrap();
+    let mut embedded = Index::open_or_create(&dir.path().join("index")).unwrap();
+    embedded.set_embedder(toy.clone());
+    pg.index.set_embedder(toy.clone());
+    let opts = IngestOptions::handbook();
+    let a = embedded
+        .ingest(std::slice::from_ref(&pages), &opts, &mut |_| {})
+        .unwrap();
+    let b = pg
+        .index
+        .ingest(std::slice::from_ref(&pages), &opts, &mut |_| {})
+        .unwrap();
+    assert_eq!(a.embedded, b.embedded);
+    assert!(a.embedded > 20, "{a:?}");
+
+    let ids = |hits: &[groundcite_index::Hit]| -> Vec<String> {
+        hits.iter().map(|h| h.chunk.id.clone()).collect()
+    };
+    let dense = Fusion {
+        method: Method::Dense,
+        lexical_depth: 100,
+    };
+    let mut compared = 0;
+    for query in [
+        "How many weeks of unpaid leave does FMLA give?",
+        "Who approves a reasonable accommodation?",
+        "how do I book travel",
+        "the",
+        "zzzz unknown words",
+    ] {
+        let vector = Toy::vector(query);
+        let want = embedded.search_hybrid(query, &vector, 8, &dense).unwrap();
+        let got = pg.index.search_hybrid(query, &vector, 8, &dense).unwrap();
+        assert_eq!(ids(&got), ids(&want), "{query}");
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!(g.chunk, w.chunk, "{query}");
+            assert!((0.0..=1.0).contains(&g.score), "{g:?}");
+        }
+        compared += got.len();
+    }
+    assert_eq!(compared, 40);
+
+    let fusion = Fusion::default();
+    for (query, gold) in [
+        (
+            "How many weeks of unpaid leave does FMLA give per 12 month period?",
+            "travel-and-leave/fmla.md",
+        ),
+        (
+            "Can my supervisor approve an accommodation that will last less than 6 months?",
+            "general-information-and-resources/reasonable-accommodations.md",
+        ),
+    ] {
+        let vector = Toy::vector(query);
+        for hits in [
+            embedded.search_hybrid(query, &vector, 3, &fusion).unwrap(),
+            pg.index.search_hybrid(query, &vector, 3, &fusion).unwrap(),
+        ] {
+            assert!(
+                hits.iter().any(|h| h.chunk.path.ends_with(gold)),
+                "{query}: {:?}",
+                ids(&hits)
+            );
+            assert!(hits.iter().any(|h| h.raw_score > 0.0), "{query}");
+        }
+    }
+    let none = pg
+        .index
+        .search_hybrid("leave", &Toy::vector("leave"), 0, &fusion);
+    assert!(none.unwrap().is_empty());
+}
