@@ -17,6 +17,7 @@ pub struct AskOptions {
     pub top_k: Option<usize>,
 }
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RefusalReason {
@@ -48,6 +49,7 @@ impl RefusalReason {
 
 /// A refusal that helps: what was searched, what would be needed, the
 /// nearest topics the corpus does cover, and whom to ask.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AskRefusal {
     pub reason: RefusalReason,
@@ -82,6 +84,7 @@ impl AskRefusal {
 }
 
 /// A passage as sent: its number and where it came from.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SentPassageInfo {
     pub n: usize,
@@ -108,6 +111,7 @@ impl SentPassageInfo {
 }
 
 /// One generation attempt, kept for the audit log.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Attempt {
     pub raw: String,
@@ -132,6 +136,7 @@ impl Attempt {
 }
 
 /// Milliseconds per stage.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct Timings {
     pub retrieve_ms: f64,
@@ -150,6 +155,7 @@ pub struct Timings {
 /// A refusal claims nothing: its findings are
 /// [`Findings::nothing_claimed`] (status `no_evidence`), and `refusal`
 /// says why.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AskResult {
     pub question: String,
@@ -177,6 +183,34 @@ pub struct AskResult {
     /// The attempt served was cut at the token limit: its unfinished last
     /// sentence was dropped before the check.
     pub truncated: bool,
+    /// How the model was asked on the last attempt: `structured` (JSON
+    /// under a schema whose ids are the passages sent, rendered to
+    /// markers) or `free_text`; `null` when no model answered (the gate).
+    pub generation_mode: Option<GenerationMode>,
+}
+
+/// How an answer was generated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum GenerationMode {
+    /// JSON constrained by the answer schema (citation ids an `enum` of
+    /// the passages sent), rendered to marker text before validation.
+    Structured,
+    /// Text with the model's own `[k]` markers: the backend cannot take a
+    /// schema (or rejected it, or `openai.structured = "off"`), or ignored
+    /// it and answered in text.
+    FreeText,
+}
+
+impl GenerationMode {
+    /// The JSON name: `structured` or `free_text`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GenerationMode::Structured => "structured",
+            GenerationMode::FreeText => "free_text",
+        }
+    }
 }
 
 impl std::ops::Deref for AskResult {
@@ -195,6 +229,7 @@ impl std::ops::DerefMut for AskResult {
 
 /// Which retrieval ran: BM25 alone, or dense vectors fused with BM25
 /// (a model configured and the index ingested with it).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Retrieval {
@@ -213,6 +248,7 @@ impl Retrieval {
 
 /// A streamed sentence whose markers all resolve (the data of an SSE
 /// `sentence` event).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StreamedSentence {
     pub index: usize,
@@ -221,6 +257,8 @@ pub struct StreamedSentence {
     pub start: usize,
     pub end: usize,
     pub citations: Vec<u64>,
+    /// Its markers, byte spans into the answer.
+    pub markers: Vec<groundcite_core::check::MarkerOut>,
     /// `supported`, `contradicted`, `unsupported`, `uncited` (or
     /// `unchecked` with support checking off).
     pub verdict: String,
@@ -229,6 +267,7 @@ pub struct StreamedSentence {
 /// The sentences streamed so far are withdrawn (the data of an SSE
 /// `retract` event): their attempt was rejected; the final answer
 /// replaces them.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Retraction {
     /// How many sentences are withdrawn (all sent so far).

@@ -474,6 +474,7 @@ fn finish(
         finish_reason,
         raw: String::new(),
         retries: 0,
+        structured: false,
     })
 }
 

@@ -44,6 +44,24 @@
 //! Keys are held in [`Secret`], whose `Debug`/`Display` print `***`, are
 //! sent in headers marked sensitive, and never appear in errors or logs.
 //!
+//! # Structured answers
+//!
+//! A [`ChatRequest`] with [`ChatRequest::structured`] asks for JSON
+//! constrained by a schema (groundcite's: citation ids an `enum` of the
+//! passages sent). [`OpenAiGenerator`] sends it as `response_format` in
+//! the form [`StructuredFormat`] selects (default `auto`: OpenAI's
+//! `json_schema`, then llama-cpp-python's `json_object` with a `schema`,
+//! then free text), with the request's instruction added to the prompt. A
+//! server that rejects a form (a 400, 422 or 501 naming the response
+//! format, schema or grammar; llama-cpp-python 0.3.36 answers `json_schema`
+//! with a 500 naming `response_format`, retried first like any 5xx) is
+//! asked again in the next form, and
+//! the generator remembers it for the rest of the process, streaming or
+//! not. [`Generation::structured`] says whether the reply was asked under
+//! the schema. The other backends ignore the request and answer in free
+//! text. Nothing here parses the JSON: the pipeline renders it to markers
+//! and validates it like any answer.
+//!
 //! # Retry policy
 //!
 //! Deterministic, no jitter. With the defaults (`max_retries = 2`,
@@ -126,11 +144,12 @@ mod types;
 pub use anthropic::{AnthropicConfig, AnthropicGenerator, AnthropicMode};
 pub use error::LlmError;
 pub use generator::{BoxFuture, EventStream, Generator};
-pub use openai::{OpenAiConfig, OpenAiGenerator};
+pub use openai::{OpenAiConfig, OpenAiGenerator, StructuredFormat};
 pub use retry::{RetryPolicy, parse_retry_after};
 pub use scripted::{Exhausted, ScriptedGenerator};
 pub use secret::Secret;
 pub use transport::TransportConfig;
 pub use types::{
     ChatMessage, ChatRequest, Document, Generation, NativeCitation, Role, StreamEvent,
+    StructuredRequest,
 };

@@ -2,8 +2,10 @@
 //! (Ollama, llama.cpp's server, vLLM, LM Studio) that speak the same API.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use bytes::Bytes;
+use futures::StreamExt;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -39,6 +41,14 @@ pub struct OpenAiConfig {
     /// Answer length limit (`max_tokens`), unless the request overrides it.
     /// Default `512`.
     pub max_tokens: u32,
+    /// How a structured answer ([`ChatRequest::structured`]) is asked for.
+    /// Default `auto`: OpenAI's `json_schema` form, then, if the server
+    /// rejects it, llama-cpp-python's `json_object` with a `schema`, then
+    /// free text. A rejection is recognised from the server's error (a
+    /// 400, 422 or 501 naming the response format, schema or grammar, or
+    /// llama-cpp-python's 500 naming `response_format`) and remembered for
+    /// the life of the process; the request is then sent in the next form.
+    pub structured: StructuredFormat,
     /// Timeouts and retries (keys `timeout_secs`, `connect_timeout_secs`,
     /// `max_retries`, `backoff_ms`, `max_backoff_ms`,
     /// `max_retry_after_secs` in this same section).
@@ -55,8 +65,80 @@ impl Default for OpenAiConfig {
             api_key_required: None,
             temperature: 0.0,
             max_tokens: 512,
+            structured: StructuredFormat::Auto,
             transport: TransportConfig::default(),
         }
+    }
+}
+
+/// How the JSON schema of a structured answer is sent (`openai.structured`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StructuredFormat {
+    /// `json_schema`, then `json_object`, then free text, each on the
+    /// previous one's rejection (default).
+    #[default]
+    Auto,
+    /// `"response_format": {"type": "json_schema", "json_schema": {"name":
+    /// "answer", "strict": true, "schema": ...}}`: OpenAI, vLLM, Ollama,
+    /// llama.cpp's own server. Rejected: free text.
+    JsonSchema,
+    /// `"response_format": {"type": "json_object", "schema": ...}`:
+    /// llama-cpp-python's server (0.3.x), llama.cpp's own server.
+    /// Rejected: free text.
+    JsonObject,
+    /// Never ask for a structured answer.
+    Off,
+}
+
+/// The forms, in the order `auto` tries them. The state of a generator is
+/// an index into it; `FREE_TEXT` is past its end.
+const FORMS: [StructuredFormat; 2] = [StructuredFormat::JsonSchema, StructuredFormat::JsonObject];
+const FREE_TEXT: u8 = FORMS.len() as u8;
+
+impl StructuredFormat {
+    /// Where a generator configured with this format starts.
+    fn first_level(self) -> u8 {
+        match self {
+            StructuredFormat::Auto | StructuredFormat::JsonSchema => 0,
+            StructuredFormat::JsonObject => 1,
+            StructuredFormat::Off => FREE_TEXT,
+        }
+    }
+
+    /// Where it goes when the form at `level` is rejected.
+    fn next_level(self, level: u8) -> u8 {
+        match self {
+            StructuredFormat::Auto => level + 1,
+            _ => FREE_TEXT,
+        }
+    }
+}
+
+/// Whether `error` is a server refusing the `response_format` (rather than
+/// the request as a whole): a 400, 422 or 501 whose message names the
+/// response format, a schema or a grammar, or a 500 whose message names
+/// `response_format`. (llama-cpp-python 0.3.36 answers `json_schema` with
+/// a 500 quoting its validation error on `response_format.type`; OpenAI
+/// answers an unsupported format with a 400 `Invalid parameter:
+/// 'response_format' ...`.) A 500 is retried first like any 5xx.
+pub(crate) fn rejects_response_format(error: &LlmError) -> bool {
+    let LlmError::Http { status, message } = error else {
+        return false;
+    };
+    let message = message.to_ascii_lowercase();
+    match status {
+        400 | 422 | 501 => [
+            "response_format",
+            "json_schema",
+            "json_object",
+            "schema",
+            "grammar",
+        ]
+        .iter()
+        .any(|word| message.contains(word)),
+        500 => message.contains("response_format"),
+        _ => false,
     }
 }
 
@@ -64,11 +146,18 @@ impl Default for OpenAiConfig {
 ///
 /// The request is `system` (as a `system` message, when non-empty) followed
 /// by `messages`; `documents` are not sent (the prompt stage renders them).
+/// With [`ChatRequest::structured`], the schema is sent as
+/// `response_format` (see [`StructuredFormat`]) and the instruction is
+/// added to the prompt; a server that rejects it is remembered and asked
+/// in free text from then on.
 /// Cheap to share: clone the `Arc` it lives in.
 pub struct OpenAiGenerator {
     name: String,
     config: OpenAiConfig,
     core: Arc<HttpCore>,
+    /// The structured form in use: an index into `FORMS`, or `FREE_TEXT`.
+    /// Only ever moves towards free text, when a server rejects a form.
+    level: Arc<AtomicU8>,
 }
 
 impl std::fmt::Debug for OpenAiGenerator {
@@ -129,9 +218,18 @@ impl OpenAiGenerator {
         let core = config.transport.core(url, loopback, headers)?;
         Ok(OpenAiGenerator {
             name: format!("openai:{}", config.model),
+            level: Arc::new(AtomicU8::new(config.structured.first_level())),
             config,
             core: Arc::new(core),
         })
+    }
+
+    /// The structured form requests are sent with now (`None`: free
+    /// text), after any rejection seen so far.
+    pub fn structured_form(&self) -> Option<StructuredFormat> {
+        FORMS
+            .get(usize::from(self.level.load(Ordering::Relaxed)))
+            .copied()
     }
 
     /// The settings in use.
@@ -139,26 +237,78 @@ impl OpenAiGenerator {
         &self.config
     }
 
-    fn body(&self, request: &ChatRequest, stream: bool) -> Bytes {
-        let mut messages = Vec::with_capacity(request.messages.len() + 1);
-        if !request.system.is_empty() {
-            messages.push(json!({"role": "system", "content": request.system}));
+    /// The request body, with the structured form at `level` when the
+    /// request asks for one (and `level` is not free text).
+    fn body(&self, request: &ChatRequest, stream: bool, level: u8) -> Bytes {
+        let form = request
+            .structured
+            .as_ref()
+            .and_then(|structured| Some((structured, *FORMS.get(usize::from(level))?)));
+        let mut system = request.system.clone();
+        let mut last_user = request.messages.iter().rposition(|m| m.role == Role::User);
+        if let Some((structured, _)) = form {
+            if !system.is_empty() {
+                system.push('\n');
+                system.push_str(&structured.instruction);
+                last_user = None;
+            } else if last_user.is_none() {
+                system = structured.instruction.clone();
+            }
         }
-        for message in &request.messages {
+        let mut messages = Vec::with_capacity(request.messages.len() + 1);
+        if !system.is_empty() {
+            messages.push(json!({"role": "system", "content": system}));
+        }
+        for (i, message) in request.messages.iter().enumerate() {
             let role = match message.role {
                 Role::User => "user",
                 Role::Assistant => "assistant",
             };
-            messages.push(json!({"role": role, "content": message.content}));
+            let content = match form {
+                Some((structured, _)) if last_user == Some(i) => {
+                    format!("{}\n\n{}", message.content, structured.instruction)
+                }
+                _ => message.content.clone(),
+            };
+            messages.push(json!({"role": role, "content": content}));
         }
-        let body = json!({
+        let mut body = json!({
             "model": self.config.model,
             "messages": messages,
             "temperature": request.temperature.unwrap_or(self.config.temperature),
             "max_tokens": request.max_tokens.unwrap_or(self.config.max_tokens),
             "stream": stream,
         });
+        if let Some((structured, format)) = form {
+            body["response_format"] = match format {
+                StructuredFormat::JsonObject => {
+                    json!({"type": "json_object", "schema": structured.schema})
+                }
+                _ => json!({
+                    "type": "json_schema",
+                    "json_schema": {"name": "answer", "strict": true, "schema": structured.schema},
+                }),
+            };
+        }
         Bytes::from(body.to_string())
+    }
+
+    /// The level to try after the form at `level` was rejected by `error`,
+    /// if it was a rejection of the form; remembered for later requests.
+    fn downgrade(&self, level: u8, error: &LlmError) -> Option<u8> {
+        if level >= FREE_TEXT || !rejects_response_format(error) {
+            return None;
+        }
+        let next = self.config.structured.next_level(level);
+        self.level.fetch_max(next, Ordering::Relaxed);
+        tracing::warn!(
+            url = %self.core.url(),
+            rejected = ?FORMS[usize::from(level)],
+            now = ?FORMS.get(usize::from(next)),
+            %error,
+            "the server rejected the structured answer format; asking in the next form (remembered)"
+        );
+        Some(next)
     }
 }
 
@@ -168,24 +318,74 @@ impl Generator for OpenAiGenerator {
     }
 
     fn generate(&self, request: &ChatRequest) -> BoxFuture<Result<Generation, LlmError>> {
-        let body = self.body(request, false);
-        let core = Arc::clone(&self.core);
-        let model = self.config.model.clone();
+        let this = self.handle();
+        let request = request.clone();
         Box::pin(async move {
-            let (raw, retries) = core.post(body).await?;
-            let mut generation = parse_completion(&raw, &model)?;
-            generation.raw = raw;
-            generation.retries = retries;
-            Ok(generation)
+            let mut level = this.level.load(Ordering::Relaxed);
+            loop {
+                let body = this.body(&request, false, level);
+                let structured = request.structured.is_some() && level < FREE_TEXT;
+                let result = this.core.post(body).await.and_then(|(raw, retries)| {
+                    let mut generation = parse_completion(&raw, &this.config.model)?;
+                    generation.raw = raw;
+                    generation.retries = retries;
+                    generation.structured = structured;
+                    Ok(generation)
+                });
+                match result {
+                    Err(error) if structured => match this.downgrade(level, &error) {
+                        Some(next) => level = next,
+                        None => return Err(error),
+                    },
+                    other => return other,
+                }
+            }
         })
     }
 
     fn generate_stream(&self, request: &ChatRequest) -> EventStream {
-        let decoder = OpenAiStream {
-            model: self.config.model.clone(),
-            ..OpenAiStream::default()
+        let this = self.handle();
+        let request = request.clone();
+        let opened = async move {
+            let mut level = this.level.load(Ordering::Relaxed);
+            loop {
+                let structured = request.structured.is_some() && level < FREE_TEXT;
+                let decoder = OpenAiStream {
+                    model: this.config.model.clone(),
+                    structured,
+                    ..OpenAiStream::default()
+                };
+                let mut stream = drive_stream(
+                    Arc::clone(&this.core),
+                    this.body(&request, true, level),
+                    decoder,
+                );
+                // A rejected form fails before any event: look at the first.
+                let first = stream.next().await;
+                if let Some(Err(error)) = &first
+                    && structured
+                    && let Some(next) = this.downgrade(level, error)
+                {
+                    level = next;
+                    continue;
+                }
+                return futures::stream::iter(first).chain(stream).boxed();
+            }
         };
-        drive_stream(Arc::clone(&self.core), self.body(request, true), decoder)
+        Box::pin(futures::stream::once(opened).flatten())
+    }
+}
+
+impl OpenAiGenerator {
+    /// A copy sharing the client and the remembered form, for a future
+    /// that must own what it uses.
+    fn handle(&self) -> OpenAiGenerator {
+        OpenAiGenerator {
+            name: self.name.clone(),
+            config: self.config.clone(),
+            core: Arc::clone(&self.core),
+            level: Arc::clone(&self.level),
+        }
     }
 }
 
@@ -238,6 +438,7 @@ fn parse_completion(raw: &str, configured_model: &str) -> Result<Generation, Llm
         finish_reason: choice.finish_reason,
         raw: String::new(),
         retries: 0,
+        structured: false,
     })
 }
 
@@ -265,6 +466,8 @@ struct ChunkChoiceWire {
 #[derive(Default)]
 struct OpenAiStream {
     model: String,
+    /// Asked under a schema (copied to the generation).
+    structured: bool,
     text: String,
     finish_reason: Option<String>,
     done: bool,
@@ -328,6 +531,7 @@ impl StreamDecoder for OpenAiStream {
             finish_reason: self.finish_reason.clone(),
             raw: String::new(),
             retries: 0,
+            structured: self.structured,
         })
     }
 }

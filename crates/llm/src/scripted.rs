@@ -162,6 +162,7 @@ impl ScriptedGenerator {
             model: "scripted".to_string(),
             finish_reason: Some("stop".to_string()),
             retries: 0,
+            structured: false,
         })
     }
 }

@@ -70,6 +70,22 @@ pub struct ChatRequest {
     pub max_tokens: Option<u32>,
     /// Overrides the backend's configured `temperature`.
     pub temperature: Option<f32>,
+    /// Ask for a structured answer: JSON constrained by a schema. Backends
+    /// that cannot (Anthropic, the scripted generator) ignore it and answer
+    /// in free text; [`Generation::structured`] says which was done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured: Option<StructuredRequest>,
+}
+
+/// A request for an answer constrained by a JSON schema.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct StructuredRequest {
+    /// The JSON schema the reply must follow.
+    pub schema: serde_json::Value,
+    /// What the model is told about the shape, sent only together with the
+    /// schema: appended to the system message (or, without one, to the
+    /// last user message).
+    pub instruction: String,
 }
 
 /// A citation produced by the model itself (Anthropic native citations),
@@ -111,6 +127,11 @@ pub struct Generation {
     pub raw: String,
     /// How many times the request was retried before it succeeded.
     pub retries: u32,
+    /// The reply was asked for under [`ChatRequest::structured`]'s schema
+    /// and the server accepted it: `text` is meant to be JSON of that
+    /// shape. `false`: free text (not asked, or the server rejected the
+    /// schema and the request was sent again without it).
+    pub structured: bool,
 }
 
 /// One item of a streamed answer; see the crate docs for the contract.

@@ -41,6 +41,7 @@ fn request() -> ChatRequest {
         documents: documents(),
         max_tokens: Some(300),
         temperature: None,
+        structured: None,
     }
 }
 

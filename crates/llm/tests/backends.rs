@@ -177,6 +177,7 @@ fn request() -> ChatRequest {
         ],
         max_tokens: None,
         temperature: None,
+        structured: None,
     }
 }
 

@@ -34,6 +34,7 @@ fn request() -> ChatRequest {
         documents: Vec::new(),
         max_tokens: Some(64),
         temperature: Some(0.5),
+        structured: None,
     }
 }
 
@@ -252,4 +253,203 @@ async fn non_json_error_body_is_quoted() {
         }
     );
     assert_eq!(server.count(), 1);
+}
+
+/// A request asking for a structured answer.
+fn structured_request() -> ChatRequest {
+    ChatRequest {
+        system: "You answer ONLY from the numbered passages below.".into(),
+        messages: vec![ChatMessage::user("How long?")],
+        structured: Some(groundcite_llm::StructuredRequest {
+            schema: json!({"type": "object", "properties": {"sentences": {"type": "array"}}}),
+            instruction: "Reply with one JSON object only.".into(),
+        }),
+        ..ChatRequest::default()
+    }
+}
+
+/// llama-cpp-python 0.3 validates `response_format.type` against `text`
+/// and `json_object` and answers anything else with a 422.
+fn rejects_json_schema() -> Reply {
+    Reply::json(
+        422,
+        r#"{"detail":[{"type":"literal_error","loc":["body","response_format","type"],"msg":"Input should be 'text' or 'json_object'","input":"json_schema"}]}"#,
+    )
+}
+
+const JSON_ANSWER: &str =
+    r#"{"sentences": [{"text": "30 days.", "citations": [1]}], "refusal": null}"#;
+
+#[tokio::test]
+async fn structured_requests_send_the_schema_and_the_instruction() {
+    let server =
+        FakeServer::start(vec![Reply::json(200, openai_completion(Some(JSON_ANSWER)))]).await;
+    let generator = OpenAiGenerator::new(config(server.base_url.clone())).unwrap();
+    let answer = generator.generate(&structured_request()).await.unwrap();
+    assert!(answer.structured);
+    assert_eq!(answer.text, JSON_ANSWER);
+    let body = server.received()[0].json();
+    assert_eq!(body["response_format"]["type"], "json_schema");
+    assert_eq!(body["response_format"]["json_schema"]["strict"], true);
+    assert_eq!(
+        body["response_format"]["json_schema"]["schema"]["properties"]["sentences"]["type"],
+        "array"
+    );
+    let system = body["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.ends_with("\nReply with one JSON object only."),
+        "{system}"
+    );
+    // Without a system message, the instruction follows the last user turn.
+    let mut request = structured_request();
+    request.system.clear();
+    generator.generate(&request).await.unwrap();
+    let body = server.received()[1].json();
+    assert_eq!(body["messages"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        body["messages"][0]["content"],
+        "How long?\n\nReply with one JSON object only."
+    );
+    // A request that does not ask gets neither.
+    generator.generate(&request_without_schema()).await.unwrap();
+    let body = server.received()[2].json();
+    assert!(body.get("response_format").is_none());
+}
+
+fn request_without_schema() -> ChatRequest {
+    ChatRequest {
+        structured: None,
+        ..structured_request()
+    }
+}
+
+/// The schema fallback: `json_schema` rejected (422, as llama-cpp-python
+/// does), then `json_object` rejected (400 naming the response format):
+/// the request is answered in free text, and later requests go straight
+/// to free text.
+#[tokio::test]
+async fn a_server_that_rejects_the_schema_is_answered_in_free_text_and_remembered() {
+    let server = FakeServer::start(vec![
+        rejects_json_schema(),
+        Reply::json(
+            400,
+            r#"{"error": {"message": "response_format is not supported by this server", "type": "invalid_request_error"}}"#,
+        ),
+        Reply::json(200, openai_completion(Some("30 days [1]."))),
+    ])
+    .await;
+    let generator = OpenAiGenerator::new(config(server.base_url.clone())).unwrap();
+    let answer = generator.generate(&structured_request()).await.unwrap();
+    assert!(!answer.structured);
+    assert_eq!(answer.text, "30 days [1].");
+    let received = server.received();
+    assert_eq!(received.len(), 3);
+    assert_eq!(received[0].json()["response_format"]["type"], "json_schema");
+    assert_eq!(received[1].json()["response_format"]["type"], "json_object");
+    assert_eq!(
+        received[1].json()["response_format"]["schema"]["type"],
+        "object"
+    );
+    let free = received[2].json();
+    assert!(free.get("response_format").is_none());
+    assert!(
+        !free["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("JSON"),
+        "the instruction goes with the schema"
+    );
+    assert_eq!(generator.structured_form(), None);
+    // Remembered: the next request is free text at once, streaming too.
+    generator.generate(&structured_request()).await.unwrap();
+    assert_eq!(server.count(), 4);
+    assert!(server.received()[3].json().get("response_format").is_none());
+}
+
+/// llama-cpp-python's form is used from then on when only `json_schema`
+/// is rejected; streaming falls back the same way.
+#[tokio::test]
+async fn a_rejected_json_schema_falls_back_to_json_object_while_streaming() {
+    let chunks = vec![
+        openai_chunk(Some(r#"{"sentences": [{"text": "30 days.", "#), None),
+        openai_chunk(Some(r#""citations": [1]}], "refusal": null}"#), None),
+        openai_chunk(None, Some("stop")),
+        "data: [DONE]\n\n".to_string(),
+    ];
+    // llama-cpp-python 0.3.36's own answer: a 500 (retried like any 5xx).
+    let rejected = Reply::json(
+        500,
+        r#"{"error":{"message":"1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}\n\n  File \"/venv/lib/python3.11/site-packages/llama_cpp/server/app.py\", line 376, in create_chat_completion\n    POST /v1/chat/completions","type":"internal_server_error","param":null,"code":null}}"#,
+    );
+    let server = FakeServer::start(vec![
+        rejected.clone(),
+        rejected.clone(),
+        rejected,
+        Reply::sse(chunks),
+    ])
+    .await;
+    let generator = OpenAiGenerator::new(config(server.base_url.clone())).unwrap();
+    let mut stream = generator.generate_stream(&structured_request());
+    let mut text = String::new();
+    let mut done = None;
+    while let Some(item) = stream.next().await {
+        match item.unwrap() {
+            StreamEvent::Text(t) => text.push_str(&t),
+            StreamEvent::Done(g) => done = Some(g),
+            StreamEvent::Citation(_) => {}
+        }
+    }
+    let done = done.unwrap();
+    assert!(done.structured);
+    assert_eq!(done.text, JSON_ANSWER);
+    assert_eq!(text, JSON_ANSWER);
+    let received = server.received();
+    assert_eq!(
+        received.len(),
+        4,
+        "three tries of json_schema, then json_object"
+    );
+    assert_eq!(received[2].json()["response_format"]["type"], "json_schema");
+    assert_eq!(received[3].json()["response_format"]["type"], "json_object");
+    assert_eq!(received[3].json()["stream"], true);
+    assert_eq!(
+        generator.structured_form(),
+        Some(groundcite_llm::StructuredFormat::JsonObject)
+    );
+}
+
+/// An error that is not about the response format is an error, not a
+/// fallback: a 400 for a too-long prompt, a 401.
+#[tokio::test]
+async fn other_errors_are_not_taken_for_a_rejected_schema() {
+    let server = FakeServer::start(vec![Reply::json(
+        400,
+        r#"{"error": {"message": "This model's maximum context length is 2048 tokens"}}"#,
+    )])
+    .await;
+    let generator = OpenAiGenerator::new(config(server.base_url.clone())).unwrap();
+    let error = generator.generate(&structured_request()).await.unwrap_err();
+    assert!(
+        matches!(error, LlmError::Http { status: 400, .. }),
+        "{error}"
+    );
+    assert_eq!(server.count(), 1);
+    assert_eq!(
+        generator.structured_form(),
+        Some(groundcite_llm::StructuredFormat::JsonSchema)
+    );
+    // `off` never asks.
+    let server = FakeServer::start(vec![Reply::json(
+        200,
+        openai_completion(Some("30 days [1].")),
+    )])
+    .await;
+    let generator = OpenAiGenerator::new(OpenAiConfig {
+        structured: groundcite_llm::StructuredFormat::Off,
+        ..config(server.base_url.clone())
+    })
+    .unwrap();
+    let answer = generator.generate(&structured_request()).await.unwrap();
+    assert!(!answer.structured);
+    assert!(server.received()[0].json().get("response_format").is_none());
 }
