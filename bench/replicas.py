@@ -29,13 +29,14 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import urllib.parse
+
+from common import free_port, get, wait_ready
 
 BIN = os.environ["GROUNDCITE_BIN"]
 ADMIN_URL = os.environ["GROUNDCITE_TEST_DATABASE_URL"]
@@ -80,38 +81,6 @@ def psql(url, sql):
 def with_db(url, db):
     p = urllib.parse.urlsplit(url)
     return urllib.parse.urlunsplit((p.scheme, p.netloc, "/" + db, p.query, p.fragment))
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def get(port, path, timeout=5):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        c.request("GET", path)
-        r = c.getresponse()
-        return r.status, r.read().decode()
-    finally:
-        c.close()
-
-
-def wait_ready(port, proc, name):
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"server {name} exited with {proc.returncode}")
-        try:
-            if get(port, "/readyz", timeout=1)[0] == 200:
-                return
-        except OSError:
-            pass
-        time.sleep(0.2)
-    raise SystemExit(f"server {name} not ready after 60 s")
 
 
 class Stats:
@@ -183,7 +152,7 @@ def main():
                 [BIN, "--index", url, "serve", "--addr", f"127.0.0.1:{port}"],
                 env=env, stdout=out, stderr=subprocess.STDOUT, cwd=work)
         for name, port in ports.items():
-            wait_ready(port, procs[name], name)
+            wait_ready(port, procs[name], f"server {name}")
         log(f"servers A :{ports['A']} (pid {procs['A'].pid}), B :{ports['B']} (pid {procs['B'].pid}); "
             f"{WORKERS} workers each, {DURATION:.0f} s")
 

@@ -16,14 +16,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${GROUNDCITE_TEST_DATABASE_URL:?run eval \"\$(.ci/pg.sh)\" first}"
-profile=${PROFILE:-debug}
-if [ "$profile" = release ]; then
-  cargo build -q --release -p groundcite
-else
-  cargo build -q -p groundcite
-fi
-target_dir=${CARGO_TARGET_DIR:-target}
-case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
-# Absolute: the servers run in their own working directories.
-export GROUNDCITE_BIN="$target_dir/$profile/groundcite"
+. bench/build.sh
 exec python3 bench/replicas.py

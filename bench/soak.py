@@ -20,12 +20,13 @@ Prints requests, p50/p99 latency per kind, and the memory samples.
 import http.client
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+
+from common import free_port, wait_ready
 
 BIN = os.environ["GROUNDCITE_BIN"]
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -56,36 +57,12 @@ KINDS = [
 ]
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def rss_kb(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return 0
-
-
-def wait_ready(port, proc):
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"the server exited with {proc.returncode}")
-        try:
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-            c.request("GET", "/readyz")
-            if c.getresponse().status == 200:
-                return
-        except OSError:
-            pass
-        time.sleep(0.2)
-    raise SystemExit("the server was not ready after 60 s")
 
 
 def client(port, seed, stop, results, lock, stale):

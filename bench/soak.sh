@@ -8,13 +8,5 @@
 #        PROFILE=release DURATION=60 bench/soak.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-profile=${PROFILE:-debug}
-if [ "$profile" = release ]; then
-  cargo build -q --release -p groundcite
-else
-  cargo build -q -p groundcite
-fi
-target_dir=${CARGO_TARGET_DIR:-target}
-case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
-export GROUNDCITE_BIN="$target_dir/$profile/groundcite"
+. bench/build.sh
 exec python3 bench/soak.py
