@@ -187,6 +187,24 @@ try {
   check("clicking a topic asks about it", (await page.inputValue("#question")) === "Expenses › Reimbursement"
     && (await page.locator("#answer .sentence").count()) > 0, await page.inputValue("#question"));
 
+  // --- "Doesn't answer": the passages found are on the subject, none answers it.
+  await page.fill("#question", "Is there parking at the office?");
+  await page.click("#ask-button");
+  await page.waitForFunction(() => /No direct answer/.test(document.getElementById("banner").innerText), null, { timeout: 10000 });
+  const direct = await page.locator("#refusal").innerText();
+  check("a question the sources do not answer says so plainly",
+    /The sources found don't answer this directly\./.test(direct)
+    && /No direct answer\./.test(await page.locator("#banner").innerText()), direct);
+  check("it lists the closest passages, linked",
+    /Closest passages/.test(direct) && (await page.locator("#refusal a[href^='https://handbook.example/expenses']").count()) === 2, direct);
+  check("no answer text, no chips, no legend",
+    await page.locator("#answer").isHidden() && await page.locator("#legend").isHidden());
+  for (const width of [1280, 400]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.screenshot({ path: join(SHOTS, `no-direct-answer-${width}.png`), fullPage: true });
+  }
+  await page.setViewportSize({ width: 1000, height: 1100 });
+
   // --- Check tab: the seed's contradicted example.
   await page.click("#tab-check");
   await page.click("#check-button");

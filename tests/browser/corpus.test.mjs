@@ -63,17 +63,27 @@ async function textOf(locator) {
   return (await locator.count()) ? locator.first().innerText() : "";
 }
 
-// Submits the question (streaming, the page's default) and waits for the
-// final report: the answer region is no longer busy and the banner is not
-// the "Checking…" one.
-async function ask(page, question) {
-  await page.fill("#question", question);
-  await page.click("#ask-button");
+// Runs `action` (which submits a question) and waits for its final report:
+// a report other than the one shown before, the answer region no longer
+// busy, the ask button enabled again.
+async function answered(page, action) {
+  await page.evaluate(() => { window.__before = window.groundcite.report(); });
+  await action();
   await page.waitForFunction(() => {
-    const b = document.getElementById("banner");
-    return window.groundcite.report() !== null && b && !b.classList.contains("info")
-      && document.getElementById("answer").getAttribute("aria-busy") === "false";
+    const r = window.groundcite.report();
+    return r !== null && r !== window.__before
+      && document.getElementById("answer").getAttribute("aria-busy") === "false"
+      && !document.getElementById("ask-button").disabled;
   }, null, { timeout: 15000 });
+}
+
+// Submits the question (streaming, the page's default) and waits for the
+// final report.
+async function ask(page, question) {
+  await answered(page, async () => {
+    await page.fill("#question", question);
+    await page.click("#ask-button");
+  });
 }
 
 try {
@@ -83,6 +93,12 @@ try {
     const response = await page.goto(BASE + "/");
     check("[scripted] page loads with 200 from groundcite serve", response.status() === 200, response.status());
     check("[scripted] page has a content security policy", /script-src 'sha256-/.test(response.headers()["content-security-policy"] || ""));
+    // Not the demo index (its own --index): none of the demo's words.
+    const corpusLine = await textOf(page.locator("#corpus"));
+    check("[scripted] the home page names the corpus: the index it serves", /^Searching .*index$/.test(corpusLine), corpusLine);
+    check("[scripted] no demo example questions on another corpus", (await page.locator("button.example").count()) === 0);
+    check("[scripted] the placeholder is not a demo question",
+      (await page.getAttribute("#question", "placeholder")) === "Ask a question about the indexed documents");
 
     await ask(page, QUESTION);
     const report = await page.evaluate(() => window.groundcite.report());
@@ -191,7 +207,21 @@ try {
     const { context, page, problems } = await newPage();
     const response = await page.goto(EXTRACTIVE + "/");
     check("[extractive] page loads with 200", response.status() === 200, response.status());
-    await ask(page, "How long does reimbursement take?");
+    // The demo index: the home page names the demo corpus and offers its example questions.
+    const corpusLine = await textOf(page.locator("#corpus"));
+    check("[extractive] the home page names the corpus", corpusLine === "Searching Northwind Labs employee handbook (demo)", corpusLine);
+    const examples = await page.locator("button.example").allInnerTexts();
+    check("[extractive] the home page offers example questions", examples.length === 3 && examples[0] === "How long does reimbursement take?", examples);
+    for (const width of [1280, 400]) {
+      await page.setViewportSize({ width, height: 800 });
+      await page.screenshot({ path: join(SHOTS, `home-${width}.png`), fullPage: true });
+    }
+    await page.setViewportSize({ width: 1000, height: 1100 });
+    // One click on an example asks it.
+    await answered(page, () => page.locator("button.example").first().click());
+    check("[extractive] clicking an example question asks it",
+      (await page.inputValue("#question")) === "How long does reimbursement take?"
+      && (await page.evaluate(() => window.groundcite.report().question)) === "How long does reimbursement take?");
     const report = await page.evaluate(() => window.groundcite.report());
     check("[extractive] the answer comes from the extractive generator", report.generator === "extractive", report.generator);
     check("[extractive] passages come from the embedded demo corpus",
@@ -207,6 +237,33 @@ try {
     check("[extractive] the banner matches the report",
       report.grounded ? /Checked\./.test(bannerText) : !/Checked\./.test(bannerText), bannerText);
     await page.screenshot({ path: join(SHOTS, "demo-extractive.png"), fullPage: true });
+
+    // Off topic: the documents do not cover it. Said plainly, with the
+    // nearest topics the corpus does cover, each one click from an answer.
+    await ask(page, "Can I bring my dog to the office?");
+    const off = await page.evaluate(() => window.groundcite.report());
+    check("[extractive] an off-topic question is refused", !!off.refusal, off.refusal);
+    const offBanner = await page.locator("#banner").innerText();
+    check("[extractive] the off-topic message says the documents do not cover it",
+      /No answer\./.test(offBanner) && /do not cover this question/.test(offBanner), offBanner);
+    const offBox = await page.locator("#refusal").innerText();
+    check("[extractive] the refusal says it is not covered, gives the demo's hand-off, and names no model",
+      /Not covered by the provided documents\./.test(offBox) && /contact People Ops/.test(offBox) && !/model/i.test(offBox), offBox);
+    for (const width of [1280, 400]) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.screenshot({ path: join(SHOTS, `off-topic-${width}.png`), fullPage: true });
+    }
+    await page.setViewportSize({ width: 1000, height: 1100 });
+    const topics = page.locator("#refusal button.topic");
+    const topicCount = await topics.count();
+    check("[extractive] nearest topics are buttons", topicCount >= 1 && topicCount === (off.refusal.nearest_topics || []).length,
+      { buttons: topicCount, topics: off.refusal.nearest_topics });
+    if (topicCount) {
+      const label = await topics.first().innerText();
+      await answered(page, () => topics.first().click());
+      check("[extractive] clicking a nearest topic asks about it",
+        (await page.evaluate(() => window.groundcite.report().question)) === label, label);
+    }
     check("[extractive] no CSP violations or page errors", problems.length === 0, problems);
     await context.close();
   }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use groundcite_engine::{GeneratorKind, Settings};
+use groundcite_engine::{Configured, GeneratorKind, Override, Settings};
 
 /// Options every command that reads or writes the index shares.
 #[derive(Args, Clone, Default)]
@@ -20,6 +20,11 @@ pub struct CommonArgs {
     /// [default: $GROUNDCITE_MODEL_DIR, else none: lexical only].
     #[arg(long, global = true)]
     pub model_dir: Option<PathBuf>,
+    /// Set any configuration key, e.g. --set check.bad_id_policy=refuse
+    /// (repeatable; over the file and the environment; `groundcite config
+    /// --show-origin` lists every key).
+    #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
 }
 
 /// Generator selection, the same for `ask` and `serve`.
@@ -47,33 +52,52 @@ pub struct GeneratorArgs {
 
 /// Settings: file, then environment, then these flags.
 pub fn settings(common: &CommonArgs, generator: &GeneratorArgs) -> Result<Settings> {
-    let mut s = Settings::load(common.config.as_deref())?;
+    let settings = configured(common, generator)?.settings;
+    settings.validate()?;
+    Ok(settings)
+}
+
+/// The layered configuration with the origin of each value: the flags
+/// are its last layer (`--set` first, then the named flags).
+pub fn configured(common: &CommonArgs, generator: &GeneratorArgs) -> Result<Configured> {
+    let mut flags = Vec::new();
+    for set in &common.set {
+        flags.push(Override::parse_set(set)?);
+    }
+    let path = |p: &PathBuf| p.to_string_lossy().into_owned();
     if let Some(index) = &common.index {
-        s.index = index.clone();
+        flags.push(Override::flag("index", path(index), "--index"));
     }
     if let Some(dir) = &common.model_dir {
-        s.model_dir = Some(dir.clone());
+        flags.push(Override::flag("model_dir", path(dir), "--model-dir"));
     }
     if let Some(g) = generator.generator {
-        s.generator = g;
+        flags.push(Override::flag("generator", g.as_str(), "--generator"));
     }
     if let Some(url) = &generator.base_url {
-        s.set_base_url(url.clone());
+        flags.push(Override::flag("base_url", url, "--base-url"));
     }
     if let Some(model) = &generator.model {
-        s.set_model(model.clone());
+        flags.push(Override::flag("model", model, "--model"));
     }
     if let Some(script) = &generator.script {
-        s.script = Some(script.clone());
+        flags.push(Override::flag("script", path(script), "--script"));
     }
     if let Some(k) = generator.top_k {
-        s.top_k = k;
+        flags.push(Override::flag("top_k", k.to_string(), "--top-k"));
     }
     if let Some(t) = generator.gate_threshold {
-        s.gate_threshold = t;
+        flags.push(Override::flag(
+            "gate_threshold",
+            t.to_string(),
+            "--gate-threshold",
+        ));
     }
-    s.validate()?;
-    Ok(s)
+    Ok(Settings::configure(
+        common.config.as_deref(),
+        &groundcite_engine::settings::env_vars(),
+        &flags,
+    )?)
 }
 
 /// Says, on stderr, that the first run ingests the embedded demo handbook

@@ -12,6 +12,8 @@ use groundcite_engine::{
     Retraction, StreamedSentence,
 };
 
+use groundcite_server::audit::{self, AuditConfig, AuditLog};
+
 use crate::args::{CommonArgs, GeneratorArgs, announce_demo, settings};
 use crate::render::{self, Finding, safe};
 
@@ -46,6 +48,9 @@ pub struct AskArgs {
     /// Also print the machine reasons of each verdict (as in --json).
     #[arg(long)]
     reasons: bool,
+    /// Do not write this answer to the audit log.
+    #[arg(long)]
+    no_audit: bool,
 }
 
 pub fn run_ask(common: &CommonArgs, args: AskArgs) -> Result<ExitCode> {
@@ -57,6 +62,15 @@ pub fn run_ask(common: &CommonArgs, args: AskArgs) -> Result<ExitCode> {
         .enable_all()
         .build()?;
     let deadline = settings.answer_deadline();
+    // Audited as the service audits its answers: one record per answer or
+    // refusal, in the configured log (beside the index by default).
+    let audit = match settings.audit_location() {
+        Some(path) if !args.no_audit => AuditConfig {
+            policy: settings.audit.clone(),
+            ..AuditConfig::at(path)
+        },
+        _ => AuditConfig::off(),
+    };
     runtime.block_on(async move {
         let engine = Engine::from_settings(settings)?;
         let opts = AskOptions::default();
@@ -67,12 +81,12 @@ pub fn run_ask(common: &CommonArgs, args: AskArgs) -> Result<ExitCode> {
             let mut events = engine.ask_stream(&args.question, &opts);
             let mut result = None;
             let mut shown = 0usize;
-            let mut out = std::io::stdout().lock();
+            let mut out = anstream::stdout().lock();
             while let Some(event) = events.next().await {
                 match event {
                     AskEvent::Sentence(StreamedSentence { text, verdict, .. }) => {
                         if !args.json {
-                            writeln!(out, "[{verdict}] {}", safe(&text))?;
+                            writeln!(out, "[{}] {}", render::paint_verdict(&verdict), safe(&text))?;
                             out.flush()?;
                             shown += 1;
                         }
@@ -99,7 +113,8 @@ pub fn run_ask(common: &CommonArgs, args: AskArgs) -> Result<ExitCode> {
             })??,
             None => answer.await?,
         };
-        let mut out = std::io::stdout().lock();
+        write_audit(&audit, &result);
+        let mut out = anstream::stdout().lock();
         if args.json {
             serde_json::to_writer_pretty(&mut out, &result)?;
             writeln!(out)?;
@@ -110,6 +125,20 @@ pub fn run_ask(common: &CommonArgs, args: AskArgs) -> Result<ExitCode> {
         let found = render::found(&result.findings, &result.counts, result.refusal.is_some());
         Ok(render::exit_code(&found, &args.fail_on))
     })
+}
+
+/// Writes the answer's audit record and waits for it. Never fails the
+/// answer: a log that cannot be written is reported on stderr (a warning)
+/// and the answer is printed regardless, as the service does.
+fn write_audit(config: &AuditConfig, result: &AskResult) {
+    let log = AuditLog::start(config, groundcite_server::Metrics::new());
+    if !log.is_enabled() {
+        return;
+    }
+    let report = audit::JsonText::to_json(result).unwrap_or_else(|_| audit::JsonText::new("{}"));
+    let id = groundcite_server::new_request_id();
+    log.record(audit::answer_record(&id, result, report));
+    log.shutdown();
 }
 
 /// Why there is no answer, in plain words; "the model" only when a model
@@ -156,7 +185,8 @@ fn print_answer(
         }
         writeln!(
             out,
-            "No answer: {}.",
+            "{} {}.",
+            render::paint(render::style::REFUSAL, "No answer:"),
             why_refused(refusal.reason, &r.generator)
         )?;
         if reasons {
@@ -173,9 +203,9 @@ fn print_answer(
         // is never headed "Checked".
         let off_topic = r.answers_question.as_ref().is_some_and(|a| a.is_no());
         let headline = if off_topic {
-            format!("! {NO_DIRECT_ANSWER}")
+            render::paint(render::style::WARN, format_args!("! {NO_DIRECT_ANSWER}"))
         } else {
-            render::headline(&r.findings, &r.counts, judged)
+            render::painted_headline(&r.findings, &r.counts, judged)
         };
         if problems {
             writeln!(out, "{headline}\n")?;

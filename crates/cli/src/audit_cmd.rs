@@ -11,8 +11,22 @@ use groundcite_server::audit::{self, AuditPolicy, IncidentFilter};
 use crate::args::{CommonArgs, GeneratorArgs, settings};
 use crate::render;
 
+const AFTER_HELP: &str = "\
+The audit log is beside the index by default (audit.sqlite in the folder
+that holds the index folder; the index's own database for a PostgreSQL
+index); `audit_path` or GROUNDCITE_AUDIT_PATH moves it. `groundcite serve`
+writes a record for every answer and check, `groundcite ask` for every
+answer.
+
+Examples:
+  groundcite audit                         # every incident, newest first
+  groundcite audit --unsupported --limit 20
+  groundcite audit --json
+  groundcite audit --export all.jsonl
+  groundcite audit prune --max-age-days 90";
+
 #[derive(Args)]
-#[command(args_conflicts_with_subcommands = true)]
+#[command(args_conflicts_with_subcommands = true, after_help = AFTER_HELP)]
 pub struct AuditArgs {
     #[command(subcommand)]
     action: Option<AuditAction>,
@@ -32,6 +46,10 @@ pub struct AuditArgs {
     /// Write every record (or, with a filter, the incidents) as JSONL to this file.
     #[arg(long)]
     export: Option<PathBuf>,
+    /// Print JSON: the incidents as an array of records (with --export,
+    /// `{written, file}`).
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Subcommand)]
@@ -39,14 +57,23 @@ enum AuditAction {
     /// Remove old records: those served more than --max-age-days ago, then
     /// the oldest while the log's text is over --max-bytes [defaults: the
     /// configured [audit] max_age_days and max_bytes].
+    #[command(
+        after_help = "Examples:\n  groundcite audit prune --max-age-days 90\n  groundcite audit prune --db audit.sqlite --max-bytes 1000000000 --json"
+    )]
     Prune {
         /// The audit database [default: the configured audit_path].
         #[arg(long)]
         db: Option<PathBuf>,
+        /// Remove records served more than this many days ago.
         #[arg(long)]
         max_age_days: Option<u32>,
+        /// Then remove the oldest records until the rest take at most this
+        /// many bytes.
         #[arg(long)]
         max_bytes: Option<u64>,
+        /// Print what was removed as JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -56,6 +83,7 @@ pub fn run_audit(common: &CommonArgs, args: AuditArgs) -> Result<ExitCode> {
         db,
         max_age_days,
         max_bytes,
+        json,
     }) = args.action
     {
         let policy = AuditPolicy {
@@ -68,9 +96,23 @@ pub fn run_audit(common: &CommonArgs, args: AuditArgs) -> Result<ExitCode> {
                 "nothing to prune by: give --max-age-days or --max-bytes, or set max_age_days or max_bytes under [audit] in groundcite.toml"
             );
         };
-        let path = db.unwrap_or(settings.audit_path.clone());
+        let path = db.or_else(|| configured_log(&settings)).context(NO_LOG)?;
         let mut store = audit::open_writer(&path)?;
         let pruned = store.prune(&retention)?;
+        if json {
+            let json = serde_json::json!({
+                "by_age": pruned.by_age,
+                "by_size": pruned.by_size,
+                "before": retention.before,
+                "max_bytes": retention.max_bytes,
+                "left": store.count()?,
+                "location": store.location(),
+            });
+            let mut out = std::io::stdout().lock();
+            serde_json::to_writer_pretty(&mut out, &json)?;
+            writeln!(out)?;
+            return Ok(ExitCode::SUCCESS);
+        }
         println!(
             "pruned {} record(s) older than {} and {} more to fit {}; {} left in {}",
             pruned.by_age,
@@ -84,10 +126,15 @@ pub fn run_audit(common: &CommonArgs, args: AuditArgs) -> Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let path = args.db.clone().unwrap_or(settings.audit_path.clone());
+    let path = args
+        .db
+        .clone()
+        .or_else(|| configured_log(&settings))
+        .context(NO_LOG)?;
     if !audit::is_postgres_url(&path.to_string_lossy()) && !path.exists() {
         anyhow::bail!(
-            "no audit log at {} (it is written by `groundcite serve`)",
+            "no audit log at {} (it is written by `groundcite serve` and `groundcite ask`, \
+             beside the index unless audit_path says otherwise)",
             path.display()
         );
     }
@@ -108,13 +155,27 @@ pub fn run_audit(common: &CommonArgs, args: AuditArgs) -> Result<ExitCode> {
         } else {
             audit::export_jsonl(store, writer)?
         };
-        eprintln!("groundcite: wrote {n} records to {}", out.display());
+        if args.json {
+            let mut stdout = std::io::stdout().lock();
+            serde_json::to_writer_pretty(
+                &mut stdout,
+                &serde_json::json!({"written": n, "file": out}),
+            )?;
+            writeln!(stdout)?;
+        } else {
+            eprintln!("groundcite: wrote {n} records to {}", out.display());
+        }
         return Ok(ExitCode::SUCCESS);
     }
     // The incident log: unverified and unsupported answers (both when no
     // filter is given).
     let records = audit::incidents(store, &filter)?;
     let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &records)?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     for r in &records {
         let mut why = Vec::new();
         if r.is_unverified() {
@@ -139,4 +200,12 @@ pub fn run_audit(common: &CommonArgs, args: AuditArgs) -> Result<ExitCode> {
     }
     writeln!(out, "{} incident(s) in {}", records.len(), store.location())?;
     Ok(ExitCode::SUCCESS)
+}
+
+const NO_LOG: &str =
+    "the audit log is off (audit_path = \"off\"): give --db FILE or a postgres:// URL";
+
+/// The configured audit log (beside the index by default); `None` when off.
+fn configured_log(settings: &groundcite_engine::Settings) -> Option<PathBuf> {
+    settings.audit_location().map(PathBuf::from)
 }

@@ -93,7 +93,7 @@ pub fn run_check(args: CheckArgs) -> Result<ExitCode> {
         &config,
         &verifier,
     );
-    let mut out = std::io::stdout().lock();
+    let mut out = anstream::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &output)?;
         writeln!(out)?;

@@ -14,9 +14,15 @@ use crate::args::CommonArgs;
 #[derive(Subcommand)]
 pub enum DbCommand {
     /// Apply pending schema migrations (idempotent; concurrent runs are safe).
+    #[command(
+        after_help = "Examples:\n  groundcite db migrate --database postgres://user@localhost/groundcite\n  GROUNDCITE_DATABASE_URL=postgres://... groundcite db migrate --json"
+    )]
     Migrate(DbArgs),
     /// Show applied and pending migrations; exit 1 when the schema is behind
     /// this binary.
+    #[command(
+        after_help = "Exit codes: 0 up to date; 1 the schema is behind this binary (run `groundcite db migrate`); 2 fatal error.\n\nExamples:\n  groundcite db status --database postgres://user@localhost/groundcite\n  groundcite --index postgres://user@localhost/groundcite db status --json"
+    )]
     Status(DbArgs),
 }
 

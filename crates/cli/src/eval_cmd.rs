@@ -20,11 +20,19 @@ use groundcite_engine::Checker;
 pub enum EvalCommand {
     /// Score labelled cases: per label, how many sentences were flagged
     /// right; bad-id and status accuracy.
+    #[command(
+        after_help = "Examples:\n  groundcite eval cases ../shared/cases/dev.jsonl\n  groundcite eval cases ../shared/cases/paraphrase-dev.jsonl --json"
+    )]
     Cases {
+        /// The labelled cases (JSONL, the format of shared/cases/README.md).
         file: PathBuf,
         /// Also list every labelled sentence with its verdict.
         #[arg(long)]
         verbose: bool,
+        /// Print the figures as JSON (with --verbose, every sentence; else
+        /// the ones judged wrong).
+        #[arg(long, conflicts_with = "fit_similarity")]
+        json: bool,
         /// Fit the support config's `overrule_similarity` (needs a model): the
         /// threshold with the best balanced accuracy on the tune half of the
         /// by-page split, with its figures on both halves.
@@ -34,8 +42,16 @@ pub enum EvalCommand {
     /// Balanced accuracy on HaluEval QA rows: knowledge as passage [1],
     /// each answer cited as [1]; right answers must come out supported,
     /// hallucinated ones flagged.
+    #[command(
+        after_help = "Examples:\n  groundcite eval halueval ../shared/datasets/halueval/qa-dev.jsonl\n  groundcite eval halueval ../shared/datasets/halueval/qa-dev.jsonl --from 1000 --to 2000 --json"
+    )]
     Halueval {
+        /// HaluEval QA rows (JSONL: knowledge, question, right_answer,
+        /// hallucinated_answer).
         file: PathBuf,
+        /// Print the figures as JSON.
+        #[arg(long)]
+        json: bool,
         /// First row (0-based).
         #[arg(long, default_value_t = 0)]
         from: usize,
@@ -47,7 +63,11 @@ pub enum EvalCommand {
     /// pages, fact, hard) through the configured engine: recall@1/3/5 of a
     /// gold page, answered with the fact and cited, refusals by reason,
     /// unanswerable and hard near-misses refused.
+    #[command(
+        after_help = "Examples:\n  groundcite --index /tmp/tts eval questions ../shared/cases/questions-dev.jsonl\n  groundcite --index /tmp/tts eval questions ../shared/cases/questions-dev.jsonl --verbose --json"
+    )]
     Questions {
+        /// The labelled questions (JSONL).
         file: PathBuf,
         /// Also list every question with its outcome.
         #[arg(long)]
@@ -65,9 +85,15 @@ pub fn run(common: &CommonArgs, cmd: EvalCommand) -> Result<ExitCode> {
         EvalCommand::Cases {
             file,
             verbose,
+            json,
             fit_similarity,
-        } => cases(common, &file, verbose, fit_similarity),
-        EvalCommand::Halueval { file, from, to } => halueval(common, &file, from, to),
+        } => cases(common, &file, verbose, json, fit_similarity),
+        EvalCommand::Halueval {
+            file,
+            json,
+            from,
+            to,
+        } => halueval(common, &file, json, from, to),
         EvalCommand::Questions {
             file,
             verbose,
@@ -190,6 +216,7 @@ fn cases(
     common: &CommonArgs,
     file: &std::path::Path,
     verbose: bool,
+    json: bool,
     fit_similarity: bool,
 ) -> Result<ExitCode> {
     let settings = args::settings(common, &GeneratorArgs::default())?;
@@ -214,6 +241,7 @@ fn cases(
     let mut per_kind: BTreeMap<String, (Tally, Tally)> = BTreeMap::new();
     let mut per_form: BTreeMap<String, Tally> = BTreeMap::new();
     let (mut n_cases, mut bad_ok, mut status_ok, mut failed) = (0, 0, 0, 0);
+    let mut listed: Vec<case::SentenceScore> = Vec::new();
     let mut out = std::io::stdout().lock();
     for line in input::read_cases(file)? {
         let case = match line.case {
@@ -267,7 +295,11 @@ fn cases(
             let e = per_label.entry(s.label).or_default();
             e.0 += 1;
             e.1 += usize::from(s.correct);
-            if verbose || !s.correct {
+            if json {
+                if verbose || !s.correct {
+                    listed.push(s.clone());
+                }
+            } else if verbose || !s.correct {
                 writeln!(
                     out,
                     "{} {:<4} {:<12} got {:<12} {:?}",
@@ -283,6 +315,43 @@ fn cases(
     if fit_similarity {
         write_fit(&mut out, &fit)?;
         return Ok(ExitCode::SUCCESS);
+    }
+    let code = if failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    };
+    if json {
+        let labels: BTreeMap<&str, serde_json::Value> = per_label
+            .iter()
+            .map(|(label, (total, correct))| {
+                (
+                    label.as_str(),
+                    serde_json::json!({"total": total, "correct": correct}),
+                )
+            })
+            .collect();
+        let tally = |t: &Tally| {
+            let mut v = serde_json::to_value(t).unwrap_or_default();
+            v["balanced_accuracy"] = serde_json::json!(t.balanced_accuracy());
+            v
+        };
+        let json = serde_json::json!({
+            "verifier": verifier.kind().as_str(),
+            "cases": n_cases,
+            "unreadable_lines": failed,
+            "bad_ids_correct": bad_ok,
+            "status_correct": status_ok,
+            "labels": labels,
+            "all": tally(&overall),
+            "halves": per_half.iter().map(|(h, t)| (h.as_str(), tally(t))).collect::<BTreeMap<_, _>>(),
+            "kinds": per_kind.iter().map(|(k, (all, held))| (k.clone(), serde_json::json!({"all": tally(all), "held": tally(held)}))).collect::<BTreeMap<_, _>>(),
+            "forms": per_form.iter().map(|(f, t)| (f.clone(), tally(t))).collect::<BTreeMap<_, _>>(),
+            "sentences": listed,
+        });
+        serde_json::to_writer_pretty(&mut out, &json)?;
+        writeln!(out)?;
+        return Ok(code);
     }
     writeln!(out, "\nverifier: {}", verifier.kind().as_str())?;
     writeln!(
@@ -311,11 +380,7 @@ fn cases(
         )?;
     }
     write_tallies(&mut out, &overall, &per_half, &per_kind, &per_form)?;
-    Ok(if failed > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(code)
 }
 
 /// `eval cases --fit-similarity`: every threshold from 0.50 to 0.95 replayed on the recorded
@@ -440,6 +505,7 @@ struct HaluRow {
 fn halueval(
     common: &CommonArgs,
     file: &std::path::Path,
+    json: bool,
     from: usize,
     to: Option<usize>,
 ) -> Result<ExitCode> {
@@ -449,7 +515,6 @@ fn halueval(
     let checker =
         Checker::configured(config.clone(), groundcite_engine::load_embedder(&settings)?)?;
     let verifier = checker.verifier();
-    println!("verifier: {}", verifier.kind().as_str());
     let (mut right_total, mut right_ok, mut hall_total, mut hall_ok) =
         (0usize, 0usize, 0usize, 0usize);
     let to = to.unwrap_or(usize::MAX);
@@ -479,6 +544,22 @@ fn halueval(
     }
     let right = right_ok as f64 / right_total.max(1) as f64;
     let hall = hall_ok as f64 / hall_total.max(1) as f64;
+    if json {
+        let json = serde_json::json!({
+            "verifier": verifier.kind().as_str(),
+            "from": from,
+            "to": from + right_total,
+            "rows": right_total,
+            "right_supported": right_ok,
+            "hallucinated_flagged": hall_ok,
+            "balanced_accuracy": (right + hall) / 2.0,
+        });
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut out, &json)?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("verifier: {}", verifier.kind().as_str());
     println!("rows {from}..{}: {right_total}", from + right_total);
     println!(
         "right answers supported:      {right_ok}/{right_total} ({:.1}%)",

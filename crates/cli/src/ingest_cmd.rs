@@ -11,7 +11,18 @@ use groundcite_index::{ChunkIndex, Index, IngestOptions, Progress};
 use crate::args::{CommonArgs, GeneratorArgs, settings};
 use crate::render::safe;
 
+const AFTER_HELP: &str = "\
+Exit codes: 0 every file ingested; 1 some files could not be read (the
+others were ingested; each is named on stderr); 2 usage or fatal error.
+
+Examples:
+  groundcite ingest docs/
+  groundcite --index /tmp/tts ingest ../shared/corpora/tts-handbook/pages --handbook
+  groundcite ingest site/ --url-template 'https://docs.example.com/{path}/' --strip-prefix site/
+  groundcite ingest docs/ --json";
+
 #[derive(Args)]
+#[command(after_help = AFTER_HELP)]
 pub struct IngestArgs {
     /// Files or folders to ingest (Markdown, HTML, plain text).
     #[arg(required = true)]
@@ -28,6 +39,10 @@ pub struct IngestArgs {
     /// Use the TTS handbook preset (url template and prefix).
     #[arg(long)]
     handbook: bool,
+    /// Print the summary as JSON (files seen, indexed, unchanged, removed,
+    /// skipped, chunks, errors, warnings, vectors).
+    #[arg(long)]
+    json: bool,
 }
 
 pub fn run_ingest(common: &CommonArgs, args: IngestArgs) -> Result<ExitCode> {
@@ -83,6 +98,39 @@ pub fn run_ingest(common: &CommonArgs, args: IngestArgs) -> Result<ExitCode> {
         bar.finish_and_clear();
     }
     let mut out = std::io::stdout().lock();
+    let code = if summary.errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    };
+    if args.json {
+        let files = |list: &[groundcite_index::IngestError]| {
+            list.iter()
+                .map(|e| serde_json::json!({"path": e.path, "message": e.message}))
+                .collect::<Vec<_>>()
+        };
+        let json = serde_json::json!({
+            "index": index.location(),
+            "files_seen": summary.files_seen,
+            "indexed": summary.indexed,
+            "unchanged": summary.unchanged,
+            "removed": summary.removed,
+            "skipped": summary.skipped,
+            "chunks_written": summary.chunks,
+            "chunks_in_index": index.num_chunks()?,
+            "errors": files(&summary.errors),
+            "warnings": files(&summary.warnings),
+            "seconds": started.elapsed().as_secs_f64(),
+            "vectors": {
+                "model": embedder.as_ref().map(|m| m.model_id()),
+                "embedded": summary.embedded,
+                "model_changed_from": summary.model_changed,
+            },
+        });
+        serde_json::to_writer_pretty(&mut out, &json)?;
+        writeln!(out)?;
+        return Ok(code);
+    }
     writeln!(
         out,
         "ingested into {}: {} files seen, {} indexed, {} unchanged, {} removed, {} skipped (unsupported), {} chunks written, {} errors, {:.2} s; {} chunks in the index",
@@ -105,15 +153,11 @@ pub fn run_ingest(common: &CommonArgs, args: IngestArgs) -> Result<ExitCode> {
             safe(model.model_id()),
             summary.embedded
         )?,
-        (Some(model), None) if index.has_vectors() => writeln!(
+        (Some(model), None) => writeln!(
             out,
             "{} chunk vectors computed with {}",
             summary.embedded,
             safe(model.model_id())
-        )?,
-        (Some(_), None) => writeln!(
-            out,
-            "no chunk vectors: the PostgreSQL backend has no vectors yet (retrieval there is lexical)"
         )?,
         (None, _) => writeln!(out, "no chunk vectors: {}", groundcite_embed::NO_MODEL_HINT)?,
     }
@@ -123,23 +167,23 @@ pub fn run_ingest(common: &CommonArgs, args: IngestArgs) -> Result<ExitCode> {
     for e in &summary.errors {
         eprintln!("groundcite: skipped {}", safe(&e.to_string()));
     }
-    Ok(if summary.errors.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(code)
 }
 
 /// The index for writing: PostgreSQL for a `postgres://` url, else the
 /// embedded tantivy index in that directory.
-/// With a model, the embedded index computes chunk vectors.
+/// With a model, either backend computes chunk vectors.
 fn open_chunk_index(
     location: &std::path::Path,
     embedder: Option<std::sync::Arc<groundcite_embed::Embedder>>,
-) -> Result<Box<dyn IndexWithVectors>> {
+) -> Result<Box<dyn ChunkIndex>> {
     let text = location.to_string_lossy();
     if groundcite_pg::is_postgres_url(&text) {
-        let index = groundcite_pg::PgIndex::connect(&text, groundcite_pg::PgOptions::default())?;
+        let mut index =
+            groundcite_pg::PgIndex::connect(&text, groundcite_pg::PgOptions::default())?;
+        if let Some(embedder) = embedder {
+            index.set_embedder(embedder);
+        }
         return Ok(Box::new(index));
     }
     let mut index = Index::open_or_create(location)
@@ -148,21 +192,4 @@ fn open_chunk_index(
         index.set_embedder(embedder);
     }
     Ok(Box::new(index))
-}
-
-/// An index to ingest into, and whether it stores vectors.
-trait IndexWithVectors: ChunkIndex {
-    fn has_vectors(&self) -> bool;
-}
-
-impl IndexWithVectors for Index {
-    fn has_vectors(&self) -> bool {
-        true
-    }
-}
-
-impl IndexWithVectors for groundcite_pg::PgIndex {
-    fn has_vectors(&self) -> bool {
-        false
-    }
 }

@@ -20,11 +20,24 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+const AFTER_HELP: &str = "\
+Every command prints readable text, or one JSON document with --json.
+Exit codes: 0 success; 1 some input failed, or a finding named by
+--fail-on (check, ask); 2 usage or fatal error.
+
+Examples:
+  groundcite ask \"How long does reimbursement take?\"
+  groundcite ingest docs/ && groundcite search \"travel card\"
+  groundcite check --passages p.json --answer 'Refunds take 14 days [1].'
+  groundcite config --show-origin
+  groundcite serve --addr 127.0.0.1:8080";
+
 #[derive(Parser)]
 #[command(
     name = "groundcite",
     version,
-    about = "Grounded, checked citations for retrieval-augmented answers."
+    about = "Grounded, checked citations for retrieval-augmented answers.",
+    after_help = AFTER_HELP
 )]
 struct Cli {
     #[command(flatten)]
@@ -33,6 +46,10 @@ struct Cli {
     /// comes from RUST_LOG [default: info for `serve`, warn otherwise].
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
+    /// Colour the readable output: `auto` (on a terminal, unless NO_COLOR
+    /// is set), `always` or `never`. JSON output is never coloured.
+    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto)]
+    color: ColorWhen,
     #[command(subcommand)]
     command: Command,
 }
@@ -61,6 +78,13 @@ enum Command {
     /// The PostgreSQL index: schema migrations and status.
     #[command(subcommand)]
     Db(db_cmd::DbCommand),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ColorWhen {
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -99,6 +123,13 @@ fn main() -> ExitCode {
         "warn"
     };
     init_logging(cli.log_format, default_level);
+    // `auto` is anstream's own choice: a terminal, and neither NO_COLOR
+    // nor a CLICOLOR=0.
+    match cli.color {
+        ColorWhen::Auto => {}
+        ColorWhen::Always => anstream::ColorChoice::Always.write_global(),
+        ColorWhen::Never => anstream::ColorChoice::Never.write_global(),
+    }
     let result = match cli.command {
         Command::Check(args) => check_cmd::run_check(args),
         Command::Prompt(args) => prompt_cmd::run_prompt(args),
@@ -117,7 +148,11 @@ fn main() -> ExitCode {
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("groundcite: error: {}", render::safe(&format!("{err:#}")));
+            anstream::eprintln!(
+                "{} {}",
+                render::paint(render::style::ERROR, "groundcite: error:"),
+                render::safe(&format!("{err:#}"))
+            );
             ExitCode::from(2)
         }
     }
@@ -140,4 +175,43 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
             || e.downcast_ref::<serde_json::Error>()
                 .is_some_and(|j| j.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Issue 14: every argument of every command has its help text, and
+    /// every command that runs something shows examples in `--help`.
+    #[test]
+    fn every_argument_has_help_and_every_command_examples() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if matches!(id, "help" | "version") {
+                    continue;
+                }
+                if arg
+                    .get_help()
+                    .is_none_or(|h| h.to_string().trim().is_empty())
+                {
+                    missing.push(format!("{path}: argument `{id}` has no help"));
+                }
+            }
+            let leaf = !cmd.has_subcommands() || cmd.is_args_conflicts_with_subcommands_set();
+            let examples = cmd
+                .get_after_help()
+                .is_some_and(|h| h.to_string().contains("Examples:"));
+            if leaf && !examples && cmd.get_name() != "help" {
+                missing.push(format!("{path}: no Examples in --help"));
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        let cmd = super::Cli::command();
+        walk(&cmd, "groundcite", &mut missing);
+        assert!(missing.is_empty(), "{}", missing.join("\n"));
+    }
 }

@@ -12,7 +12,13 @@ use groundcite_core::{RefusalForm, prompt};
 
 use crate::input;
 
+const AFTER_HELP: &str = "\
+Examples:
+  groundcite prompt --passages passages.json --question 'How long do refunds take?'
+  groundcite prompt --passages passages.json --question '...' --refusal-form sentinel --json";
+
 #[derive(Args)]
+#[command(after_help = AFTER_HELP)]
 pub struct PromptArgs {
     /// A JSON file with the ranked passages.
     #[arg(long)]
@@ -33,7 +39,9 @@ pub struct PromptArgs {
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 pub enum FormArg {
+    /// "Not covered by the provided documents."
     Sentence,
+    /// "NOT_IN_SOURCES: <what would be needed>"
     Sentinel,
 }
 

@@ -8,6 +8,7 @@ use std::io::Write;
 
 use std::process::ExitCode;
 
+use anstyle::{AnsiColor, Style};
 use clap::ValueEnum;
 use groundcite_core::check::{CheckOutput, Counts, Findings, SentenceOut, SentenceVerdict};
 use groundcite_core::resolve::Source;
@@ -39,6 +40,88 @@ pub fn safe(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// Styles of the readable output. Everything readable is written through
+/// `anstream`, which drops them when the stream is not a terminal, under
+/// `NO_COLOR`, or with `--color never` (and keeps them with `--color
+/// always`).
+pub mod style {
+    use super::{AnsiColor, Style};
+    /// "groundcite: error:".
+    pub const ERROR: Style = AnsiColor::Red.on_default().bold();
+    /// A headline naming problems ("Needs review: ...").
+    pub const WARN: Style = AnsiColor::Yellow.on_default().bold();
+    /// "Checked: ...".
+    pub const GOOD: Style = AnsiColor::Green.on_default().bold();
+    /// "No answer: ..." (a refusal).
+    pub const REFUSAL: Style = AnsiColor::Magenta.on_default().bold();
+    /// Secondary text (the origin of a configuration value, timings).
+    pub const DIM: Style = Style::new().dimmed();
+}
+
+/// `text` in `style` (reset after it).
+pub fn paint(style: Style, text: impl std::fmt::Display) -> String {
+    format!("{style}{text}{style:#}")
+}
+
+/// The colour of a verdict: green supported, red contradicted, yellow
+/// unsupported or uncited.
+pub fn verdict_style(verdict: SentenceVerdict) -> Style {
+    match verdict {
+        SentenceVerdict::Supported => AnsiColor::Green.on_default(),
+        SentenceVerdict::Contradicted => AnsiColor::Red.on_default().bold(),
+        SentenceVerdict::Unsupported | SentenceVerdict::Uncited => AnsiColor::Yellow.on_default(),
+        SentenceVerdict::NotFactual => Style::new(),
+    }
+}
+
+/// A verdict word (`supported`, `contradicted`, ...) in its colour.
+pub fn paint_verdict(word: &str) -> String {
+    let style = match word {
+        "supported" => verdict_style(SentenceVerdict::Supported),
+        "contradicted" => verdict_style(SentenceVerdict::Contradicted),
+        "unsupported" => verdict_style(SentenceVerdict::Unsupported),
+        "uncited" => verdict_style(SentenceVerdict::Uncited),
+        _ => Style::new(),
+    };
+    paint(style, safe(word))
+}
+
+/// The headline, coloured by what it says.
+pub fn painted_headline(o: &Findings, counts: &Counts, judged: bool) -> String {
+    let text = headline(o, counts, judged);
+    let style = if text.starts_with("Needs review") {
+        style::WARN
+    } else if text.starts_with("Checked") {
+        style::GOOD
+    } else {
+        Style::new()
+    };
+    paint(style, text)
+}
+
+/// What a reader sees of a Markdown snippet or label: the text without
+/// emphasis marks, link targets, code ticks, heading hashes or HTML tags
+/// (`<em>before</em>` reads `before`), whitespace collapsed. For display
+/// only: offsets and JSON keep the stored text.
+pub fn plain_text(markdown: &str) -> String {
+    use pulldown_cmark::{Event, Parser, TagEnd};
+    let mut out = String::with_capacity(markdown.len());
+    for event in Parser::new(markdown) {
+        match event {
+            Event::Text(t) | Event::Code(t) => out.push_str(&t),
+            Event::Html(h) | Event::InlineHtml(h) => {
+                out.push_str(&groundcite_index::html::strip_tags(&h));
+            }
+            Event::End(
+                TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough | TagEnd::Link,
+            ) => {}
+            Event::SoftBreak | Event::HardBreak | Event::End(_) => out.push(' '),
+            _ => {}
+        }
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Findings a script can fail on: `check` and `ask` exit 1 when one of
@@ -91,8 +174,9 @@ pub fn exit_code(found: &[Finding], fail_on: &[Finding]) -> ExitCode {
     if hits.is_empty() {
         return ExitCode::SUCCESS;
     }
-    eprintln!(
-        "groundcite: failing (exit 1) on: {} (see --fail-on)",
+    anstream::eprintln!(
+        "{} on: {} (see --fail-on)",
+        paint(style::WARN, "groundcite: failing (exit 1)"),
         hits.join(", ")
     );
     ExitCode::from(1)
@@ -213,10 +297,12 @@ pub fn sentences(
         } else {
             writeln!(
                 out,
-                "{:>2}. {} {}",
+                "{:>2}. {}",
                 i + 1,
-                mark(s.verdict),
-                safe(&s.message)
+                paint(
+                    verdict_style(s.verdict),
+                    format_args!("{} {}", mark(s.verdict), safe(&s.message))
+                )
             )?;
             writeln!(out, "      \u{201c}{}\u{201d}", safe(&text))?;
         }
@@ -233,7 +319,11 @@ pub fn sentences(
             )?;
         }
         if reasons {
-            writeln!(out, "      verdict: {}", s.verdict.as_str())?;
+            writeln!(
+                out,
+                "      verdict: {}",
+                paint(verdict_style(s.verdict), s.verdict.as_str())
+            )?;
             for r in &s.reasons {
                 writeln!(out, "      reason: {}", safe(r))?;
             }
@@ -276,19 +366,17 @@ pub fn report(
     reasons: bool,
 ) -> std::io::Result<()> {
     if let Some(r) = &o.refusal {
+        let lead = paint(style::REFUSAL, "The answer is a refusal:");
         match &r.needed {
             Some(needed) => writeln!(
                 out,
-                "The answer is a refusal: the passages do not cover the question (needed: {}).",
+                "{lead} the passages do not cover the question (needed: {}).",
                 safe(needed)
             )?,
-            None => writeln!(
-                out,
-                "The answer is a refusal: the passages do not cover the question."
-            )?,
+            None => writeln!(out, "{lead} the passages do not cover the question.")?,
         }
     } else {
-        writeln!(out, "{}", headline(&o.findings, &o.counts, judged))?;
+        writeln!(out, "{}", painted_headline(&o.findings, &o.counts, judged))?;
     }
     writeln!(out)?;
     sentences(out, &o.sentences, reasons, false)?;
@@ -309,7 +397,21 @@ pub fn report(
 
 #[cfg(test)]
 mod tests {
-    use super::safe;
+    use super::{plain_text, safe};
+
+    #[test]
+    fn snippets_and_labels_read_as_plain_text() {
+        assert_eq!(
+            plain_text("Get set up <em>before</em> onboarding"),
+            "Get set up before onboarding"
+        );
+        assert_eq!(
+            plain_text(
+                "## Leave\n\nStaff get **13 days** ([policy](https://x.example/p)) `per year`."
+            ),
+            "Leave Staff get 13 days (policy) per year."
+        );
+    }
 
     #[test]
     fn control_characters_are_escaped_and_plain_text_is_borrowed() {

@@ -12,7 +12,18 @@ use groundcite_server::{AppState, ServerConfig};
 
 use crate::args::{CommonArgs, GeneratorArgs, announce_demo, settings};
 
+const AFTER_HELP: &str = "\
+The page is at http://ADDR/; the API under /v1 (see /openapi.json). Every
+answer and check is written to the audit log (beside the index unless
+audit_path says otherwise; --no-audit: none).
+
+Examples:
+  groundcite serve
+  groundcite --index /tmp/tts serve --addr 0.0.0.0:8080
+  GROUNDCITE_API_KEY=secret groundcite serve --generator openai --base-url http://127.0.0.1:11434 --model llama3.2";
+
 #[derive(Args)]
+#[command(after_help = AFTER_HELP)]
 pub struct ServeArgs {
     /// Address to listen on (loopback by default).
     #[arg(long, default_value = "127.0.0.1:8080")]
@@ -32,16 +43,18 @@ pub fn run_serve(common: &CommonArgs, args: ServeArgs) -> Result<ExitCode> {
     runtime.block_on(async move {
         let mut config = ServerConfig::from_env()?;
         config.check = settings.check.clone();
+        // `[page]`, the demo's words only on the demo index.
+        config.page = settings.page();
         // The location is the configured `audit_path` (a SQLite file or a
         // postgres:// URL); the other audit options come from the environment.
-        config.audit = if args.no_audit {
-            AuditConfig::off()
-        } else {
-            AuditConfig {
-                path: Some(settings.audit_path.clone()),
+        // (beside the index unless set; `off` writes none).
+        config.audit = match settings.audit_location() {
+            Some(path) if !args.no_audit => AuditConfig {
+                path: Some(path.to_path_buf()),
                 policy: settings.audit.clone(),
                 ..config.audit
-            }
+            },
+            _ => AuditConfig::off(),
         };
         announce_demo(&settings);
         let engine = Engine::from_settings(settings).context("cannot start the engine")?;

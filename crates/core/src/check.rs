@@ -18,6 +18,7 @@
 //!     "text", "start", "end",          // byte span into the answer
 //!     "kind": "prose",                 // prose | list_item | heading | table_row
 //!     "citations": [1],                // ids this sentence cites
+//!     "markers": [{"start", "end", "ids"}],  // its markers: byte spans into the answer, ids named
 //!     "factual": true, "reason": "cited",
 //!     "verdict": "contradicted",       // supported | contradicted | unsupported | uncited | not_factual
 //!     "message": "The source says Wednesday, not Friday.",  // plain words ("" when not factual)
@@ -49,6 +50,7 @@ use crate::sentence::SentenceKind;
 use crate::validate::{Report, Status};
 
 /// The verdict of one sentence, as reported.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SentenceVerdict {
@@ -80,6 +82,7 @@ impl SentenceVerdict {
     }
 }
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SpanText {
     pub text: String,
@@ -87,6 +90,38 @@ pub struct SpanText {
     pub end: usize,
 }
 
+/// One citation marker of a sentence (`[2]`, `[1, 3]`, `[2-4]`): its byte
+/// span in the answer and the ids it names, in the marker grammar's order
+/// (ids never sent included). A reader renders chips from these and never
+/// parses markers again.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MarkerOut {
+    pub start: usize,
+    pub end: usize,
+    pub ids: Vec<u64>,
+}
+
+impl MarkerOut {
+    /// The markers of `markers` within `span`, as reported.
+    pub fn within(
+        markers: &crate::marker::Markers,
+        found: &[crate::marker::Marker],
+        span: std::ops::Range<usize>,
+    ) -> Vec<MarkerOut> {
+        found
+            .iter()
+            .filter(|m| m.start >= span.start && m.end <= span.end)
+            .map(|m| MarkerOut {
+                start: m.start,
+                end: m.end,
+                ids: markers.ids_of(m).collect(),
+            })
+            .collect()
+    }
+}
+
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EvidenceOut {
     pub passage: usize,
@@ -95,6 +130,7 @@ pub struct EvidenceOut {
     pub end: usize,
 }
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SentenceOut {
     pub text: String,
@@ -102,6 +138,8 @@ pub struct SentenceOut {
     pub end: usize,
     pub kind: SentenceKind,
     pub citations: Vec<u64>,
+    /// The sentence's markers, byte spans into the answer.
+    pub markers: Vec<MarkerOut>,
     pub factual: bool,
     pub reason: FactualReason,
     pub verdict: SentenceVerdict,
@@ -115,12 +153,14 @@ pub struct SentenceOut {
     pub idle_citations: Vec<usize>,
 }
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RefusalOut {
     pub form: RefusalForm,
     pub needed: Option<String>,
 }
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct Counts {
     pub sentences: usize,
@@ -135,6 +175,7 @@ pub struct Counts {
 /// sentences and sources. The part of the report that an answer served by
 /// the engine shares field for field (`groundcite_engine::AskResult`
 /// flattens it next to [`Counts`]), so the two JSON shapes cannot drift.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Findings {
     pub status: Status,
@@ -172,6 +213,7 @@ impl Findings {
 ///
 /// The [`Findings`] are flattened into the JSON object, and reachable as
 /// fields of the report (`output.status`) through `Deref`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckOutput {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -371,6 +413,11 @@ pub fn check_report(
             end: s.end,
             kind: s.kind,
             citations: std::mem::take(&mut cites[i]),
+            markers: MarkerOut::within(
+                &report.markers,
+                &report.markers.markers[s.markers.0 as usize..s.markers.1 as usize],
+                s.start..s.end,
+            ),
             factual,
             reason: s.reason,
             verdict,

@@ -11,6 +11,7 @@ use crate::refusal;
 use crate::sentence::SentenceKind;
 
 /// Why a sentence is or is not factual.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FactualReason {

@@ -14,6 +14,7 @@
 //! | validation | [`validate`] | cited ids, bad ids, unmarked sentences, coverage, status |
 //! | refusal | [`refusal`] | the exact sentence and the `NOT_IN_SOURCES:` sentinel |
 //! | resolution | [`resolve`] | markers → sources (label, url, quote), one per document |
+//! | structured answers | [`structured`] | the JSON schema whose citation ids are the passages sent; JSON replies (whole or streamed) rendered to marker text |
 //! | policy | [`finalize`] | bad ids: regenerate once, then refuse / strip / drop; flagged sentences: flag / drop / refuse |
 //!
 //! ```
@@ -46,6 +47,7 @@ pub mod refusal;
 pub mod resolve;
 pub mod sentence;
 pub mod stream;
+pub mod structured;
 pub mod validate;
 
 pub use check::{CheckOutput, Findings, SentenceVerdict, check};

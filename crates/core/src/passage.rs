@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::marker;
 
 /// A retrieved passage, as the retriever (or the caller) hands it over.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Passage {
     /// A stable id (for the handbook: `path.md#L9-L22`).

@@ -37,6 +37,21 @@ pub fn rules(form: RefusalForm, n_passages: usize) -> String {
     )
 }
 
+/// What a model asked for a structured answer
+/// ([`crate::structured::answer_schema`]) is told besides the rules: the
+/// JSON shape, with the citations moved out of the text. Sent only with
+/// the schema; a server that rejects the schema gets the rules alone.
+pub fn structured_instruction(n_passages: usize) -> String {
+    let example = if n_passages >= 2 { 2 } else { 1 };
+    format!(
+        "Reply with one JSON object only, shaped like\n\
+         {{\"sentences\": [{{\"text\": \"Employees are reimbursed within 30 days.\", \"citations\": [{example}]}}], \"refusal\": null}}\n\
+         One entry per sentence: its text without brackets, and in \"citations\" the numbers of the passages it comes from.\n\
+         If the passages do not contain the answer, reply\n\
+         {{\"sentences\": [], \"refusal\": {{\"needed\": \"<what would be needed to answer>\"}}}}\n"
+    )
+}
+
 /// Renders the full prompt for a question over an assembled context.
 pub fn render(question: &str, context: &Context<'_>, form: RefusalForm) -> Prompt {
     let mut system = rules(form, context.len());

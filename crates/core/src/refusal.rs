@@ -12,6 +12,7 @@ pub const REFUSAL_SENTENCE: &str = "Not covered by the provided documents.";
 pub const SENTINEL_PREFIX: &str = "NOT_IN_SOURCES:";
 
 /// Which refusal form the prompt asks the model for.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RefusalForm {

@@ -11,6 +11,7 @@ use crate::passage::Passage;
 use crate::validate::Report;
 
 /// One source chip.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Source {
     /// The section label.
@@ -28,6 +29,7 @@ pub struct Source {
     pub markers: Vec<Span>,
 }
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Span {
     pub start: usize,

@@ -14,6 +14,8 @@ pub struct ReadySentence {
     pub text: String,
     /// Ids cited, sorted, unique.
     pub citations: Vec<u64>,
+    /// The sentence's markers, byte spans into the whole streamed text.
+    pub markers: Vec<crate::check::MarkerOut>,
     /// Cited ids never sent (non-empty: do not show as checked).
     pub bad_ids: Vec<u64>,
 }
@@ -91,11 +93,18 @@ impl HoldBack {
                 .copied()
                 .filter(|&id| id == 0 || id > self.n_passages as u64)
                 .collect();
+            let mut marker_spans =
+                crate::check::MarkerOut::within(&markers, &markers.markers, 0..text.len());
+            for m in &mut marker_spans {
+                m.start += base + s.start;
+                m.end += base + s.start;
+            }
             out.push(ReadySentence {
                 start: base + s.start,
                 end: base + s.end,
                 text: text.to_string(),
                 citations,
+                markers: marker_spans,
                 bad_ids,
             });
         }
@@ -128,5 +137,10 @@ mod tests {
         assert_eq!(rest.len(), 1);
         assert_eq!(rest[0].bad_ids, [7]);
         assert_eq!(&h.text()[rest[0].start..rest[0].end], "Refunds [7]");
+        // Markers are spans of the whole streamed text, with their ids.
+        let m = &rest[0].markers;
+        assert_eq!(m.len(), 1);
+        assert_eq!(&h.text()[m[0].start..m[0].end], "[7]");
+        assert_eq!(m[0].ids, [7]);
     }
 }

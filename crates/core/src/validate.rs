@@ -12,6 +12,7 @@ use crate::refusal::{self, Refusal};
 use crate::sentence::{self, Sentence, SentenceKind};
 
 /// The seed's status: do all markers resolve?
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {

@@ -213,3 +213,43 @@ fn flagged_sentences_get_a_message_and_the_report_its_verifier() {
         serde_json::Value::Null
     );
 }
+
+/// Issue 14: every sentence carries its markers as byte spans of the
+/// answer with the ids they name (ids never sent included), so a reader
+/// places chips without parsing markers again.
+#[test]
+fn sentences_carry_their_markers_as_answer_spans() {
+    let answer =
+        "Réimbursements settle within 30 days [1, 2]. Claims are filed within 60 days [2-3][9].";
+    let o = check(
+        None,
+        &hr_passages(),
+        answer,
+        &CheckConfig::default(),
+        &LexicalVerifier::default(),
+    );
+    let spans: Vec<Vec<(&str, Vec<u64>)>> = o
+        .sentences
+        .iter()
+        .map(|s| {
+            s.markers
+                .iter()
+                .map(|m| (&answer[m.start..m.end], m.ids.clone()))
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        spans,
+        [
+            vec![("[1, 2]", vec![1, 2])],
+            vec![("[2-3]", vec![2, 3]), ("[9]", vec![9])],
+        ]
+    );
+    for s in &o.sentences {
+        assert!(
+            s.markers
+                .iter()
+                .all(|m| m.start >= s.start && m.end <= s.end)
+        );
+    }
+}

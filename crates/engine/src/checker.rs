@@ -49,6 +49,7 @@ impl std::fmt::Debug for Checker {
 
 /// The rendered contract for passages the caller retrieved, and the
 /// passages as numbered after assembly (`[k]` is `passages[k-1]`).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PromptOutput {
     pub system: String,
@@ -57,6 +58,7 @@ pub struct PromptOutput {
 }
 
 /// A passage of the assembled context.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PromptPassage {
     pub n: usize,

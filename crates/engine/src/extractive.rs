@@ -512,6 +512,7 @@ impl ExtractiveGenerator {
             model: "extractive".into(),
             finish_reason: Some("stop".into()),
             retries: 0,
+            structured: false,
         })
     }
 }

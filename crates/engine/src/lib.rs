@@ -18,14 +18,18 @@ pub mod settings;
 mod text;
 
 pub use answer::{
-    AskEvent, AskOptions, AskRefusal, AskResult, Attempt, NO_DIRECT_ANSWER, RefusalReason,
-    Retraction, Retrieval, SentPassageInfo, StreamedSentence, Timings, render_refusal,
+    AskEvent, AskOptions, AskRefusal, AskResult, Attempt, GenerationMode, NO_DIRECT_ANSWER,
+    RefusalReason, Retraction, Retrieval, SentPassageInfo, StreamedSentence, Timings,
+    render_refusal,
 };
 pub use answerability::{Answerability, AnswerabilityConfig, AnswersQuestion, Relevance};
 pub use checker::{Checker, PromptOutput, PromptPassage};
 pub use extractive::{ExtractiveConfig, ExtractiveGenerator};
 pub use pipeline::{Engine, Judged, Retriever, load_embedder};
-pub use settings::{ContractRole, DEMO_HANDOFF, GeneratorKind, Settings};
+pub use settings::{
+    ConfigEntry, Configured, ContractRole, DEMO_HANDOFF, GeneratorKind, Origin, Override,
+    PageSettings, Settings,
+};
 
 /// Errors of the pipeline. Findings (bad citations, unsupported claims)
 /// are never errors: they are in the [`AskResult`].

@@ -9,18 +9,20 @@ use groundcite_core::check::{CheckOutput, Counts, Findings};
 use groundcite_core::finalize::{self, Decision, UnsupportedPolicy};
 use groundcite_core::passage::{ApproxTokens, assemble};
 use groundcite_core::stream::HoldBack;
+use groundcite_core::structured::{self, StreamRenderer};
 use groundcite_core::{Passage, Report, gate, prompt, refusal};
 use groundcite_embed::Embedder;
 use groundcite_index::Hit;
 use groundcite_llm::{
     ChatMessage, ChatRequest, Document, Generation, Generator, LlmError, StreamEvent,
+    StructuredFormat, StructuredRequest,
 };
 use groundcite_support::{Claim, Verdict};
 
 use crate::EngineError;
 pub use crate::answer::{
-    AskEvent, AskOptions, AskRefusal, AskResult, Attempt, RefusalReason, Retraction, Retrieval,
-    SentPassageInfo, StreamedSentence, Timings, render_refusal,
+    AskEvent, AskOptions, AskRefusal, AskResult, Attempt, GenerationMode, RefusalReason,
+    Retraction, Retrieval, SentPassageInfo, StreamedSentence, Timings, render_refusal,
 };
 use crate::answerability::{Answerability, AnswersQuestion, GateDecision, Judgement};
 use crate::checker::{Checker, PromptOutput};
@@ -92,6 +94,29 @@ impl Retriever for groundcite_index::Index {
 impl Retriever for groundcite_pg::PgIndex {
     fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>, EngineError> {
         groundcite_index::ChunkIndex::search(self, query, k).map_err(EngineError::from)
+    }
+
+    /// Asked once, when the engine is built (an unreachable database
+    /// counts as no vectors; [`Engine::from_settings`] has checked them).
+    fn has_vectors(&self) -> bool {
+        groundcite_pg::PgIndex::has_vectors(self).unwrap_or(false)
+    }
+
+    /// The same fusion as the embedded index's, over PostgreSQL's rankings.
+    fn search_hybrid(
+        &self,
+        query: &str,
+        vector: &[f32],
+        k: usize,
+    ) -> Result<Vec<Hit>, EngineError> {
+        groundcite_pg::PgIndex::search_hybrid(
+            self,
+            query,
+            vector,
+            k,
+            &groundcite_index::Fusion::default(),
+        )
+        .map_err(|e| EngineError::from(groundcite_index::Error::from(e)))
     }
 
     fn num_chunks(&self) -> Option<u64> {
@@ -231,13 +256,19 @@ impl Engine {
         settings.validate()?;
         let embedder = load_embedder(&settings)?;
         // `index = "postgres://..."` selects the PostgreSQL backend
-        // (groundcite-pg), which has no vectors yet: retrieval there stays
-        // lexical, and results say so.
+        // (groundcite-pg). With a model, both backends must hold its
+        // vectors (hybrid retrieval); without one, retrieval is lexical.
         let retriever: Arc<dyn Retriever> = match settings.index.to_str() {
-            Some(url) if groundcite_pg::is_postgres_url(url) => Arc::new(
-                groundcite_pg::PgIndex::connect(url, Default::default())
-                    .map_err(|e| EngineError::Index(e.to_string()))?,
-            ),
+            Some(url) if groundcite_pg::is_postgres_url(url) => {
+                let index = groundcite_pg::PgIndex::connect(url, Default::default())
+                    .map_err(|e| EngineError::Index(e.to_string()))?;
+                if let Some(embedder) = &embedder {
+                    index
+                        .check_vectors(embedder.model_id())
+                        .map_err(|e| EngineError::Index(e.to_string()))?;
+                }
+                Arc::new(index)
+            }
             _ => Arc::new(open_index(&settings, embedder.as_ref())?),
         };
         let generator = build_generator(&settings)?;
@@ -377,6 +408,14 @@ impl Engine {
                 .collect(),
             max_tokens: None,
             temperature: None,
+            // A structured answer from OpenAI-compatible servers (unless
+            // `openai.structured = "off"`); other backends ignore it.
+            structured: (s.generator == GeneratorKind::Openai
+                && s.openai.structured != StructuredFormat::Off)
+                .then(|| StructuredRequest {
+                    schema: structured::answer_schema(sent.len()),
+                    instruction: prompt::structured_instruction(sent.len()),
+                }),
         };
         Ok(Prepared::Ready(Ready {
             sent,
@@ -422,12 +461,14 @@ impl Engine {
         };
         let generate_started = Instant::now();
         let mut attempts = Vec::new();
+        let mut mode = None;
         let outcome = self
-            .generate_validated(&mut request, &sent, &mut attempts, None)
+            .generate_validated(&mut request, &sent, &mut attempts, &mut mode, None)
             .await?;
         let generate_ms = ms(generate_started);
         let check_started = Instant::now();
         let mut result = self.finish(question, outcome, sent, infos, topics, attempts)?;
+        result.generation_mode = mode;
         result.timings.retrieve_ms = retrieve_ms;
         result.timings.generate_ms = generate_ms;
         result.timings.check_ms = ms(check_started);
@@ -466,6 +507,7 @@ impl Engine {
             };
             let generate_started = Instant::now();
             let mut attempts = Vec::new();
+            let mut mode = None;
             let mut shown = Shown::default();
             let streamed = engine
                 .stream_first_attempt(&question, &request, &sent, &tx, &mut shown, started)
@@ -475,7 +517,13 @@ impl Engine {
                     // The first attempt arrived whole: validate it like any
                     // answer (regenerating without streaming if needed).
                     engine
-                        .generate_validated(&mut request, &sent, &mut attempts, Some(generation))
+                        .generate_validated(
+                            &mut request,
+                            &sent,
+                            &mut attempts,
+                            &mut mode,
+                            Some(generation),
+                        )
                         .await
                 }
                 Ok(None) => Err(EngineError::Internal(
@@ -506,6 +554,7 @@ impl Engine {
                     return;
                 }
             };
+            result.generation_mode = mode;
             result.timings.retrieve_ms = retrieve_ms;
             result.timings.generate_ms = generate_ms;
             result.timings.check_ms = ms(check_started);
@@ -526,7 +575,9 @@ impl Engine {
     /// first sentence with an id never sent (or, under the `refuse`
     /// unsupported policy, at the first contradicted or unsupported one);
     /// under `drop`, skips those. A reply cut at the token limit does not
-    /// release its unfinished last sentence. Returns the whole generation.
+    /// release its unfinished last sentence. A structured reply is rendered
+    /// to marker text one complete sentence object at a time (an
+    /// unfinished object is never shown). Returns the whole generation.
     async fn stream_first_attempt(
         &self,
         question: &str,
@@ -537,8 +588,11 @@ impl Engine {
         started: Instant,
     ) -> Result<Option<Generation>, EngineError> {
         let policy = self.inner.settings.check.unsupported_policy;
+        let form = self.inner.settings.check.refusal_form;
         let mut stream = self.inner.generator.generate_stream(request);
         let mut holdback = HoldBack::new(sent.len());
+        // Only asked-for JSON is rendered; free text passes through.
+        let mut renderer = request.structured.is_some().then(StreamRenderer::default);
         let mut index = 0usize;
         let mut tainted = false;
         let texts: Vec<&str> = sent.iter().map(|p| p.text.as_str()).collect();
@@ -590,6 +644,7 @@ impl Engine {
                     start: r.start,
                     end: r.end,
                     citations: r.citations,
+                    markers: r.markers,
                     verdict,
                 }));
                 index += 1;
@@ -599,6 +654,10 @@ impl Engine {
         while let Some(event) = stream.next().await {
             match event? {
                 StreamEvent::Text(delta) => {
+                    let delta = match renderer.as_mut() {
+                        Some(renderer) => renderer.push(&delta),
+                        None => delta,
+                    };
                     for e in release(holdback.push(&delta), &mut tainted) {
                         shown.record(&e, started);
                         if tx.send(e).await.is_err() {
@@ -608,8 +667,18 @@ impl Engine {
                 }
                 StreamEvent::Citation(_) => {}
                 StreamEvent::Done(generation) => {
+                    let json = generation.structured
+                        && structured::render(&generation.text, form).is_some();
+                    if let Some(renderer) = renderer.as_mut() {
+                        let tail = renderer.finish(&generation.text, form);
+                        for e in release(holdback.push(&tail), &mut tainted) {
+                            shown.record(&e, started);
+                            let _ = tx.send(e).await;
+                        }
+                    }
                     let mut rest = holdback.finish();
-                    if finalize::is_cut_off(generation.finish_reason.as_deref()) {
+                    // Rendered JSON holds complete sentences only.
+                    if !json && finalize::is_cut_off(generation.finish_reason.as_deref()) {
                         let kept = finalize::drop_unfinished_tail(&generation.text).len();
                         rest.retain(|r| r.start < kept);
                     }
@@ -629,11 +698,15 @@ impl Engine {
     /// validates the markers (and, by option, the coverage), regenerates
     /// once with a corrective message, then applies the policies. An empty
     /// regeneration is a refusal: the first attempt was already rejected.
+    /// A structured reply is rendered to marker text first (a cut one
+    /// keeps its complete sentences); `mode` is set to how the last
+    /// attempt that answered was generated.
     async fn generate_validated(
         &self,
         request: &mut ChatRequest,
         sent: &[Passage],
         attempts: &mut Vec<Attempt>,
+        mode: &mut Option<GenerationMode>,
         first: Option<Generation>,
     ) -> Result<Outcome, EngineError> {
         let s = &self.inner.settings.check;
@@ -655,10 +728,19 @@ impl Engine {
             let raw = generation.text;
             let finish_reason = generation.finish_reason;
             let truncated = finalize::is_cut_off(finish_reason.as_deref());
-            let text = if truncated {
-                finalize::drop_unfinished_tail(&raw).to_string()
+            let rendered = generation
+                .structured
+                .then(|| structured::render(&raw, self.inner.settings.check.refusal_form))
+                .flatten();
+            *mode = Some(if rendered.is_some() {
+                GenerationMode::Structured
             } else {
-                raw.clone()
+                GenerationMode::FreeText
+            });
+            let text = match rendered {
+                Some(rendered) => rendered.text,
+                None if truncated => finalize::drop_unfinished_tail(&raw).to_string(),
+                None => raw.clone(),
             };
             let report = Report::check(&text, sent.len());
             attempts.push(Attempt {
@@ -780,6 +862,7 @@ impl Engine {
             retrieval: self.inner.retrieval,
             finish_reason,
             truncated,
+            generation_mode: None,
         })
     }
 
@@ -837,6 +920,7 @@ impl Engine {
             retrieval: self.inner.retrieval,
             finish_reason: None,
             truncated: false,
+            generation_mode: None,
         }
     }
 }

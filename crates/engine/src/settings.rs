@@ -1,20 +1,27 @@
-//! One configuration: `groundcite.toml`, then environment variables, then
-//! flags (the CLI applies those last). A flag overrides the environment,
+//! One configuration: the defaults, then `groundcite.toml`, then
+//! environment variables, then flags. A flag overrides the environment,
 //! which overrides the file; every default is documented on its field.
+//! [`Settings::configure`] merges the layers with figment and remembers
+//! where each value came from ([`Configured::origin`], `groundcite config
+//! --show-origin`).
 //!
-//! | environment variable | field |
-//! |---|---|
-//! | `GROUNDCITE_CONFIG` | the file to read (default `./groundcite.toml` when it exists) |
-//! | `GROUNDCITE_INDEX` | `index` |
-//! | `GROUNDCITE_GENERATOR` | `generator` |
-//! | `GROUNDCITE_BASE_URL` | `openai.base_url` or `anthropic.base_url` (by generator) |
-//! | `GROUNDCITE_MODEL` | `openai.model` or `anthropic.model` (by generator) |
-//! | `GROUNDCITE_TOP_K` | `top_k` |
-//! | `GROUNDCITE_GATE_THRESHOLD` | `gate_threshold` |
-//! | `GROUNDCITE_HANDOFF` | `handoff` |
-//! | `GROUNDCITE_AUDIT_PATH` | `audit_path` |
-//! | `GROUNDCITE_MODEL_DIR` | `model_dir` |
-//! | `GROUNDCITE_VERIFIER` | `check.verifier` (`lexical`, `semantic`) |
+//! **Every key** can come from each layer. In the environment a key is
+//! `GROUNDCITE_` and its path in capitals, a table's key after `__`:
+//! `top_k` is `GROUNDCITE_TOP_K`, `check.bad_id_policy` is
+//! `GROUNDCITE_CHECK__BAD_ID_POLICY`, `check.limits.max_markers` is
+//! `GROUNDCITE_CHECK__LIMITS__MAX_MARKERS`. On the command line any key is
+//! `--set KEY=VALUE` (the CLI's `--index`, `--top-k`, ... are the same).
+//! Three short names route to a key: `verifier` (`GROUNDCITE_VERIFIER`) is
+//! `check.verifier`; `base_url` and `model` (`GROUNDCITE_BASE_URL`,
+//! `GROUNDCITE_MODEL`, `--base-url`, `--model`) are those of the selected
+//! generator (`openai.*`, or `anthropic.*` for `generator = "anthropic"`).
+//! A value is read as the key's type (a number, `true`/`false`, text); an
+//! empty variable leaves an optional key (such as `model_dir`) unset.
+//!
+//! A `GROUNDCITE_*` variable that is not a key and not one of
+//! [`NOT_CONFIG_VARS`] (the service's own variables) is an error naming the
+//! key meant, as an unknown key of the file is: `GROUNDCITE_TOPK=3` never
+//! passes silently.
 //!
 //! API keys are never part of the configuration: only the *name* of the
 //! variable that holds them (`openai.api_key_env`, default
@@ -22,6 +29,8 @@
 
 use std::path::{Path, PathBuf};
 
+use figment::value::{Dict, Value as FigValue};
+use figment::{Figment, Metadata, Profile, Provider};
 use groundcite_core::config::CheckConfig;
 use groundcite_llm::{AnthropicConfig, OpenAiConfig};
 use serde::{Deserialize, Serialize};
@@ -43,6 +52,18 @@ pub enum GeneratorKind {
     Anthropic,
     /// Replays outputs from `script` (tests, demos, offline replays).
     Scripted,
+}
+
+impl GeneratorKind {
+    /// The name the configuration uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GeneratorKind::Extractive => "extractive",
+            GeneratorKind::Openai => "openai",
+            GeneratorKind::Anthropic => "anthropic",
+            GeneratorKind::Scripted => "scripted",
+        }
+    }
 }
 
 impl std::str::FromStr for GeneratorKind {
@@ -76,6 +97,51 @@ pub enum ContractRole {
 /// The demo handbook's hand-off line: only for the demo index.
 pub const DEMO_HANDOFF: &str = "For anything the handbook does not cover, contact People Ops.";
 
+/// The demo corpus's name on the web page: only for the demo index.
+pub const DEMO_CORPUS: &str = "Northwind Labs employee handbook (demo)";
+/// The demo's example questions on the web page: only for the demo index.
+pub const DEMO_EXAMPLES: [&str; 3] = [
+    "How long does reimbursement take?",
+    "How many days of annual leave do I get?",
+    "What should I do in my first week?",
+];
+
+/// The web page's words (`[page]` in `groundcite.toml`). Every field
+/// empty (the default) means: the demo's words on the demo index, plain
+/// ones elsewhere (see [`Settings::page`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PageSettings {
+    /// The page's title and heading. Default `groundcite`.
+    pub title: String,
+    /// The corpus named on the home page. Default: the demo's name on the
+    /// demo index, else the index location.
+    pub corpus: String,
+    /// The question box's placeholder. Default "Ask a question about the
+    /// indexed documents".
+    pub placeholder: String,
+    /// Example questions on the home page, one button each. Default: the
+    /// demo's on the demo index, else none.
+    pub examples: Vec<String>,
+}
+
+impl PageSettings {
+    /// The title when none is configured.
+    pub const DEFAULT_TITLE: &'static str = "groundcite";
+    /// The placeholder when none is configured.
+    pub const DEFAULT_PLACEHOLDER: &'static str = "Ask a question about the indexed documents";
+
+    /// The plain words: default title and placeholder, no corpus named,
+    /// no examples (a server with no index, tests).
+    pub fn plain() -> PageSettings {
+        PageSettings {
+            title: PageSettings::DEFAULT_TITLE.into(),
+            placeholder: PageSettings::DEFAULT_PLACEHOLDER.into(),
+            ..PageSettings::default()
+        }
+    }
+}
+
 /// The effective configuration.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
@@ -99,8 +165,10 @@ pub struct Settings {
     /// For `scripted`: a JSON array or JSONL file of outputs.
     pub script: Option<PathBuf>,
     /// The audit log: a SQLite file, or a `postgres://` URL (the `audit`
-    /// table, see `groundcite db migrate`). Default
-    /// `./.groundcite/audit.sqlite`.
+    /// table, see `groundcite db migrate`); `off` writes none. Default:
+    /// beside the index ([`audit_beside`]): `audit.sqlite` in the folder
+    /// that holds the index folder (`./.groundcite/audit.sqlite` for the
+    /// default index), or the index's own database for a PostgreSQL index.
     pub audit_path: PathBuf,
     /// Ingest the embedded demo corpus when the index at the default
     /// location is empty. Default true.
@@ -125,6 +193,9 @@ pub struct Settings {
     pub answerability: AnswerabilityConfig,
     pub openai: OpenAiConfig,
     pub anthropic: AnthropicConfig,
+    /// The web page's title, corpus name, placeholder and example
+    /// questions (`[page]`); see [`Settings::page`].
+    pub page: PageSettings,
 }
 
 impl Default for Settings {
@@ -136,7 +207,7 @@ impl Default for Settings {
             handoff: String::new(),
             generator: GeneratorKind::Extractive,
             script: None,
-            audit_path: PathBuf::from("./.groundcite/audit.sqlite"),
+            audit_path: audit_beside(&groundcite_index::Index::default_dir()),
             demo_on_first_use: true,
             contract_role: ContractRole::System,
             model_dir: None,
@@ -146,6 +217,7 @@ impl Default for Settings {
             answerability: AnswerabilityConfig::default(),
             openai: OpenAiConfig::default(),
             anthropic: AnthropicConfig::default(),
+            page: PageSettings::default(),
         }
     }
 }
@@ -153,17 +225,99 @@ impl Default for Settings {
 impl Settings {
     /// Reads the file (if any) and applies the environment.
     pub fn load(file: Option<&Path>) -> Result<Settings, EngineError> {
-        let env_file = std::env::var_os("GROUNDCITE_CONFIG").map(PathBuf::from);
-        let path = file.map(Path::to_path_buf).or(env_file);
-        let mut settings = match &path {
-            Some(p) => Settings::from_file(p)?,
-            None if Path::new("groundcite.toml").exists() => {
-                Settings::from_file(Path::new("groundcite.toml"))?
+        Ok(Settings::configure(file, &env_vars(), &[])?.settings)
+    }
+
+    /// The defaults, then the file (`file`, else `GROUNDCITE_CONFIG` of
+    /// `env`, else `./groundcite.toml` when it exists), then the
+    /// `GROUNDCITE_*` variables of `env`, then `flags`, in that order.
+    /// An unknown key in any layer is an error naming the key meant.
+    pub fn configure(
+        file: Option<&Path>,
+        env: &[(String, String)],
+        flags: &[Override],
+    ) -> Result<Configured, EngineError> {
+        let defaults = Settings::default();
+        let keys = key_types();
+        let env_file = env
+            .iter()
+            .find(|(name, value)| name == CONFIG_ENV && !value.is_empty())
+            .map(|(_, value)| PathBuf::from(value));
+        let path = file.map(Path::to_path_buf).or(env_file).or_else(|| {
+            let local = Path::new("groundcite.toml");
+            local.exists().then(|| local.to_path_buf())
+        });
+        let mut layers = vec![Layer {
+            origin: Origin::Default,
+            dict: to_dict(&defaults)?,
+        }];
+        if let Some(path) = &path {
+            layers.push(Layer {
+                origin: Origin::File(path.clone()),
+                dict: file_dict(path)?,
+            });
+        }
+        let mut overrides = Vec::new();
+        for (name, value) in env {
+            if let Some(o) = env_override(name, value, &keys)? {
+                overrides.push(o);
             }
-            None => Settings::default(),
+        }
+        for o in flags {
+            if !keys.contains_key(&o.key) && !ALIASES.contains(&o.key.as_str()) {
+                return Err(EngineError::Config(format!(
+                    "{} ({})",
+                    unknown_key_message(&o.key),
+                    o.origin
+                )));
+            }
+            overrides.push(o.clone());
+        }
+        // `base_url` and `model` are those of the selected generator: find
+        // it first, from every layer.
+        let mut probe = Figment::new();
+        for layer in &layers {
+            probe = probe.merge(layer.clone());
+        }
+        for o in overrides.iter().filter(|o| o.key == "generator") {
+            probe = probe.merge(o.layer(&o.key, &keys)?);
+        }
+        let generator: GeneratorKind = probe
+            .extract_inner_lossy("generator")
+            .map_err(|e| EngineError::Config(e.to_string()))?;
+        let backend = match generator {
+            GeneratorKind::Anthropic => "anthropic",
+            _ => "openai",
         };
-        settings.apply_env(|k| std::env::var(k).ok())?;
-        Ok(settings)
+        for o in &overrides {
+            let key = match o.key.as_str() {
+                "verifier" => "check.verifier".to_string(),
+                "base_url" | "model" => format!("{backend}.{}", o.key),
+                key => key.to_string(),
+            };
+            layers.push(o.layer(&key, &keys)?);
+        }
+        let mut figment = Figment::new();
+        for layer in &layers {
+            figment = figment.merge(layer.clone());
+        }
+        let mut settings: Settings = figment
+            .extract_lossy()
+            .map_err(|e| EngineError::Config(e.to_string()))?;
+        let origins: Vec<Origin> = layers.into_iter().map(|l| l.origin).collect();
+        let configured = Configured {
+            settings: Settings::default(),
+            figment,
+            origins,
+        };
+        // The audit log lives beside the index unless it is set.
+        if configured.origin("audit_path") == Origin::Default {
+            settings.audit_path = audit_beside(&settings.index);
+        }
+        Ok(Configured {
+            settings,
+            ..configured
+        })
     }
 
     pub fn from_file(path: &Path) -> Result<Settings, EngineError> {
@@ -190,55 +344,6 @@ impl Settings {
         }
     }
 
-    /// Applies `GROUNDCITE_*` variables through `get` (injectable for tests).
-    pub fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) -> Result<(), EngineError> {
-        let bad = |k: &str, v: &str, why: &str| EngineError::Config(format!("{k}={v:?}: {why}"));
-        if let Some(v) = get("GROUNDCITE_INDEX") {
-            self.index = PathBuf::from(v);
-        }
-        if let Some(v) = get("GROUNDCITE_GENERATOR") {
-            self.generator = v
-                .parse()
-                .map_err(|e: String| bad("GROUNDCITE_GENERATOR", &v, &e))?;
-        }
-        if let Some(v) = get("GROUNDCITE_BASE_URL") {
-            self.set_base_url(v);
-        }
-        if let Some(v) = get("GROUNDCITE_MODEL") {
-            self.set_model(v);
-        }
-        if let Some(v) = get("GROUNDCITE_TOP_K") {
-            self.top_k = v
-                .parse()
-                .map_err(|_| bad("GROUNDCITE_TOP_K", &v, "not a whole number"))?;
-        }
-        if let Some(v) = get("GROUNDCITE_GATE_THRESHOLD") {
-            self.gate_threshold = v
-                .parse()
-                .map_err(|_| bad("GROUNDCITE_GATE_THRESHOLD", &v, "not a number"))?;
-        }
-        if let Some(v) = get("GROUNDCITE_HANDOFF") {
-            self.handoff = v;
-        }
-        if let Some(v) = get("GROUNDCITE_AUDIT_PATH") {
-            self.audit_path = PathBuf::from(v);
-        }
-        if let Some(v) = get("GROUNDCITE_VERIFIER") {
-            self.check.verifier = serde_json::from_value(serde_json::Value::String(v.clone()))
-                .map_err(|_| {
-                    bad(
-                        "GROUNDCITE_VERIFIER",
-                        &v,
-                        "expected lexical, semantic or llm",
-                    )
-                })?;
-        }
-        if let Some(v) = get(groundcite_embed::MODEL_DIR_ENV).filter(|v| !v.is_empty()) {
-            self.model_dir = Some(PathBuf::from(v));
-        }
-        Ok(())
-    }
-
     /// Whether the index is the demo's: the default location, where the
     /// embedded demo handbook is ingested on first use.
     pub fn is_demo_index(&self) -> bool {
@@ -253,6 +358,45 @@ impl Settings {
             DEMO_HANDOFF
         } else {
             &self.handoff
+        }
+    }
+
+    /// The page's words with every default filled: what is configured,
+    /// else the demo's on the demo index (as [`Settings::handoff_line`]),
+    /// else plain ones. The corpus defaults to the index location (a
+    /// database url without its password).
+    pub fn page(&self) -> PageSettings {
+        let demo = self.is_demo_index();
+        let or = |set: &str, default: &str| {
+            if set.trim().is_empty() {
+                default.to_string()
+            } else {
+                set.trim().to_string()
+            }
+        };
+        let location = self.index.display().to_string();
+        let location = if groundcite_pg::is_postgres_url(&location) {
+            groundcite_pg::redact_url(&location)
+        } else {
+            location
+        };
+        PageSettings {
+            title: or(&self.page.title, PageSettings::DEFAULT_TITLE),
+            corpus: or(
+                &self.page.corpus,
+                if demo { DEMO_CORPUS } else { &location },
+            ),
+            placeholder: or(&self.page.placeholder, PageSettings::DEFAULT_PLACEHOLDER),
+            examples: if self.page.examples.is_empty() && demo {
+                DEMO_EXAMPLES.iter().map(|q| q.to_string()).collect()
+            } else {
+                self.page
+                    .examples
+                    .iter()
+                    .map(|q| q.trim().to_string())
+                    .filter(|q| !q.is_empty())
+                    .collect()
+            },
         }
     }
 
@@ -330,6 +474,18 @@ impl Settings {
     /// The effective configuration as TOML, with the state of each secret
     /// shown masked (`set` / `not set`), never its value.
     pub fn to_masked_toml(&self) -> String {
+        let shown = self.masked();
+        let mut out =
+            toml::to_string_pretty(&shown).unwrap_or_else(|e| format!("# cannot render: {e}\n"));
+        for var in [&self.openai.api_key_env, &self.anthropic.api_key_env] {
+            out.push_str(&format!("# {var}: {}\n", secret_state(var)));
+        }
+        out
+    }
+
+    /// The same settings with every database url's password hidden: what
+    /// `groundcite config` prints.
+    pub fn masked(&self) -> Settings {
         let mut shown = self.clone();
         // A database url's password never prints.
         if let Some(url) = self
@@ -346,17 +502,332 @@ impl Settings {
         {
             shown.audit_path = PathBuf::from(groundcite_pg::redact_url(url));
         }
-        let mut out =
-            toml::to_string_pretty(&shown).unwrap_or_else(|e| format!("# cannot render: {e}\n"));
-        for var in [&self.openai.api_key_env, &self.anthropic.api_key_env] {
-            let state = if std::env::var_os(var).is_some_and(|v| !v.is_empty()) {
-                "set, value hidden"
-            } else {
-                "not set"
-            };
-            out.push_str(&format!("# {var}: {state}\n"));
+        shown
+    }
+
+    /// Where the audit log is written: `None` when `audit_path` is `off`
+    /// (or `none`, or empty).
+    pub fn audit_location(&self) -> Option<&Path> {
+        match self.audit_path.to_str().map(str::trim) {
+            Some("" | "off" | "none") => None,
+            _ => Some(&self.audit_path),
         }
-        out
+    }
+}
+
+/// Whether the variable holding an API key is set, never its value.
+pub fn secret_state(var: &str) -> &'static str {
+    if std::env::var_os(var).is_some_and(|v| !v.is_empty()) {
+        "set, value hidden"
+    } else {
+        "not set"
+    }
+}
+
+/// The audit log beside an index: `audit.sqlite` in the folder that holds
+/// the index folder (`.groundcite/index` → `.groundcite/audit.sqlite`),
+/// or the same database for a PostgreSQL index (its `audit` table).
+pub fn audit_beside(index: &Path) -> PathBuf {
+    if index.to_str().is_some_and(groundcite_pg::is_postgres_url) {
+        return index.to_path_buf();
+    }
+    index.with_file_name("audit.sqlite")
+}
+
+/// The variable naming the configuration file.
+pub const CONFIG_ENV: &str = "GROUNDCITE_CONFIG";
+/// The prefix of every configuration variable.
+pub const ENV_PREFIX: &str = "GROUNDCITE_";
+/// `GROUNDCITE_*` variables that are not configuration keys: the file's
+/// name, the service's own options (`groundcite serve`), the PostgreSQL
+/// url of `groundcite db`, and those of the tests and scripts (any
+/// variable starting `GROUNDCITE_TEST_`, `GROUNDCITE_PG_` or
+/// `GROUNDCITE_BENCH_`).
+pub const NOT_CONFIG_VARS: &[&str] = &[
+    CONFIG_ENV,
+    "GROUNDCITE_API_KEY",
+    "GROUNDCITE_CORS_ORIGINS",
+    "GROUNDCITE_BODY_LIMIT",
+    "GROUNDCITE_TIMEOUT_SECS",
+    "GROUNDCITE_AUDIT_WAIT_MS",
+    "GROUNDCITE_DATABASE_URL",
+    "GROUNDCITE_BIN",
+];
+const NOT_CONFIG_PREFIXES: &[&str] = &["GROUNDCITE_TEST_", "GROUNDCITE_PG_", "GROUNDCITE_BENCH_"];
+
+/// Short names that route to a key (see the module docs).
+const ALIASES: &[&str] = &["verifier", "base_url", "model"];
+
+/// The process environment, for [`Settings::configure`].
+pub fn env_vars() -> Vec<(String, String)> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect()
+}
+
+/// The variable of a key: `check.bad_id_policy` → `GROUNDCITE_CHECK__BAD_ID_POLICY`.
+pub fn env_var(key: &str) -> String {
+    format!(
+        "{ENV_PREFIX}{}",
+        key.replace('.', "__").to_ascii_uppercase()
+    )
+}
+
+/// Where a configuration value came from (`groundcite config --show-origin`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "from", content = "name", rename_all = "snake_case")]
+pub enum Origin {
+    /// The documented default.
+    Default,
+    /// A `groundcite.toml` (its path).
+    File(PathBuf),
+    /// An environment variable (its name).
+    Env(String),
+    /// A command-line flag, as written (`--top-k`, `--set check.verifier`).
+    Flag(String),
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Default => f.write_str("default"),
+            Origin::File(path) => write!(f, "file {}", path.display()),
+            Origin::Env(name) => write!(f, "env {name}"),
+            Origin::Flag(flag) => write!(f, "flag {flag}"),
+        }
+    }
+}
+
+/// One value from the environment or a flag: a key (or a short name, see
+/// the module docs), its text, and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Override {
+    pub key: String,
+    pub value: String,
+    pub origin: Origin,
+}
+
+impl Override {
+    /// A value given by a flag (`--top-k 8` is `Override::flag("top_k", "8", "--top-k")`).
+    pub fn flag(key: &str, value: impl Into<String>, flag: &str) -> Override {
+        Override {
+            key: key.to_string(),
+            value: value.into(),
+            origin: Origin::Flag(flag.to_string()),
+        }
+    }
+
+    /// `KEY=VALUE`, as `--set` takes it.
+    pub fn parse_set(text: &str) -> Result<Override, EngineError> {
+        let (key, value) = text.split_once('=').ok_or_else(|| {
+            EngineError::Config(format!(
+                "--set {text:?}: expected KEY=VALUE, e.g. --set check.bad_id_policy=refuse"
+            ))
+        })?;
+        let key = key.trim();
+        Ok(Override::flag(key, value, &format!("--set {key}")))
+    }
+
+    /// The layer setting `key` to this value, read as the key's type.
+    fn layer(
+        &self,
+        key: &str,
+        keys: &std::collections::BTreeMap<String, serde_json::Value>,
+    ) -> Result<Layer, EngineError> {
+        let value = typed(&self.value, keys.get(key)).map_err(|why| {
+            EngineError::Config(format!("{key} = {:?} ({}): {why}", self.value, self.origin))
+        })?;
+        let dict = figment::util::nest(key, value)
+            .into_dict()
+            .ok_or_else(|| EngineError::Config(format!("empty key ({})", self.origin)))?;
+        Ok(Layer {
+            origin: self.origin.clone(),
+            dict,
+        })
+    }
+}
+
+/// A value's text read as its key's type (the type of its default): a
+/// number, `true` / `false`, or text.
+fn typed(text: &str, default: Option<&serde_json::Value>) -> Result<FigValue, &'static str> {
+    use serde_json::Value as J;
+    let t = text.trim();
+    Ok(match default {
+        Some(J::Number(n)) if n.is_u64() => t
+            .parse::<u64>()
+            .map(FigValue::from)
+            .map_err(|_| "not a whole number")?,
+        Some(J::Number(n)) if n.is_i64() => t
+            .parse::<i64>()
+            .map(FigValue::from)
+            .map_err(|_| "not a whole number")?,
+        Some(J::Number(_)) => t
+            .parse::<f64>()
+            .map(FigValue::from)
+            .map_err(|_| "not a number")?,
+        Some(J::Bool(_)) => match t {
+            "true" => FigValue::from(true),
+            "false" => FigValue::from(false),
+            _ => return Err("expected true or false"),
+        },
+        Some(J::Object(_)) => return Err("a table, not a value: set its keys"),
+        _ => FigValue::from(text.to_string()),
+    })
+}
+
+/// The key a `GROUNDCITE_*` variable sets, if it is a configuration
+/// variable; an error for one that looks like a key but is none.
+fn env_override(
+    name: &str,
+    value: &str,
+    keys: &std::collections::BTreeMap<String, serde_json::Value>,
+) -> Result<Option<Override>, EngineError> {
+    let Some(rest) = name.strip_prefix(ENV_PREFIX) else {
+        return Ok(None);
+    };
+    if NOT_CONFIG_VARS.contains(&name) || NOT_CONFIG_PREFIXES.iter().any(|p| name.starts_with(p)) {
+        return Ok(None);
+    }
+    let key = rest.to_ascii_lowercase().replace("__", ".");
+    if !keys.contains_key(&key) && !ALIASES.contains(&key.as_str()) {
+        // Compared with single underscores, so that a missing `__`
+        // (`GROUNDCITE_CHECK_VERIFIER`) finds its key too.
+        let flat = |k: &str| k.replace("__", "_").replace('.', "_");
+        let meant = keys
+            .keys()
+            .map(String::as_str)
+            .chain(ALIASES.iter().copied())
+            .map(|known| (strsim::jaro_winkler(&flat(&key), &flat(known)), known))
+            .filter(|(score, _)| *score >= 0.8)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, k)| format!("; did you mean `{}` ({k})?", env_var(k)))
+            .unwrap_or_default();
+        return Err(EngineError::Config(format!(
+            "unknown variable `{name}`: not a configuration key{meant} (a key `a.b` is \
+             `GROUNDCITE_A__B`; `groundcite config --show-origin` lists every key)"
+        )));
+    }
+    // An empty variable leaves an optional key unset (`GROUNDCITE_MODEL_DIR=`).
+    if value.is_empty() && keys.get(&key).is_some_and(serde_json::Value::is_null) {
+        return Ok(None);
+    }
+    Ok(Some(Override {
+        key,
+        value: value.to_string(),
+        origin: Origin::Env(name.to_string()),
+    }))
+}
+
+/// Every key of the configuration (dotted paths, tables flattened) with
+/// its default value.
+fn key_types() -> std::collections::BTreeMap<String, serde_json::Value> {
+    fn walk(
+        prefix: &str,
+        value: serde_json::Value,
+        out: &mut std::collections::BTreeMap<String, serde_json::Value>,
+    ) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (k, v) in map {
+                    let path = if prefix.is_empty() {
+                        k
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    walk(&path, v, out);
+                }
+            }
+            leaf => {
+                out.insert(prefix.to_string(), leaf);
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(
+        "",
+        serde_json::to_value(Settings::default()).unwrap_or_default(),
+        &mut out,
+    );
+    out
+}
+
+fn to_dict(settings: &Settings) -> Result<Dict, EngineError> {
+    FigValue::serialize(settings)
+        .ok()
+        .and_then(FigValue::into_dict)
+        .ok_or_else(|| EngineError::Internal("the default configuration does not serialize".into()))
+}
+
+/// The file's values, after the same checks as [`Settings::from_file`]
+/// (its syntax, its types, unknown keys).
+fn file_dict(path: &Path) -> Result<Dict, EngineError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| EngineError::Config(format!("{}: {e}", path.display())))?;
+    Settings::from_toml(&text)
+        .map_err(|e| EngineError::Config(format!("{}: {e}", path.display())))?;
+    toml::from_str(&text).map_err(|e| EngineError::Config(format!("{}: {e}", path.display())))
+}
+
+/// One layer of the configuration: the values of one source.
+#[derive(Clone)]
+struct Layer {
+    origin: Origin,
+    dict: Dict,
+}
+
+impl Provider for Layer {
+    fn metadata(&self) -> Metadata {
+        Metadata::named(self.origin.to_string())
+            .interpolater(|_: &Profile, keys: &[&str]| keys.join("."))
+    }
+
+    fn data(&self) -> Result<figment::value::Map<Profile, Dict>, figment::Error> {
+        Ok(Profile::Default.collect(self.dict.clone()))
+    }
+}
+
+/// The effective settings, and where each value came from.
+#[derive(Debug)]
+pub struct Configured {
+    pub settings: Settings,
+    figment: Figment,
+    origins: Vec<Origin>,
+}
+
+/// One key of the effective configuration, for `config --show-origin`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConfigEntry {
+    pub key: String,
+    /// The value (database passwords hidden).
+    pub value: serde_json::Value,
+    pub origin: Origin,
+}
+
+impl Configured {
+    /// Where `key` (a dotted path) got its value.
+    pub fn origin(&self, key: &str) -> Origin {
+        self.figment
+            .find_metadata(key)
+            .and_then(|md| self.origins.iter().find(|o| o.to_string() == md.name))
+            .cloned()
+            .unwrap_or(Origin::Default)
+    }
+
+    /// Every key with its effective value and its origin, in key order.
+    pub fn entries(&self) -> Vec<ConfigEntry> {
+        let shown = serde_json::to_value(self.settings.masked()).unwrap_or_default();
+        key_types()
+            .into_keys()
+            .map(|key| {
+                let value = key
+                    .split('.')
+                    .try_fold(&shown, |v, part| v.get(part))
+                    .cloned()
+                    .unwrap_or_default();
+                let origin = self.origin(&key);
+                ConfigEntry { key, value, origin }
+            })
+            .collect()
     }
 }
 
@@ -364,6 +835,16 @@ impl Settings {
 /// the candidates are the keys the default configuration writes at the
 /// same level (optional keys included, as `null`).
 fn unknown_key_message(path: &str) -> String {
+    match nearest_key(path) {
+        Some(known) => format!(
+            "unknown key `{path}`; did you mean `{known}`? (`groundcite config` prints every key)"
+        ),
+        None => format!("unknown key `{path}` (`groundcite config` prints every key)"),
+    }
+}
+
+/// The known key nearest to `path`, at the same level.
+fn nearest_key(path: &str) -> Option<String> {
     let (table, key) = match path.rsplit_once('.') {
         Some((table, key)) => (Some(table), key),
         None => (None, path),
@@ -384,13 +865,7 @@ fn unknown_key_message(path: &str) -> String {
         Some(table) => format!("{table}.{k}"),
         None => k.to_string(),
     };
-    match nearest {
-        Some((_, known)) => format!(
-            "unknown key `{path}`; did you mean `{}`? (`groundcite config` prints every key)",
-            full(known)
-        ),
-        None => format!("unknown key `{path}` (`groundcite config` prints every key)"),
-    }
+    nearest.map(|(_, known)| full(known))
 }
 
 #[cfg(test)]
@@ -398,46 +873,194 @@ mod tests {
     use super::*;
     use crate::load_embedder;
 
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn toml_file(text: &str) -> tempfile::NamedTempFile {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), text).unwrap();
+        file
+    }
+
     #[test]
     fn env_overrides_file_and_bad_values_are_named() {
-        let mut s = Settings::from_toml(
-            "top_k = 3\ngenerator = \"openai\"\n[openai]\nmodel = \"file-model\"\n",
+        let file =
+            toml_file("top_k = 3\ngenerator = \"openai\"\n[openai]\nmodel = \"file-model\"\n");
+        let only_file = Settings::configure(Some(file.path()), &[], &[]).unwrap();
+        assert_eq!(only_file.settings.top_k, 3);
+        let c = Settings::configure(
+            Some(file.path()),
+            &env(&[("GROUNDCITE_MODEL", "env-model"), ("GROUNDCITE_TOP_K", "7")]),
+            &[],
         )
         .unwrap();
-        assert_eq!(s.top_k, 3);
-        s.apply_env(|k| match k {
-            "GROUNDCITE_MODEL" => Some("env-model".into()),
-            "GROUNDCITE_TOP_K" => Some("7".into()),
-            _ => None,
-        })
-        .unwrap();
-        assert_eq!((s.top_k, s.openai.model.as_str()), (7, "env-model"));
-        let err = s
-            .apply_env(|k| (k == "GROUNDCITE_TOP_K").then(|| "many".into()))
-            .unwrap_err();
-        assert!(err.to_string().contains("GROUNDCITE_TOP_K"), "{err}");
+        assert_eq!(
+            (c.settings.top_k, c.settings.openai.model.as_str()),
+            (7, "env-model")
+        );
+        let err = Settings::configure(None, &env(&[("GROUNDCITE_TOP_K", "many")]), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("GROUNDCITE_TOP_K"), "{err}");
+        assert!(err.contains("not a whole number"), "{err}");
         assert!(Settings::from_toml("top_k = \"x\"").is_err());
+    }
+
+    /// Issue 14: every key from every layer, nested keys from the
+    /// environment (`__`), flags over the environment over the file, and
+    /// each value's origin.
+    #[test]
+    fn every_key_from_every_layer_with_its_origin() {
+        let file = toml_file("top_k = 3\n[check]\nbad_id_policy = \"strip\"\n");
+        let c = Settings::configure(
+            Some(file.path()),
+            &env(&[
+                ("GROUNDCITE_CHECK__BAD_ID_POLICY", "refuse"),
+                ("GROUNDCITE_CHECK__LIMITS__MAX_MARKERS", "12"),
+                ("GROUNDCITE_OPENAI__TIMEOUT_SECS", "30"),
+                ("GROUNDCITE_GATE_THRESHOLD", "0.5"),
+                ("GROUNDCITE_API_KEY", "not a key of the configuration"),
+                ("PATH", "/bin"),
+            ]),
+            &[
+                Override::flag("gate_threshold", "0.25", "--gate-threshold"),
+                Override::parse_set("answerability.min_answer=0.5").unwrap(),
+                Override::parse_set("demo_on_first_use=false").unwrap(),
+            ],
+        )
+        .unwrap();
+        let s = &c.settings;
+        assert_eq!(s.top_k, 3);
+        assert_eq!(
+            serde_json::to_value(s.check.bad_id_policy).unwrap(),
+            "refuse"
+        );
+        assert_eq!(s.check.limits.max_markers, 12);
+        assert_eq!(s.openai.transport.timeout_secs, 30.0);
+        assert_eq!(s.gate_threshold, 0.25);
+        assert_eq!(s.answerability.min_answer, 0.5);
+        assert!(!s.demo_on_first_use);
+        assert_eq!(c.origin("top_k"), Origin::File(file.path().to_path_buf()));
+        assert_eq!(
+            c.origin("check.bad_id_policy"),
+            Origin::Env("GROUNDCITE_CHECK__BAD_ID_POLICY".into())
+        );
+        assert_eq!(
+            c.origin("gate_threshold"),
+            Origin::Flag("--gate-threshold".into())
+        );
+        assert_eq!(
+            c.origin("answerability.min_answer"),
+            Origin::Flag("--set answerability.min_answer".into())
+        );
+        assert_eq!(c.origin("handoff"), Origin::Default);
+        let entries = c.entries();
+        let timeout = entries
+            .iter()
+            .find(|e| e.key == "openai.timeout_secs")
+            .unwrap();
+        assert_eq!(
+            timeout.origin,
+            Origin::Env("GROUNDCITE_OPENAI__TIMEOUT_SECS".into())
+        );
+        assert_eq!(timeout.value, 30.0);
+        assert!(entries.iter().any(|e| e.key == "check.limits.max_passages"));
+    }
+
+    /// Issue 14: an unknown variable or `--set` key is an error naming the
+    /// key meant; the service's own variables are not keys and pass.
+    #[test]
+    fn unknown_variables_and_set_keys_are_errors_with_a_suggestion() {
+        let err = Settings::configure(None, &env(&[("GROUNDCITE_TOPK", "3")]), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("`GROUNDCITE_TOPK`"), "{err}");
+        assert!(err.contains("did you mean `GROUNDCITE_TOP_K`"), "{err}");
+        let err = Settings::configure(
+            None,
+            &env(&[("GROUNDCITE_CHECK_BAD_ID_POLICY", "refuse")]),
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("did you mean `GROUNDCITE_CHECK__BAD_ID_POLICY`"),
+            "{err}"
+        );
+        let err = Settings::configure(
+            None,
+            &[],
+            &[Override::parse_set("check.bad_id_polcy=refuse").unwrap()],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("did you mean `check.bad_id_policy`"), "{err}");
+        assert!(err.contains("--set check.bad_id_polcy"), "{err}");
+        assert!(Override::parse_set("top_k").is_err());
+        let err = Settings::configure(
+            None,
+            &env(&[("GROUNDCITE_CHECK__BAD_ID_POLICY", "never")]),
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("GROUNDCITE_CHECK__BAD_ID_POLICY"), "{err}");
+        for var in NOT_CONFIG_VARS.iter().filter(|v| **v != CONFIG_ENV) {
+            Settings::configure(None, &env(&[(var, "x")]), &[]).unwrap();
+        }
+        Settings::configure(None, &env(&[("GROUNDCITE_TEST_DATABASE_URL", "x")]), &[]).unwrap();
+    }
+
+    /// Issue 14: the audit log lives beside the index unless set; `off`
+    /// writes none.
+    #[test]
+    fn the_audit_log_is_beside_the_index() {
+        let c =
+            Settings::configure(None, &env(&[("GROUNDCITE_INDEX", "/srv/idx/tts")]), &[]).unwrap();
+        assert_eq!(c.settings.audit_path, Path::new("/srv/idx/audit.sqlite"));
+        assert_eq!(c.origin("audit_path"), Origin::Default);
+        let url = "postgres://u@db/groundcite";
+        let c = Settings::configure(None, &[], &[Override::flag("index", url, "--index")]).unwrap();
+        assert_eq!(c.settings.audit_path, Path::new(url));
+        let c = Settings::configure(
+            None,
+            &env(&[
+                ("GROUNDCITE_INDEX", "/srv/idx/tts"),
+                ("GROUNDCITE_AUDIT_PATH", "/var/a.sqlite"),
+            ]),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            c.settings.audit_location(),
+            Some(Path::new("/var/a.sqlite"))
+        );
+        let c = Settings::configure(None, &env(&[("GROUNDCITE_AUDIT_PATH", "off")]), &[]).unwrap();
+        assert_eq!(c.settings.audit_location(), None);
     }
 
     /// The model folder comes from the file, then `GROUNDCITE_MODEL_DIR`;
     /// an empty variable does not unset a configured folder.
     #[test]
     fn model_dir_from_file_then_environment() {
-        let mut s = Settings::from_toml("model_dir = \"models/a\"\n").unwrap();
+        let file = toml_file("model_dir = \"models/a\"\n");
+        let load = |pairs: &[(&str, &str)]| {
+            Settings::configure(Some(file.path()), &env(pairs), &[]).map(|c| c.settings)
+        };
+        let s = load(&[]).unwrap();
         assert_eq!(s.model_dir.as_deref(), Some(Path::new("models/a")));
-        s.apply_env(|k| (k == "GROUNDCITE_MODEL_DIR").then(String::new))
-            .unwrap();
+        let s = load(&[("GROUNDCITE_MODEL_DIR", "")]).unwrap();
         assert_eq!(s.model_dir.as_deref(), Some(Path::new("models/a")));
-        s.apply_env(|k| (k == "GROUNDCITE_MODEL_DIR").then(|| "models/b".into()))
-            .unwrap();
+        let s = load(&[("GROUNDCITE_MODEL_DIR", "models/b")]).unwrap();
         assert_eq!(s.model_dir.as_deref(), Some(Path::new("models/b")));
-        s.apply_env(|k| (k == "GROUNDCITE_VERIFIER").then(|| "semantic".into()))
-            .unwrap();
+        let s = load(&[("GROUNDCITE_VERIFIER", "semantic")]).unwrap();
         assert_eq!(s.check.verifier, groundcite_support::VerifierKind::Semantic);
         assert!(s.validate().is_ok(), "semantic with a model folder");
-        let err = s
-            .apply_env(|k| (k == "GROUNDCITE_VERIFIER").then(|| "nli".into()))
-            .unwrap_err();
+        let err = load(&[("GROUNDCITE_VERIFIER", "nli")]).unwrap_err();
         assert!(err.to_string().contains("GROUNDCITE_VERIFIER"), "{err}");
         let err = load_embedder(&Settings {
             model_dir: Some("/nonexistent/model".into()),
@@ -505,6 +1128,45 @@ mod tests {
     }
 
     /// Issue 14: the demo's hand-off line is the demo's only.
+    #[test]
+    fn the_demo_page_words_stay_on_the_demo_index() {
+        let demo = Settings::default().page();
+        assert_eq!(demo.corpus, DEMO_CORPUS);
+        assert_eq!(demo.examples.len(), DEMO_EXAMPLES.len());
+        let own = Settings {
+            index: PathBuf::from("/srv/handbook-index"),
+            ..Settings::default()
+        };
+        let page = own.page();
+        assert_eq!(page.title, "groundcite");
+        assert_eq!(page.corpus, "/srv/handbook-index");
+        assert!(page.examples.is_empty(), "{page:?}");
+        assert!(!page.placeholder.contains("reimburse"));
+        let set = Settings::from_toml(
+            "index = \"/srv/i\"\n[page]\ntitle = \"Handbook\"\ncorpus = \"TTS handbook\"\nplaceholder = \"Ask the handbook\"\nexamples = [\"How do I request leave?\", \" \"]\n",
+        )
+        .unwrap()
+        .page();
+        assert_eq!(
+            set,
+            PageSettings {
+                title: "Handbook".into(),
+                corpus: "TTS handbook".into(),
+                placeholder: "Ask the handbook".into(),
+                examples: vec!["How do I request leave?".into()],
+            }
+        );
+        let db = Settings {
+            index: PathBuf::from("postgres://user:hunter2@db.internal:5432/groundcite"),
+            ..Settings::default()
+        };
+        assert!(!db.page().corpus.contains("hunter2"), "{:?}", db.page());
+        assert!(
+            Settings::from_toml("[page]\ntitel = \"x\"\n").is_err(),
+            "an unknown [page] key is an error"
+        );
+    }
+
     #[test]
     fn the_demo_handoff_stays_on_the_demo_index() {
         assert_eq!(Settings::default().handoff_line(), DEMO_HANDOFF);

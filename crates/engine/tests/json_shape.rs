@@ -93,6 +93,7 @@ fn answer_keys() -> Vec<&'static str> {
         "regenerated",
         "finish_reason",
         "truncated",
+        "generation_mode",
     ];
     [&["question", "answer"][..], &FINDINGS, &after].concat()
 }

@@ -688,3 +688,239 @@ async fn low_coverage_corrected_or_flagged() {
     assert_eq!(g.calls(), 2);
     assert!(r.refusal.is_none() && !r.grounded);
 }
+
+/// What [`fake_openai_full`] answers one call with: a status, then the
+/// message content (or, for an error status, the whole body), then the
+/// `finish_reason`.
+type FullReply = (u16, String, &'static str);
+
+/// An OpenAI-compatible server on loopback that also streams (`"stream":
+/// true`: the content in pieces of 7 bytes as SSE chunks, then `[DONE]`)
+/// and answers errors: the reply to the `n`th call (from 0) is
+/// `respond(n, request body)`. Returns its url and the request bodies.
+async fn fake_openai_full(
+    respond: impl Fn(usize, &serde_json::Value) -> FullReply + Send + Sync + 'static,
+) -> (String, Arc<std::sync::Mutex<Vec<serde_json::Value>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let bodies = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = bodies.clone();
+    let respond = Arc::new(respond);
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            let seen = seen.clone();
+            let respond = respond.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 8192];
+                let (body_start, len) = loop {
+                    let n = socket.read(&mut chunk).await.unwrap_or(0);
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    let head = String::from_utf8_lossy(&buf).to_string();
+                    if let Some(end) = head.find("\r\n\r\n") {
+                        let l = head[..end]
+                            .lines()
+                            .find_map(|l| {
+                                l.to_ascii_lowercase()
+                                    .strip_prefix("content-length:")
+                                    .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                            })
+                            .unwrap_or(0);
+                        if buf.len() >= end + 4 + l {
+                            break (end + 4, l);
+                        }
+                    }
+                };
+                let request: serde_json::Value =
+                    serde_json::from_slice(&buf[body_start..body_start + len]).unwrap();
+                let call = {
+                    let mut seen = seen.lock().unwrap();
+                    seen.push(request.clone());
+                    seen.len() - 1
+                };
+                let (status, content, finish) = respond(call, &request);
+                let response = if status != 200 {
+                    format!(
+                        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{content}",
+                        content.len()
+                    )
+                } else if request["stream"] == true {
+                    let mut events = String::new();
+                    let mut rest = content.as_str();
+                    while !rest.is_empty() {
+                        let mut at = rest.len().min(7);
+                        while !rest.is_char_boundary(at) {
+                            at += 1;
+                        }
+                        let chunk = serde_json::json!({"model": "fake", "choices": [{"index": 0, "delta": {"content": &rest[..at]}, "finish_reason": null}]});
+                        events.push_str(&format!("data: {chunk}\n\n"));
+                        rest = &rest[at..];
+                    }
+                    let end = serde_json::json!({"model": "fake", "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]});
+                    events.push_str(&format!("data: {end}\n\ndata: [DONE]\n\n"));
+                    format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{events}",
+                        events.len()
+                    )
+                } else {
+                    let body = serde_json::json!({
+                        "id": "x", "object": "chat.completion", "model": "fake",
+                        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}]
+                    })
+                    .to_string();
+                    format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    )
+                };
+                let _ = socket.write_all(response.as_bytes()).await;
+            });
+        }
+    });
+    (format!("http://{addr}"), bodies)
+}
+
+/// An answer under the schema: ids 1..=3, one of them cited.
+const STRUCTURED: &str = r#"{"sentences": [{"text": "Reimbursements settle within 30 days of approval.", "citations": [2]}, {"text": "Claims are filed within 60 days of the expense.", "citations": [1]}], "refusal": null}"#;
+
+/// The settings of an engine asking the OpenAI-compatible backend.
+fn openai_settings() -> Settings {
+    Settings {
+        generator: groundcite_engine::GeneratorKind::Openai,
+        ..Settings::default()
+    }
+}
+
+/// Item 1: a structured answer is asked for with the schema of the
+/// passages sent, rendered to markers, and checked like any answer.
+#[tokio::test]
+async fn a_structured_answer_is_rendered_to_markers_and_checked() {
+    let (url, bodies) = fake_openai_full(|_, request| {
+        assert_eq!(request["response_format"]["type"], "json_schema");
+        (200, STRUCTURED.into(), "stop")
+    })
+    .await;
+    let r = engine_with(openai_settings(), openai_at(url))
+        .ask(Q, &AskOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        r.answer,
+        "Reimbursements settle within 30 days of approval [2]. Claims are filed within 60 days of the expense [1]."
+    );
+    assert_eq!(r.status, Status::Ok);
+    assert!(r.grounded && !r.regenerated, "{r:#?}");
+    assert_eq!(
+        r.generation_mode,
+        Some(groundcite_engine::GenerationMode::Structured)
+    );
+    assert_eq!(r.attempts[0].raw, STRUCTURED, "the audit keeps the JSON");
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["generation_mode"], "structured");
+    let bodies = bodies.lock().unwrap();
+    let ids = &bodies[0]["response_format"]["json_schema"]["schema"]["properties"]["sentences"]["items"]
+        ["properties"]["citations"]["items"]["enum"];
+    assert_eq!(*ids, serde_json::json!([1, 2, 3]), "the passages sent");
+}
+
+/// Item 1: a server that rejects the schema (both forms) is answered in
+/// free text, and the report says so; the next question goes straight to
+/// free text.
+#[tokio::test]
+async fn a_server_that_rejects_the_schema_gets_free_text() {
+    let (url, bodies) = fake_openai_full(|_, request| match request.get("response_format") {
+        Some(_) => (
+            400,
+            r#"{"error": {"message": "Unrecognized request argument supplied: response_format"}}"#
+                .into(),
+            "stop",
+        ),
+        None => (
+            200,
+            "Reimbursements settle within 30 days of approval [2].".into(),
+            "stop",
+        ),
+    })
+    .await;
+    let engine = engine_with(openai_settings(), openai_at(url));
+    let r = engine.ask(Q, &AskOptions::default()).await.unwrap();
+    assert_eq!(r.status, Status::Ok);
+    assert_eq!(
+        r.generation_mode,
+        Some(groundcite_engine::GenerationMode::FreeText)
+    );
+    assert_eq!(bodies.lock().unwrap().len(), 3);
+    let r = engine.ask(Q, &AskOptions::default()).await.unwrap();
+    assert_eq!(r.status, Status::Ok);
+    assert_eq!(bodies.lock().unwrap().len(), 4, "remembered");
+}
+
+/// Item 1: streaming a structured answer shows each sentence once its
+/// object is complete, as marker text; the final result is the same text.
+#[tokio::test]
+async fn a_structured_answer_streams_sentence_by_sentence() {
+    let (url, _) = fake_openai_full(|_, _| (200, STRUCTURED.into(), "stop")).await;
+    let engine = engine_with(openai_settings(), openai_at(url));
+    let (shown, retractions, r) = collect(&engine).await;
+    assert_eq!(retractions, 0);
+    assert_eq!(
+        shown,
+        [
+            "Reimbursements settle within 30 days of approval [2].",
+            "Claims are filed within 60 days of the expense [1]."
+        ]
+    );
+    assert_eq!(r.answer, shown.join(" "));
+    assert_eq!(
+        r.generation_mode,
+        Some(groundcite_engine::GenerationMode::Structured)
+    );
+}
+
+/// A structured reply cut at `max_tokens` keeps its complete sentences,
+/// streaming or not, and never shows the unfinished one.
+#[tokio::test]
+async fn a_structured_reply_cut_at_max_tokens_keeps_its_complete_sentences() {
+    let cut = &STRUCTURED[..STRUCTURED.find("within 60").unwrap()];
+    let (url, _) = fake_openai_full(move |_, _| (200, cut.to_string(), "length")).await;
+    let engine = engine_with(openai_settings(), openai_at(url));
+    let r = engine.ask(Q, &AskOptions::default()).await.unwrap();
+    assert_eq!(
+        r.answer,
+        "Reimbursements settle within 30 days of approval [2]."
+    );
+    assert!(r.truncated);
+    assert_eq!(r.status, Status::Ok);
+    let (shown, retractions, r) = collect(&engine).await;
+    assert_eq!(retractions, 0);
+    assert_eq!(
+        shown,
+        ["Reimbursements settle within 30 days of approval [2]."]
+    );
+    assert!(r.truncated);
+}
+
+/// A structured refusal is the configured refusal.
+#[tokio::test]
+async fn a_structured_refusal_is_a_refusal() {
+    let (url, _) = fake_openai_full(|_, _| {
+        (
+            200,
+            r#"{"sentences": [], "refusal": {"needed": "the travel policy"}}"#.into(),
+            "stop",
+        )
+    })
+    .await;
+    let r = engine_with(openai_settings(), openai_at(url))
+        .ask(Q, &AskOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(r.refusal.unwrap().reason, RefusalReason::Sentinel);
+}

@@ -65,7 +65,9 @@ pub fn parse(src: &str) -> Result<FrontMatter, String> {
             ));
         }
     };
-    let title = take_string(&mut map, "title");
+    // A title is markup (a static site renders it as HTML): its label is
+    // the visible text, `<em>before</em>` read as `before`.
+    let title = take_string(&mut map, "title").map(|t| crate::html::strip_tags(&t));
     let permalink = take_string(&mut map, "permalink");
     Ok(FrontMatter {
         title,
@@ -116,6 +118,8 @@ mod tests {
 
     #[test]
     fn toml_front_matter() {
+        let fm = parse("---\ntitle: Travel <em>before</em> onboarding\n---\nBody").unwrap();
+        assert_eq!(fm.title.as_deref(), Some("Travel before onboarding"));
         let fm = parse("+++\ntitle = \"T\"\ntags = [\"x\"]\n+++\nBody").unwrap();
         assert_eq!(fm.title.as_deref(), Some("T"));
         assert_eq!(fm.metadata["tags"][0], "x");

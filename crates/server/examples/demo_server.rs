@@ -68,6 +68,7 @@ async fn main() -> anyhow::Result<()> {
 fn engine(config: &mut ServerConfig) -> anyhow::Result<Arc<dyn groundcite_server::Answerer>> {
     let settings = groundcite_engine::Settings::default();
     config.check = settings.check.clone();
+    config.page = settings.page();
     Ok(Arc::new(groundcite_engine::Engine::from_settings(
         settings,
     )?))

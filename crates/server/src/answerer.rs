@@ -123,7 +123,7 @@ pub enum AnswerEvent {
 }
 
 /// A search hit (`GET /v1/search`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(utoipa::ToSchema, Debug, Clone, PartialEq, Serialize)]
 pub struct SearchHit {
     pub id: String,
     pub title: String,

@@ -17,7 +17,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 /// The class of an error, as reported in `error.type`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(utoipa::ToSchema, Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorType {
     /// The request is wrong; fix it before retrying.
@@ -78,8 +78,6 @@ pub enum ErrorCode {
     NotFound,
     /// The route exists, with other methods.
     MethodNotAllowed,
-    /// `POST /v1/ingest`: ingest is a CLI step (single index writer).
-    IngestNotSupported,
     /// The LLM call failed.
     UpstreamError,
     /// The request took longer than the configured timeout.
@@ -132,7 +130,6 @@ rows! {
     InvalidApiKey, "invalid_api_key", UNAUTHORIZED, Auth, "The bearer token is not the configured API key.";
     NotFound, "not_found", NOT_FOUND, NotFound, "No such route.";
     MethodNotAllowed, "method_not_allowed", METHOD_NOT_ALLOWED, InvalidRequest, "The route exists with other methods.";
-    IngestNotSupported, "ingest_not_supported", NOT_IMPLEMENTED, InvalidRequest, "Ingest is a CLI step (`groundcite ingest`): index writes need a single writer.";
     UpstreamError, "upstream_error", BAD_GATEWAY, Upstream, "The LLM call failed.";
     Timeout, "timeout", GATEWAY_TIMEOUT, Upstream, "The request took longer than the configured timeout (`GROUNDCITE_TIMEOUT_SECS`, default 60 s; an answer with one regeneration on a local CPU model can take longer: raise it).";
     NotReady, "not_ready", SERVICE_UNAVAILABLE, Unavailable, "The index is not open or no generator is configured.";
@@ -165,7 +162,6 @@ impl ErrorCode {
             StatusCode::REQUEST_TIMEOUT | StatusCode::GATEWAY_TIMEOUT => ErrorCode::Timeout,
             StatusCode::BAD_GATEWAY => ErrorCode::UpstreamError,
             StatusCode::SERVICE_UNAVAILABLE => ErrorCode::NotReady,
-            StatusCode::NOT_IMPLEMENTED => ErrorCode::IngestNotSupported,
             s if s.is_client_error() => ErrorCode::InvalidBody,
             _ => ErrorCode::Internal,
         }
@@ -180,19 +176,39 @@ pub struct ApiError {
     pub message: String,
 }
 
-/// The wire shape.
-#[derive(Serialize)]
-struct Envelope<'a> {
+/// The wire shape (`Error` in the OpenAPI document).
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = Error)]
+pub(crate) struct Envelope<'a> {
     error: Body<'a>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = ErrorBody)]
 struct Body<'a> {
+    /// Stable: clients switch on it. See the error table.
+    #[schema(value_type = ErrorCode)]
     code: &'a str,
+    /// For people; may change.
     message: &'a str,
     #[serde(rename = "type")]
+    #[schema(value_type = ErrorType)]
     kind: &'a str,
 }
+
+/// The code's schema: a string, one of the table's names.
+impl utoipa::PartialSchema for ErrorCode {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(ErrorCode::TABLE.iter().map(|r| r.name)))
+            .description(Some("Stable; see the error table in the description."))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for ErrorCode {}
 
 impl ApiError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> ApiError {

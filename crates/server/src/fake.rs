@@ -30,6 +30,10 @@ pub struct StaticAnswerer {
     /// Questions containing one of these words (case-insensitive) are
     /// refused at the gate.
     pub refuse_when: Vec<String>,
+    /// Questions containing one of these words are refused as the model
+    /// path refuses an off-topic question that retrieval matched:
+    /// `no_direct_answer`, with the closest passages.
+    pub no_direct_answer_when: Vec<String>,
     /// Reported as `generator`.
     pub generator: String,
     /// Wait before answering (to test timeouts).
@@ -49,6 +53,7 @@ impl StaticAnswerer {
             answer: answer.into(),
             first_attempt: None,
             refuse_when: Vec::new(),
+            no_direct_answer_when: Vec::new(),
             generator: "static".into(),
             answer_delay: Duration::ZERO,
             sentence_delay: Duration::ZERO,
@@ -65,7 +70,8 @@ impl StaticAnswerer {
     /// The demo: an expenses handbook where one passage carries a
     /// `<script>` (it must render as text), an answer with a supported
     /// sentence, a contradicted one, an unsupported one and an uncited
-    /// one; questions about furniture are refused.
+    /// one; questions about furniture are refused at the gate, questions
+    /// about parking as not answered by the closest passages.
     pub fn demo() -> StaticAnswerer {
         let p = |id: &str, text: &str, url: &str, section: &str, score: f32| Passage {
             id: id.into(),
@@ -107,6 +113,7 @@ impl StaticAnswerer {
             "Reimbursements settle within 30 days of approval [4]. Claims must be filed within 60 days [2].".into(),
         );
         demo.refuse_when = vec!["furniture".into(), "stipend".into()];
+        demo.no_direct_answer_when = vec!["parking".into()];
         demo.generator = "scripted".into();
         demo.readiness.generator = Some("scripted".into());
         demo
@@ -121,7 +128,14 @@ impl StaticAnswerer {
             .iter()
             .any(|w| lower.contains(&w.to_lowercase()))
         {
-            return self.refusal(question);
+            return self.refusal(question, RefusalReason::Gate);
+        }
+        if self
+            .no_direct_answer_when
+            .iter()
+            .any(|w| lower.contains(&w.to_lowercase()))
+        {
+            return self.refusal(question, RefusalReason::NoDirectAnswer);
         }
         let report =
             Checker::new(self.config.clone()).check(Some(question), &self.passages, &self.answer);
@@ -166,6 +180,7 @@ impl StaticAnswerer {
             regenerated: self.first_attempt.is_some(),
             finish_reason: Some("stop".into()),
             truncated: false,
+            generation_mode: Some(groundcite_engine::GenerationMode::FreeText),
         }
     }
 
@@ -179,10 +194,15 @@ impl StaticAnswerer {
         topics
     }
 
-    /// Refused at the gate: nothing sent, nothing generated.
-    fn refusal(&self, question: &str) -> AskResult {
+    /// Refused before generation: at the gate (nothing found), or as not
+    /// answered by the closest passages (listed).
+    fn refusal(&self, question: &str, reason: RefusalReason) -> AskResult {
         let handoff = "Ask the finance help desk, or open a ticket with HR.";
-        let refusal = AskRefusal::new(RefusalReason::Gate, question, None, self.topics(), handoff);
+        let mut refusal = AskRefusal::new(reason, question, None, self.topics(), handoff);
+        if reason == RefusalReason::NoDirectAnswer {
+            refusal.closest_passages =
+                SentPassageInfo::numbered(&self.passages[..2.min(self.passages.len())]);
+        }
         AskResult {
             question: question.to_string(),
             answer: groundcite_core::REFUSAL_SENTENCE.to_string(),
@@ -202,6 +222,7 @@ impl StaticAnswerer {
             regenerated: false,
             finish_reason: None,
             truncated: false,
+            generation_mode: None,
         }
     }
 
@@ -285,6 +306,7 @@ impl Answerer for StaticAnswerer {
                         start: s.start,
                         end: s.end,
                         citations: s.citations.clone(),
+                        markers: s.markers.clone(),
                         verdict: s.verdict.as_str().to_string(),
                     })
                 })

@@ -24,11 +24,13 @@
 //! | `POST /v1/check` | `{question?, passages, answer}` → the check report |
 //! | `POST /v1/prompt` | `{question, passages}` → `{system, user, passages}` |
 //! | `GET /v1/search?q=&k=` | `{query, k, hits}` |
-//! | `POST /v1/ingest` | 501 `ingest_not_supported`: run `groundcite ingest` (single index writer) |
 //! | `GET /healthz` | the process is up |
 //! | `GET /readyz` | the index is open and a generator configured (else 503) |
 //! | `GET /metrics` | Prometheus text |
-//! | `GET /openapi.json` | OpenAPI 3.1 |
+//! | `GET /openapi.json` | OpenAPI 3.1, derived from the handlers and types ([`openapi`]) |
+//!
+//! Ingest is a CLI step (`groundcite ingest`: one index writer); there is no
+//! ingest route.
 //!
 //! `/v1/*` and `/metrics` need `Authorization: Bearer $GROUNDCITE_API_KEY`
 //! when that variable is set. Every error has the one shape of [`error`].
@@ -67,15 +69,16 @@ use std::time::Duration;
 
 use anyhow::Context;
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::request_id::PropagateRequestIdLayer;
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 pub use answerer::{
     AnswerError, AnswerErrorKind, AnswerEvent, Answerer, AskParams, Readiness, RetractEvent,
@@ -85,41 +88,42 @@ pub use audit::{AuditConfig, AuditError, AuditLog, AuditRecord, IncidentFilter, 
 pub use error::{ApiError, ErrorCode, ErrorType};
 pub use metrics::Metrics;
 pub use state::{AppState, ServerConfig};
-pub use util::rfc3339;
+pub use util::{new_request_id, rfc3339};
 
-/// Every route and its methods (the OpenAPI test checks each is documented).
-pub const ROUTES: &[(&str, &str)] = &[
-    ("/", "get"),
-    ("/openapi.json", "get"),
-    ("/healthz", "get"),
-    ("/readyz", "get"),
-    ("/metrics", "get"),
-    ("/v1/ask", "post"),
-    ("/v1/check", "post"),
-    ("/v1/prompt", "post"),
-    ("/v1/search", "get"),
-    ("/v1/ingest", "post"),
-];
+/// The routes that need the API key when one is set, each registered with
+/// its OpenAPI operation (`routes!`): the router and the document cannot
+/// list different routes.
+fn protected_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(routes::ask))
+        .routes(routes!(routes::check))
+        .routes(routes!(routes::prompt))
+        .routes(routes!(routes::search))
+        .routes(routes!(routes::metrics))
+}
+
+/// The routes anyone may call.
+fn public_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(page::index))
+        .routes(routes!(openapi::handler))
+        .routes(routes!(routes::healthz))
+        .routes(routes!(routes::readyz))
+}
+
+/// Every route of the service with its operation: what [`app`] serves and
+/// what [`openapi::document`] lists.
+pub fn api_routes() -> OpenApiRouter<AppState> {
+    protected_routes().merge(public_routes())
+}
 
 /// The service.
 pub fn app(state: AppState) -> Router {
     let config = state.config().clone();
-    let protected = Router::new()
-        .route("/v1/ask", post(routes::ask))
-        .route("/v1/check", post(routes::check))
-        .route("/v1/prompt", post(routes::prompt))
-        .route("/v1/search", get(routes::search))
-        .route("/v1/ingest", post(routes::ingest))
-        .route("/metrics", get(routes::metrics))
-        .route_layer(middleware::from_fn_with_state(state.clone(), require_key));
-    let public = Router::new()
-        .route("/", get(page::index))
-        .route("/openapi.json", get(openapi::handler))
-        .route("/healthz", get(routes::healthz))
-        .route("/readyz", get(routes::readyz));
-    let router = Router::new()
-        .merge(protected)
-        .merge(public)
+    let protected =
+        protected_routes().route_layer(middleware::from_fn_with_state(state.clone(), require_key));
+    let (routes, _) = protected.merge(public_routes()).split_for_parts();
+    let router = routes
         .fallback(routes::not_found)
         .method_not_allowed_fallback(routes::method_not_allowed)
         .layer(DefaultBodyLimit::max(config.body_limit))
@@ -131,6 +135,11 @@ pub fn app(state: AppState) -> Router {
         .layer(middleware::map_response_with_state(
             state.clone(),
             shape_errors,
+        ))
+        // Outside the layers above: it counts the status the client gets.
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            count_requests,
         ));
     let router = match cors(&config.cors_origins) {
         Some(cors) => router.layer(cors),
@@ -229,6 +238,23 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
         .zip(b.iter())
         .fold(0u8, |acc, (x, y)| acc | (x ^ y))
         == 0
+}
+
+/// Counts every request by its matched route template (never the raw
+/// path) and status, and times it to its response head.
+async fn count_requests(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let started = std::time::Instant::now();
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_string());
+    let response = next.run(request).await;
+    state.metrics().http_request(
+        route.as_deref().unwrap_or(metrics::UNMATCHED_ROUTE),
+        response.status().as_u16(),
+        started.elapsed().as_secs_f64(),
+    );
+    response
 }
 
 /// Counts every error response, and gives the one error shape to the

@@ -19,11 +19,14 @@
 //! | `groundcite_audit_records_total` | counter | records written |
 //! | `groundcite_audit_late_total` | counter | answers served before their record committed (the commit wait ran out) |
 //! | `groundcite_http_errors_total` | counter | `code`: the error table's code |
+//! | `groundcite_http_requests_total` | counter | `route`: the matched route template (`/v1/ask`), `unmatched` for none; `status`: the HTTP status |
+//! | `groundcite_http_request_duration_seconds` | histogram | `route`; time to the response head (for a stream: to its first byte, not its end) |
+//! | `groundcite_build_info` | gauge | `version`, `profile` (debug, release); always 1 |
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use metrics::{Counter, Histogram, Key, Label, Metadata, Recorder, Unit};
+use metrics::{Counter, Gauge, Histogram, Key, Label, Metadata, Recorder, Unit};
 use metrics_exporter_prometheus::{
     Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder,
 };
@@ -77,7 +80,13 @@ struct Inner {
     audit_records: Counter,
     audit_late: Counter,
     http_errors: HashMap<&'static str, Counter>,
+    /// Kept so the series stays registered for the process's life.
+    _build_info: Gauge,
 }
+
+/// The `route` label of a request that matched no route: raw paths never
+/// become labels (one series per probe of a scanner).
+pub const UNMATCHED_ROUTE: &str = "unmatched";
 
 const META: Metadata<'static> = Metadata::new(
     "groundcite_server",
@@ -180,6 +189,39 @@ impl Metrics {
             None,
             "Error responses, by error code.",
         );
+        describe(
+            "groundcite_http_requests_total",
+            None,
+            "HTTP requests, by matched route template and status.",
+        );
+        describe(
+            "groundcite_http_request_duration_seconds",
+            Some(Unit::Seconds),
+            "Time from a request to its response head, by matched route template.",
+        );
+        recorder.describe_gauge(
+            "groundcite_build_info".into(),
+            None,
+            "The build serving: version and profile as labels; always 1.".into(),
+        );
+        let build_info = recorder.register_gauge(
+            &Key::from_parts(
+                "groundcite_build_info",
+                vec![
+                    Label::new("version", env!("CARGO_PKG_VERSION")),
+                    Label::new(
+                        "profile",
+                        if cfg!(debug_assertions) {
+                            "debug"
+                        } else {
+                            "release"
+                        },
+                    ),
+                ],
+            ),
+            &META,
+        );
+        build_info.set(1.0);
 
         let counter = |name: &'static str, labels: Vec<Label>| {
             recorder.register_counter(&Key::from_parts(name, labels), &META)
@@ -235,6 +277,7 @@ impl Metrics {
             audit_records: counter("groundcite_audit_records_total", vec![]),
             audit_late: counter("groundcite_audit_late_total", vec![]),
             http_errors: by("groundcite_http_errors_total", "code", &error_names),
+            _build_info: build_info,
             recorder,
             handle,
         };
@@ -324,6 +367,30 @@ impl Metrics {
     /// An answer was served before its audit record committed.
     pub fn audit_late(&self) {
         self.inner.audit_late.increment(1);
+    }
+
+    /// One HTTP request: its matched route template (or
+    /// [`UNMATCHED_ROUTE`]), its status and the time to its response head.
+    /// The series are registered on first use (routes and statuses are a
+    /// small closed set: templates, never raw paths).
+    pub fn http_request(&self, route: &str, status: u16, seconds: f64) {
+        let recorder = &self.inner.recorder;
+        let route = Label::new("route", route.to_string());
+        recorder
+            .register_counter(
+                &Key::from_parts(
+                    "groundcite_http_requests_total",
+                    vec![route.clone(), Label::new("status", status.to_string())],
+                ),
+                &META,
+            )
+            .increment(1);
+        recorder
+            .register_histogram(
+                &Key::from_parts("groundcite_http_request_duration_seconds", vec![route]),
+                &META,
+            )
+            .record(seconds);
     }
 
     /// One error response.

@@ -20,7 +20,7 @@ use serde::de::DeserializeOwned;
 use crate::AppState;
 use crate::answerer::{AnswerError, AnswerErrorKind, AnswerEvent, AskParams};
 use crate::audit::{self, JsonText};
-use crate::error::{ApiError, ErrorCode};
+use crate::error::{ApiError, Envelope, ErrorCode};
 
 /// Largest `top_k` and `k`.
 pub const MAX_K: usize = 50;
@@ -172,11 +172,15 @@ fn to_json<T: serde::Serialize>(request_id: &str, value: &T) -> Result<JsonText,
 
 // ---------------------------------------------------------------- /v1/ask
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct AskRequest {
+    #[schema(min_length = 1)]
     pub question: String,
+    /// Passages to retrieve (default: the configured `top_k`).
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 50)]
     pub top_k: Option<usize>,
+    /// Answer as server-sent events.
     #[serde(default)]
     pub stream: bool,
 }
@@ -226,6 +230,34 @@ async fn finish_answer(
     Ok(json)
 }
 
+/// Answer a question from the index, with checked citations.
+///
+/// With `stream: true`, the response is `text/event-stream`: one `sentence`
+/// event per sentence whose markers validated (data: `StreamedSentence`;
+/// never a sentence with an id never sent, nor, under the `refuse` or `drop`
+/// unsupported policy, a contradicted or unsupported one), then one `final`
+/// event (data: `AskResult`) or one `error` event (data: `Error`). When the
+/// attempt the sentences came from is rejected (regenerated, refused, or
+/// sentences dropped), a `retract` event (data: `Retraction`) comes before
+/// `final` or `error`: every sentence shown so far is withdrawn and the
+/// final answer replaces them.
+#[utoipa::path(
+    post, path = "/v1/ask", operation_id = "ask",
+    security(("bearer" = []), ()),
+    request_body = AskRequest,
+    responses(
+        (status = 200, description = "The answer object, or (stream) server-sent events: `event: sentence|retract|final|error`, `data:` JSON (StreamedSentence, Retraction, AskResult or Error).",
+            content((AskResult = "application/json"), (String = "text/event-stream"))),
+        (status = 400, description = "`malformed_json`, `invalid_body`, `empty_question`, `invalid_parameter`.", body = Envelope),
+        (status = 401, description = "`missing_api_key`, `invalid_api_key`.", body = Envelope),
+        (status = 413, description = "`payload_too_large`.", body = Envelope),
+        (status = 415, description = "`unsupported_media_type`.", body = Envelope),
+        (status = 500, description = "`internal`; the detail is logged with the request id.", body = Envelope),
+        (status = 502, description = "The language model call failed (`upstream_error`).", body = Envelope),
+        (status = 503, description = "No index or generator (`not_ready`).", body = Envelope),
+        (status = 504, description = "`timeout`.", body = Envelope),
+    )
+)]
 pub async fn ask(
     State(state): State<AppState>,
     ReqId(request_id): ReqId,
@@ -383,14 +415,33 @@ fn sse(
 
 // ---------------------------------------------------------------- /v1/check
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct CheckRequest {
     #[serde(default)]
     pub question: Option<String>,
+    /// In the order they were numbered: `[k]` is `passages[k-1]`.
     pub passages: Vec<Passage>,
+    #[schema(min_length = 1)]
     pub answer: String,
 }
 
+/// Check an answer against the passages it was given: markers, sentences,
+/// support, sources.
+#[utoipa::path(
+    post, path = "/v1/check", operation_id = "check",
+    security(("bearer" = []), ()),
+    request_body = CheckRequest,
+    responses(
+        (status = 200, description = "The check report.", body = groundcite_core::CheckOutput),
+        (status = 400, description = "`malformed_json`, `invalid_body`, `empty_answer`.", body = Envelope),
+        (status = 401, description = "`missing_api_key`, `invalid_api_key`.", body = Envelope),
+        (status = 413, description = "`payload_too_large`.", body = Envelope),
+        (status = 415, description = "`unsupported_media_type`.", body = Envelope),
+        (status = 422, description = "Over a check limit (`limit_exceeded`); the message names which.", body = Envelope),
+        (status = 500, description = "`internal`.", body = Envelope),
+        (status = 504, description = "`timeout`.", body = Envelope),
+    )
+)]
 pub async fn check(
     State(state): State<AppState>,
     ReqId(request_id): ReqId,
@@ -444,12 +495,29 @@ pub async fn check(
 
 // ---------------------------------------------------------------- /v1/prompt
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct PromptRequest {
+    #[schema(min_length = 1)]
     pub question: String,
+    /// Ranked; assembly trims them to the budget, then numbers them.
     pub passages: Vec<Passage>,
 }
 
+/// Render the contract and the numbered context for a question.
+#[utoipa::path(
+    post, path = "/v1/prompt", operation_id = "prompt",
+    security(("bearer" = []), ()),
+    request_body = PromptRequest,
+    responses(
+        (status = 200, description = "The rendered prompt.", body = groundcite_engine::PromptOutput),
+        (status = 400, description = "`malformed_json`, `invalid_body`, `empty_question`.", body = Envelope),
+        (status = 401, description = "`missing_api_key`, `invalid_api_key`.", body = Envelope),
+        (status = 413, description = "`payload_too_large`.", body = Envelope),
+        (status = 415, description = "`unsupported_media_type`.", body = Envelope),
+        (status = 422, description = "Over a check limit (`limit_exceeded`).", body = Envelope),
+        (status = 500, description = "`internal`.", body = Envelope),
+    )
+)]
 pub async fn prompt(
     State(state): State<AppState>,
     ReqId(request_id): ReqId,
@@ -472,13 +540,40 @@ pub async fn prompt(
 
 // ---------------------------------------------------------------- /v1/search
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct SearchQuery {
+    /// The query.
+    #[param(min_length = 1)]
     pub q: String,
+    /// How many hits (default 5).
     #[serde(default)]
+    #[param(minimum = 1, maximum = 50)]
     pub k: Option<usize>,
 }
 
+/// `GET /v1/search`: the hits, best first.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct SearchResponse<'a> {
+    pub query: &'a str,
+    pub k: usize,
+    pub hits: Vec<crate::answerer::SearchHit>,
+}
+
+/// Search the index.
+#[utoipa::path(
+    get, path = "/v1/search", operation_id = "search",
+    security(("bearer" = []), ()),
+    params(SearchQuery),
+    responses(
+        (status = 200, description = "Hits, best first.", body = SearchResponse),
+        (status = 400, description = "`invalid_query`, `empty_query`, `invalid_parameter`.", body = Envelope),
+        (status = 401, description = "`missing_api_key`, `invalid_api_key`.", body = Envelope),
+        (status = 500, description = "`internal`.", body = Envelope),
+        (status = 503, description = "No index (`not_ready`).", body = Envelope),
+        (status = 504, description = "`timeout`.", body = Envelope),
+    )
+)]
 pub async fn search(
     State(state): State<AppState>,
     ReqId(request_id): ReqId,
@@ -517,26 +612,57 @@ pub async fn search(
             hit.source_url.clear();
         }
     }
-    Ok(json_value(
-        &serde_json::json!({"query": q, "k": k, "hits": hits}),
-    ))
-}
-
-// ---------------------------------------------------------------- /v1/ingest
-
-pub async fn ingest() -> ApiError {
-    ApiError::new(
-        ErrorCode::IngestNotSupported,
-        "ingest is a CLI step: index writes need a single writer, and the server holds the index open for reading. Run `groundcite ingest` and restart the server.",
-    )
+    let json = to_json(&request_id, &SearchResponse { query: q, k, hits })?;
+    Ok(json_bytes(StatusCode::OK, json.bytes()))
 }
 
 // ---------------------------------------------------------------- health
 
-pub async fn healthz() -> Response {
-    json_value(&serde_json::json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}))
+/// `GET /healthz`.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct Health {
+    /// Always `ok`.
+    pub status: &'static str,
+    pub version: &'static str,
 }
 
+/// `GET /readyz` when ready.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct Ready {
+    /// Always `ready`.
+    pub status: &'static str,
+    pub index: bool,
+    /// The generator's name (`extractive`, `openai`, ...).
+    pub generator: Option<String>,
+    /// Passages in the index, when known.
+    pub passages: Option<u64>,
+    /// The audit log is on.
+    pub audit: bool,
+}
+
+/// The process is up.
+#[utoipa::path(
+    get, path = "/healthz", operation_id = "healthz",
+    responses((status = 200, description = "Up.", body = Health))
+)]
+pub async fn healthz() -> Response {
+    json_value(
+        &serde_json::to_value(Health {
+            status: "ok",
+            version: env!("CARGO_PKG_VERSION"),
+        })
+        .unwrap_or_default(),
+    )
+}
+
+/// The index is open and a generator is configured.
+#[utoipa::path(
+    get, path = "/readyz", operation_id = "readyz",
+    responses(
+        (status = 200, description = "Ready.", body = Ready),
+        (status = 503, description = "Not ready (`not_ready`).", body = Envelope),
+    )
+)]
 pub async fn readyz(State(state): State<AppState>) -> Result<Response, ApiError> {
     let answerer = state.answerer().ok_or_else(|| {
         ApiError::new(
@@ -553,15 +679,28 @@ pub async fn readyz(State(state): State<AppState>) -> Result<Response, ApiError>
         };
         return Err(ApiError::new(ErrorCode::NotReady, why));
     }
-    Ok(json_value(&serde_json::json!({
-        "status": "ready",
-        "index": readiness.index,
-        "generator": readiness.generator,
-        "passages": readiness.passages,
-        "audit": state.audit().is_enabled(),
-    })))
+    let ready = Ready {
+        status: "ready",
+        index: readiness.index,
+        generator: readiness.generator,
+        passages: readiness.passages,
+        audit: state.audit().is_enabled(),
+    };
+    Ok(json_value(&serde_json::to_value(ready).unwrap_or_default()))
 }
 
+/// Prometheus metrics: answers by status, refusals by cause, invalid-id
+/// answers, regenerations, sentences by verdict, coverage, stage
+/// latencies, audit writes, HTTP requests by route and status, request
+/// durations, build info.
+#[utoipa::path(
+    get, path = "/metrics", operation_id = "metrics",
+    security(("bearer" = []), ()),
+    responses(
+        (status = 200, description = "Prometheus text format 0.0.4.", content_type = "text/plain", body = String),
+        (status = 401, description = "`missing_api_key`, `invalid_api_key`.", body = Envelope),
+    )
+)]
 pub async fn metrics(State(state): State<AppState>) -> Response {
     let mut response = state.metrics().render().into_response();
     response.headers_mut().insert(

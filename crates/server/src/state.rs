@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use groundcite_core::CheckConfig;
-use groundcite_engine::Checker;
+use groundcite_engine::{Checker, PageSettings};
 use serde::{Deserialize, Serialize};
 
 use crate::answerer::Answerer;
@@ -46,6 +46,10 @@ pub struct ServerConfig {
     pub audit: AuditConfig,
     /// The checks of `POST /v1/check` (and the refusal form of `POST /v1/prompt`).
     pub check: CheckConfig,
+    /// The web page's title, corpus name, placeholder and example
+    /// questions, defaults filled (`Settings::page`). Default: the plain
+    /// words, no corpus named, no examples.
+    pub page: PageSettings,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -83,6 +87,7 @@ impl Default for ServerConfig {
             cors_origins: Vec::new(),
             audit: AuditConfig::default(),
             check: CheckConfig::default(),
+            page: PageSettings::plain(),
         }
     }
 }
@@ -153,6 +158,8 @@ struct Inner {
     metrics: Metrics,
     audit: AuditLog,
     checker: Checker,
+    /// The web page, rendered once from `config.page`.
+    page: axum::body::Bytes,
 }
 
 impl std::fmt::Debug for AppState {
@@ -174,6 +181,7 @@ impl AppState {
         let metrics = Metrics::new();
         let audit = AuditLog::start(&config.audit, metrics.clone());
         let checker = Checker::new(config.check.clone());
+        let page = crate::page::render(&config.page).into();
         AppState {
             inner: Arc::new(Inner {
                 config,
@@ -181,6 +189,7 @@ impl AppState {
                 metrics,
                 audit,
                 checker,
+                page,
             }),
         }
     }
@@ -197,6 +206,7 @@ impl AppState {
                 metrics: shared.metrics.clone(),
                 audit: shared.audit.clone(),
                 checker: shared.checker.clone(),
+                page: shared.page.clone(),
             },
         };
         AppState {
@@ -218,6 +228,11 @@ impl AppState {
 
     pub fn audit(&self) -> &AuditLog {
         &self.inner.audit
+    }
+
+    /// The web page, rendered from `config.page`.
+    pub fn page(&self) -> &axum::body::Bytes {
+        &self.inner.page
     }
 
     /// The engine's checks under `config.check`: what `POST /v1/check`

@@ -9,7 +9,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use common::*;
 use groundcite_server::fake::StaticAnswerer;
-use groundcite_server::{AnswerError, AnswerErrorKind, ROUTES, ServerConfig};
+use groundcite_server::{AnswerError, AnswerErrorKind, ServerConfig};
 use serde_json::json;
 
 // ------------------------------------------------------------ health
@@ -619,16 +619,17 @@ async fn search_returns_hits_and_validates_its_query() {
 
 // ------------------------------------------------------------ /v1/ingest
 
+/// Ingest is a CLI step (a single index writer): there is no route for it,
+/// and the document does not list one.
 #[tokio::test]
-async fn ingest_is_a_cli_step() {
+async fn there_is_no_ingest_route() {
     let r = send(
         &demo_state(),
         post_json("/v1/ingest", &json!({"path": "docs"})),
     )
     .await;
-    assert_eq!(r.status, StatusCode::NOT_IMPLEMENTED);
-    assert_eq!(r.error_code(), "ingest_not_supported");
-    assert!(r.text().contains("groundcite ingest"));
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+    assert_eq!(r.error_code(), "not_found");
 }
 
 // ------------------------------------------------------------ auth
@@ -777,6 +778,43 @@ async fn the_page_is_served_with_a_strict_policy() {
         !html.contains(".innerHTML"),
         "the page never uses innerHTML"
     );
+    assert!(
+        !html.contains("id=\"corpus\""),
+        "no corpus configured, none named"
+    );
+}
+
+/// Issue 14: the configured words (`[page]`) reach the page: title,
+/// corpus, placeholder, example questions; the script's hash still holds.
+#[tokio::test]
+async fn the_page_shows_the_configured_corpus_and_example_questions() {
+    let mut config = config();
+    config.page = groundcite_engine::PageSettings {
+        title: "TTS handbook".into(),
+        corpus: "18F/TTS handbook".into(),
+        placeholder: "Ask about leave, travel or hiring".into(),
+        examples: vec![
+            "How do I request leave?".into(),
+            "Who approves travel?".into(),
+        ],
+    };
+    let state = state_with(config, Some(StaticAnswerer::demo()));
+    let r = send(&state, get("/")).await;
+    let html = r.text();
+    assert!(html.contains("<title>TTS handbook</title>"));
+    assert!(html.contains("Searching <strong>18F/TTS handbook</strong>"));
+    assert!(html.contains("placeholder=\"Ask about leave, travel or hiring\""));
+    assert!(
+        html.contains("<button type=\"button\" class=\"example\">Who approves travel?</button>")
+    );
+    assert_eq!(
+        r.header("content-security-policy").unwrap(),
+        send(&demo_state(), get("/"))
+            .await
+            .header("content-security-policy")
+            .unwrap(),
+        "the words are not in the script: one hash"
+    );
 }
 
 fn resolve_refs(doc: &serde_json::Value, node: &serde_json::Value, missing: &mut Vec<String>) {
@@ -794,43 +832,122 @@ fn resolve_refs(doc: &serde_json::Value, node: &serde_json::Value, missing: &mut
     }
 }
 
+/// Every (path, method) the document lists, from the served document.
+fn documented_operations(doc: &serde_json::Value) -> Vec<(String, String)> {
+    let mut ops = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for method in item.as_object().unwrap().keys() {
+            if METHODS.contains(&method.as_str()) {
+                ops.push((path.clone(), method.clone()));
+            }
+        }
+    }
+    ops.sort();
+    ops
+}
+
+const METHODS: [&str; 7] = ["get", "post", "put", "patch", "delete", "head", "options"];
+
+fn request(method: &str, path: &str) -> Request<Body> {
+    let mut req = if method == "post" {
+        post_json(path, &json!({}))
+    } else {
+        get(path)
+    };
+    *req.method_mut() = method.to_uppercase().parse().unwrap();
+    req
+}
+
+/// The document is derived from the handlers: `app()` and the document
+/// are both built from `groundcite_server::api_routes()`, so a route is
+/// added with its operation or not at all. This checks the result against
+/// the router as served: every operation listed answers (not the
+/// fallback's 404, not a 405), every other method on a listed path is 405
+/// (the router has no operation the document lacks there), and the routes
+/// that were dropped (`/v1/ingest`) are gone from both.
 #[tokio::test]
-async fn openapi_documents_every_route_schema_and_error_code() {
+async fn openapi_lists_exactly_the_routes_the_router_serves() {
     let r = send(&demo_state(), get("/openapi.json")).await;
     assert_eq!(r.status, StatusCode::OK);
     let doc = r.json();
     assert_eq!(doc["openapi"], "3.1.0");
     assert!(doc["info"]["title"].is_string() && doc["info"]["version"].is_string());
-    let paths = doc["paths"].as_object().unwrap();
-    for (path, method) in ROUTES {
-        let op = paths
-            .get(*path)
-            .and_then(|p| p.get(*method))
-            .unwrap_or_else(|| panic!("{method} {path} is not documented"));
-        assert!(op["summary"].is_string(), "{method} {path}");
+    let ops = documented_operations(&doc);
+    let expected: Vec<(String, String)> = [
+        ("/", "get"),
+        ("/healthz", "get"),
+        ("/metrics", "get"),
+        ("/openapi.json", "get"),
+        ("/readyz", "get"),
+        ("/v1/ask", "post"),
+        ("/v1/check", "post"),
+        ("/v1/prompt", "post"),
+        ("/v1/search", "get"),
+    ]
+    .iter()
+    .map(|(p, m)| (p.to_string(), m.to_string()))
+    .collect();
+    assert_eq!(ops, expected);
+    for (path, method) in &ops {
+        let op = &doc["paths"][path][method];
+        assert!(op["operationId"].is_string(), "{method} {path}");
         assert!(
             op["responses"].as_object().is_some_and(|r| !r.is_empty()),
             "{method} {path}"
         );
-        assert!(op["operationId"].is_string(), "{method} {path}");
+        let r = send(&demo_state(), request(method, path)).await;
+        assert_ne!(
+            r.status,
+            StatusCode::NOT_FOUND,
+            "{method} {path} is not served"
+        );
+        assert_ne!(r.status, StatusCode::METHOD_NOT_ALLOWED, "{method} {path}");
+        for other in ["get", "post", "put", "delete", "patch"] {
+            if ops.iter().any(|(p, m)| p == path && m == other) {
+                continue;
+            }
+            let r = send(&demo_state(), request(other, path)).await;
+            assert_eq!(
+                r.status,
+                StatusCode::METHOD_NOT_ALLOWED,
+                "{other} {path} is served but not documented"
+            );
+        }
     }
-    assert_eq!(paths.len(), ROUTES.len(), "no undocumented extras");
+    for gone in ["/v1/ingest", "/v1", "/v1/", "/openapi.yaml"] {
+        let r = send(&demo_state(), request("post", gone)).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "{gone}");
+        let r = send(&demo_state(), get(gone)).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "{gone}");
+    }
+    // The protected operations say so.
+    for path in [
+        "/v1/ask",
+        "/v1/check",
+        "/v1/prompt",
+        "/v1/search",
+        "/metrics",
+    ] {
+        let item = doc["paths"][path].as_object().unwrap();
+        let op = item.values().next().unwrap();
+        assert!(op["security"].is_array(), "{path}");
+    }
+    assert_eq!(
+        doc["components"]["securitySchemes"]["bearer"]["scheme"],
+        "bearer"
+    );
+
     let mut missing = Vec::new();
     resolve_refs(&doc, &doc, &mut missing);
     assert!(missing.is_empty(), "unresolved $refs: {missing:?}");
-    let codes: Vec<&str> =
-        doc["components"]["schemas"]["Error"]["properties"]["error"]["properties"]["code"]["enum"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c.as_str().unwrap())
-            .collect();
+    let codes: Vec<&str> = doc["components"]["schemas"]["ErrorCode"]["enum"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{}", doc["components"]["schemas"]))
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
     for row in groundcite_server::ErrorCode::TABLE {
-        assert!(
-            codes.contains(&row.name),
-            "{} not in the Error schema",
-            row.name
-        );
+        assert!(codes.contains(&row.name), "{} not in the schema", row.name);
         assert!(
             doc["info"]["description"]
                 .as_str()
@@ -838,17 +955,121 @@ async fn openapi_documents_every_route_schema_and_error_code() {
                 .contains(&format!("`{}`", row.name))
         );
     }
-    // Every route actually answers (no 404 for a documented path).
-    for (path, method) in ROUTES {
-        let req = if *method == "get" {
-            get(path)
-        } else {
-            post_json(path, &json!({}))
-        };
-        let r = send(&demo_state(), req).await;
-        assert_ne!(r.status, StatusCode::NOT_FOUND, "{method} {path}");
-        assert_ne!(r.status, StatusCode::METHOD_NOT_ALLOWED, "{method} {path}");
+    assert!(!codes.contains(&"ingest_not_supported"));
+}
+
+/// The schemas are the serialized types: the fields of a served answer
+/// and of its sentences are the properties the document lists.
+#[tokio::test]
+async fn openapi_schemas_match_the_json_served() {
+    let state = demo_state();
+    let doc = send(&state, get("/openapi.json")).await.json();
+    let schemas = &doc["components"]["schemas"];
+    // All the properties of a schema, through `allOf` (flattened fields).
+    fn properties(schemas: &serde_json::Value, schema: &serde_json::Value, out: &mut Vec<String>) {
+        if let Some(r) = schema["$ref"].as_str() {
+            let name = r.rsplit('/').next().unwrap();
+            return properties(schemas, &schemas[name], out);
+        }
+        if let Some(props) = schema["properties"].as_object() {
+            out.extend(props.keys().cloned());
+        }
+        for part in schema["allOf"].as_array().into_iter().flatten() {
+            properties(schemas, part, out);
+        }
     }
+    let answer = send(
+        &state,
+        post_json(
+            "/v1/ask",
+            &json!({"question": "How long does reimbursement take?"}),
+        ),
+    )
+    .await
+    .json();
+    let mut listed = Vec::new();
+    properties(schemas, &schemas["AskResult"], &mut listed);
+    for key in answer.as_object().unwrap().keys() {
+        assert!(listed.contains(key), "AskResult lacks {key}: {listed:?}");
+    }
+    let mut listed = Vec::new();
+    properties(schemas, &schemas["SentenceOut"], &mut listed);
+    for sentence in answer["sentences"].as_array().unwrap() {
+        for key in sentence.as_object().unwrap().keys() {
+            assert!(listed.contains(key), "SentenceOut lacks {key}");
+        }
+    }
+    assert!(listed.contains(&"markers".to_string()));
+    let check = send(&state, post_json("/v1/check", &seed_check()))
+        .await
+        .json();
+    let mut listed = Vec::new();
+    properties(schemas, &schemas["CheckOutput"], &mut listed);
+    for key in check.as_object().unwrap().keys() {
+        assert!(listed.contains(key), "CheckOutput lacks {key}");
+    }
+}
+
+// ------------------------------------------------------------ metrics
+
+/// Issue 14: requests by matched route template (never the raw path) and
+/// status, their duration, and the build.
+#[tokio::test]
+async fn metrics_count_requests_by_route_template_and_status() {
+    let state = demo_state();
+    assert_eq!(
+        send(&state, post_json("/v1/check", &seed_check()))
+            .await
+            .status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        send(&state, get("/v1/search?q=")).await.status,
+        StatusCode::BAD_REQUEST
+    );
+    assert_eq!(
+        send(&state, get("/v1/search?q=%20")).await.status,
+        StatusCode::BAD_REQUEST
+    );
+    assert_eq!(
+        send(&state, get("/no/such/page-42")).await.status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        send(&state, get("/v1/check")).await.status,
+        StatusCode::METHOD_NOT_ALLOWED
+    );
+    send(&state, get("/healthz")).await;
+    let text = send(&state, get("/metrics")).await.text();
+    for line in [
+        "groundcite_http_requests_total{route=\"/v1/check\",status=\"200\"} 1",
+        "groundcite_http_requests_total{route=\"/v1/search\",status=\"400\"} 2",
+        "groundcite_http_requests_total{route=\"unmatched\",status=\"404\"} 1",
+        "groundcite_http_requests_total{route=\"/v1/check\",status=\"405\"} 1",
+        "groundcite_http_requests_total{route=\"/healthz\",status=\"200\"} 1",
+        "groundcite_http_request_duration_seconds_count{route=\"/v1/check\"} 2",
+        "groundcite_http_request_duration_seconds_count{route=\"/v1/search\"} 2",
+        "# TYPE groundcite_http_request_duration_seconds histogram",
+    ] {
+        assert!(text.contains(line), "{line} in\n{text}");
+    }
+    assert!(!text.contains("page-42"), "a raw path became a label");
+    assert!(
+        text.contains(
+            "groundcite_http_request_duration_seconds_bucket{route=\"/v1/check\",le=\"0.0001\"}"
+        ),
+        "explicit buckets: {text}"
+    );
+    let build = format!(
+        "groundcite_build_info{{version=\"{}\",profile=\"{}\"}} 1",
+        env!("CARGO_PKG_VERSION"),
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        }
+    );
+    assert!(text.contains(&build), "{build} in\n{text}");
 }
 
 /// Issue 13, finding 5: a `javascript:` source url sent to /v1/check never

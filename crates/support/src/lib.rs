@@ -443,6 +443,7 @@ pub struct Judgement {
 }
 
 /// Which verifier judged an answer, as reported (`verifier` in the check report).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum VerifierKind {

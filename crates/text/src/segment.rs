@@ -21,6 +21,7 @@ use crate::abbrev::{Abbrev, abbreviation};
 use crate::marker;
 
 /// What kind of line a sentence came from.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SentenceKind {
