@@ -7,12 +7,18 @@
 # the CLI and /v1/ask; it asserts the invariants and prints the rates and
 # latencies. Run by .ci/run.
 #
+#   .ci/llm.sh                  install when needed, then run the suite
+#   .ci/llm.sh --install-only   only build and install the server (.ci/run
+#                               starts this at low priority at its start, so
+#                               the build fills the cores its tests leave idle)
+#
 # Cost on a fresh 2-core machine: the llama.cpp build is most of it (10-20
-# min, once: pip keeps the built wheel in its cache and the venv is reused);
-# the suite itself takes a few minutes.
+# min alone, once: pip keeps the built wheel in its cache and the venv is
+# reused); the suite itself takes about 5 minutes.
 #
 # Environment: GROUNDCITE_LLAMA_VENV (default ~/.cache/groundcite/llama-venv),
-# GROUNDCITE_LLM_PORT (default 8765), and bench/llm_e2e.py's (SAMPLE,
+# GROUNDCITE_LLM_PORT (default 8765), GROUNDCITE_BIN (the groundcite binary;
+# built with cargo when unset), and bench/llm_e2e.py's (SAMPLE,
 # STREAM_SAMPLE, DEADLINE, MODES, MAX_TOKENS, REPORT).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,11 +35,19 @@ if ! "$venv/bin/python" -c 'import llama_cpp.server' 2>/dev/null; then
   CMAKE_ARGS="-DGGML_NATIVE=OFF" "$venv/bin/pip" install --quiet "$LLAMA_CPP_PYTHON"
 fi
 gguf="$(scripts/fetch-llm.sh)"
+if [ "${1:-}" = "--install-only" ]; then
+  echo "llm: llama.cpp's server is installed in $venv; the model is $gguf"
+  exit 0
+fi
 
-cargo build -q -p groundcite
-target_dir=${CARGO_TARGET_DIR:-target}
-case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
-export GROUNDCITE_BIN="$target_dir/debug/groundcite"
+if [ -z "${GROUNDCITE_BIN:-}" ]; then
+  cargo build -q -p groundcite
+  target_dir=${CARGO_TARGET_DIR:-target}
+  case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
+  GROUNDCITE_BIN="$target_dir/debug/groundcite"
+fi
+[ -x "$GROUNDCITE_BIN" ] || { echo "llm: $GROUNDCITE_BIN is not an executable" >&2; exit 1; }
+export GROUNDCITE_BIN
 
 log="$(mktemp -t groundcite-llama-server.XXXXXX.log)"
 "$venv/bin/python" -m llama_cpp.server --model "$gguf" --model_alias smollm2 \

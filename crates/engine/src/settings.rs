@@ -540,9 +540,11 @@ pub const CONFIG_ENV: &str = "GROUNDCITE_CONFIG";
 pub const ENV_PREFIX: &str = "GROUNDCITE_";
 /// `GROUNDCITE_*` variables that are not configuration keys: the file's
 /// name, the service's own options (`groundcite serve`), the PostgreSQL
-/// url of `groundcite db`, and those of the tests and scripts (any
-/// variable starting `GROUNDCITE_TEST_`, `GROUNDCITE_PG_` or
-/// `GROUNDCITE_BENCH_`).
+/// url of `groundcite db`, and those of the tests and scripts (the ones
+/// below, and any variable starting `GROUNDCITE_TEST_`, `GROUNDCITE_PG_`
+/// or `GROUNDCITE_BENCH_`). A test reads every script of the repository
+/// (`.ci/`, `scripts/`, `bench/`) so that a new script variable is added
+/// here rather than breaking the binary it calls.
 pub const NOT_CONFIG_VARS: &[&str] = &[
     CONFIG_ENV,
     "GROUNDCITE_API_KEY",
@@ -552,6 +554,9 @@ pub const NOT_CONFIG_VARS: &[&str] = &[
     "GROUNDCITE_AUDIT_WAIT_MS",
     "GROUNDCITE_DATABASE_URL",
     "GROUNDCITE_BIN",
+    "GROUNDCITE_LLAMA_VENV",
+    "GROUNDCITE_LLM_PORT",
+    "GROUNDCITE_PGSERVER_HOME",
 ];
 const NOT_CONFIG_PREFIXES: &[&str] = &["GROUNDCITE_TEST_", "GROUNDCITE_PG_", "GROUNDCITE_BENCH_"];
 
@@ -1013,6 +1018,46 @@ mod tests {
             Settings::configure(None, &env(&[(var, "x")]), &[]).unwrap();
         }
         Settings::configure(None, &env(&[("GROUNDCITE_TEST_DATABASE_URL", "x")]), &[]).unwrap();
+    }
+
+    /// Every `GROUNDCITE_*` variable a script of the repository reads or
+    /// sets is a configuration key or one of [`NOT_CONFIG_VARS`]: a script
+    /// variable left exported never makes the binary it calls fail.
+    #[test]
+    fn every_script_variable_is_known() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut files = Vec::new();
+        for dir in [".ci", "scripts", "bench"] {
+            for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_file() {
+                    files.push(path);
+                }
+            }
+        }
+        assert!(files.len() > 5, "{files:?}");
+        let mut seen = std::collections::BTreeSet::new();
+        for path in &files {
+            let Ok(text) = std::fs::read_to_string(path) else { continue };
+            for (at, _) in text.match_indices(ENV_PREFIX) {
+                let name: String = text[at..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_')
+                    .collect();
+                // A prefix written on its own (`GROUNDCITE_BENCH_*`) is not a variable.
+                if name.len() > ENV_PREFIX.len() && !name.ends_with('_') {
+                    seen.insert((name, path.clone()));
+                }
+            }
+        }
+        assert!(seen.iter().any(|(n, _)| n == "GROUNDCITE_LLAMA_VENV"), "{seen:?}");
+        for (name, path) in &seen {
+            // The value may not parse as the key's type; only "unknown variable" matters.
+            if let Err(e) = Settings::configure(None, &env(&[(name, "1")]), &[]) {
+                let e = e.to_string();
+                assert!(!e.contains("unknown variable"), "{} uses {name}: {e}", path.display());
+            }
+        }
     }
 
     /// Issue 14: the audit log lives beside the index unless set; `off`
