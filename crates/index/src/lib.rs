@@ -179,6 +179,8 @@ pub mod plain;
 pub mod score;
 pub mod source;
 pub mod template;
+#[cfg(feature = "test-support")]
+pub mod testing;
 pub mod url;
 pub mod vectors;
 

@@ -1,65 +1,12 @@
 //! Chunk vectors at ingest (incremental, per model) and hybrid search, with
-//! a small deterministic embedder standing in for the model: each word
-//! hashed into one of 32 dimensions, the vector normalised.
+//! `testing::HashEmbedder` standing in for the model.
 
 use std::fs;
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
+use groundcite_index::testing::HashEmbedder;
 use groundcite_index::vectors::VECTORS_FILE;
-use groundcite_index::{ChunkEmbedder, ChunkIndex, Error, Fusion, Index, IngestOptions, Progress};
-
-struct Toy {
-    id: String,
-    texts: AtomicUsize,
-    fail: bool,
-}
-
-impl Toy {
-    fn new(id: &str) -> Arc<Toy> {
-        Arc::new(Toy {
-            id: id.into(),
-            texts: AtomicUsize::new(0),
-            fail: false,
-        })
-    }
-
-    fn failing(id: &str) -> Arc<Toy> {
-        Arc::new(Toy {
-            id: id.into(),
-            texts: AtomicUsize::new(0),
-            fail: true,
-        })
-    }
-
-    fn vector(text: &str) -> Vec<f32> {
-        let mut v = [0.0f32; 32];
-        for word in text
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-        {
-            let h = blake3::hash(word.to_lowercase().as_bytes());
-            v[h.as_bytes()[0] as usize % 32] += 1.0;
-        }
-        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
-        v.iter().map(|x| x / norm).collect()
-    }
-}
-
-impl ChunkEmbedder for Toy {
-    fn model_id(&self) -> &str {
-        &self.id
-    }
-
-    fn embed_texts(&self, texts: &[&str]) -> Result<Vec<f32>, String> {
-        if self.fail {
-            return Err("out of memory".into());
-        }
-        self.texts.fetch_add(texts.len(), Ordering::SeqCst);
-        Ok(texts.iter().flat_map(|t| Toy::vector(t)).collect())
-    }
-}
+use groundcite_index::{ChunkIndex, Error, Fusion, Index, IngestOptions, Progress};
 
 fn write_docs(root: &Path) {
     fs::create_dir_all(root).unwrap();
@@ -95,7 +42,7 @@ fn vectors_are_incremental_per_file_and_survive_reopening() {
     let dir = tempfile::tempdir().unwrap();
     let (root, at) = (dir.path().join("docs"), dir.path().join("index"));
     write_docs(&root);
-    let toy = Toy::new("toy-1");
+    let toy = HashEmbedder::new("toy-1");
     let mut index = Index::open_or_create(&at).unwrap();
     index.set_embedder(toy.clone());
     let mut events = Vec::new();
@@ -116,10 +63,10 @@ fn vectors_are_incremental_per_file_and_survive_reopening() {
     index.check_vectors("toy-1").unwrap();
 
     // Unchanged: nothing embedded.
-    let before = toy.texts.load(Ordering::SeqCst);
+    let before = toy.texts_embedded();
     let s = ingest(&mut index, &root);
     assert_eq!((s.unchanged, s.embedded), (3, 0));
-    assert_eq!(toy.texts.load(Ordering::SeqCst), before);
+    assert_eq!(toy.texts_embedded(), before);
 
     // One file changed, one removed: only the changed file's chunks are
     // embedded; the removed file's vectors go.
@@ -153,9 +100,9 @@ fn another_model_re_embeds_everything_and_says_so() {
     let (root, at) = (dir.path().join("docs"), dir.path().join("index"));
     write_docs(&root);
     let mut index = Index::open_or_create(&at).unwrap();
-    index.set_embedder(Toy::new("toy-1"));
+    index.set_embedder(HashEmbedder::new("toy-1"));
     let first = ingest(&mut index, &root);
-    index.set_embedder(Toy::new("toy-2"));
+    index.set_embedder(HashEmbedder::new("toy-2"));
     assert!(index.check_vectors("toy-2").is_err());
     let s = ingest(&mut index, &root);
     assert_eq!(s.model_changed.as_deref(), Some("toy-1"));
@@ -179,7 +126,7 @@ fn an_index_without_vectors_opened_with_a_model_is_an_error_until_re_ingested() 
     assert!(message.contains("groundcite ingest"), "{message}");
 
     // Ingesting with the model embeds the files it had skipped as unchanged.
-    index.set_embedder(Toy::new("toy-1"));
+    index.set_embedder(HashEmbedder::new("toy-1"));
     let s = ingest(&mut index, &root);
     assert_eq!((s.indexed, s.unchanged, s.model_changed), (3, 0, None));
     index.check_vectors("toy-1").unwrap();
@@ -191,11 +138,11 @@ fn a_failing_model_fails_the_run_and_changes_nothing() {
     let (root, at) = (dir.path().join("docs"), dir.path().join("index"));
     write_docs(&root);
     let mut index = Index::open_or_create(&at).unwrap();
-    index.set_embedder(Toy::new("toy-1"));
+    index.set_embedder(HashEmbedder::new("toy-1"));
     ingest(&mut index, &root);
     let (chunks, vectors) = (index.num_chunks(), index.vectors().clone());
     fs::write(root.join("travel.md"), "# Travel\n\nBook trains too.\n").unwrap();
-    index.set_embedder(Toy::failing("toy-1"));
+    index.set_embedder(HashEmbedder::failing("toy-1"));
     let err = index
         .ingest(
             std::slice::from_ref(&root),
@@ -216,13 +163,13 @@ fn hybrid_search_ranks_by_meaning_and_keeps_scores_in_range() {
     let (root, at) = (dir.path().join("docs"), dir.path().join("index"));
     write_docs(&root);
     let mut index = Index::open_or_create(&at).unwrap();
-    index.set_embedder(Toy::new("toy-1"));
+    index.set_embedder(HashEmbedder::new("toy-1"));
     ingest(&mut index, &root);
     // "doors" and "opens" are words of the badge page; the toy vector of
     // the query is close to that chunk's.
     let query = "what opens the doors";
     let hits = index
-        .search_hybrid(query, &Toy::vector(query), 3, &Fusion::default())
+        .search_hybrid(query, &HashEmbedder::vector(query), 3, &Fusion::default())
         .unwrap();
     assert_eq!(hits[0].chunk.path, "badge.md", "{hits:#?}");
     assert_eq!(hits.len(), 3);
@@ -235,7 +182,7 @@ fn hybrid_search_ranks_by_meaning_and_keeps_scores_in_range() {
     assert!(hits[0].score > lexical[0].score * 0.5);
     // A query of no known word still ranks by the dense side.
     let hits = index
-        .search_hybrid("zzz", &Toy::vector("card"), 1, &Fusion::default())
+        .search_hybrid("zzz", &HashEmbedder::vector("card"), 1, &Fusion::default())
         .unwrap();
     assert_eq!(hits.len(), 1);
 }

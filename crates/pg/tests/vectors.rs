@@ -1,73 +1,18 @@
 //! Chunk vectors in PostgreSQL (pgvector): stored at ingest, incremental
 //! per file, re-embedded for another model, and hybrid search fused exactly
-//! as the embedded index fuses, with a small deterministic embedder
-//! standing in for the model (each word hashed into one of 32 dimensions,
-//! the vector normalised; the same double as `crates/index/tests/vectors.rs`).
+//! as the embedded index fuses, with `groundcite_index::testing::HashEmbedder`
+//! standing in for the model (the same double as `crates/index/tests/vectors.rs`).
 //!
 //! Reads `GROUNDCITE_TEST_DATABASE_URL` (see `.ci/pg.sh`): skipped without
 //! it, failed under `CI=true`. Every test gets its own schema.
 
 use std::fs;
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use groundcite_index::fusion::Method;
-use groundcite_index::{
-    ChunkEmbedder, ChunkIndex, Fusion, Index, IngestOptions, IngestSummary, Progress,
-};
+use groundcite_index::testing::HashEmbedder;
+use groundcite_index::{ChunkIndex, Fusion, Index, IngestOptions, IngestSummary, Progress};
 use groundcite_pg::{PgIndex, PgOptions};
-
-struct Toy {
-    id: String,
-    texts: AtomicUsize,
-    fail: bool,
-}
-
-impl Toy {
-    fn new(id: &str) -> Arc<Toy> {
-        Arc::new(Toy {
-            id: id.into(),
-            texts: AtomicUsize::new(0),
-            fail: false,
-        })
-    }
-
-    fn failing(id: &str) -> Arc<Toy> {
-        Arc::new(Toy {
-            id: id.into(),
-            texts: AtomicUsize::new(0),
-            fail: true,
-        })
-    }
-
-    fn vector(text: &str) -> Vec<f32> {
-        let mut v = [0.0f32; 32];
-        for word in text
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-        {
-            let h = blake3::hash(word.to_lowercase().as_bytes());
-            v[h.as_bytes()[0] as usize % 32] += 1.0;
-        }
-        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
-        v.iter().map(|x| x / norm).collect()
-    }
-}
-
-impl ChunkEmbedder for Toy {
-    fn model_id(&self) -> &str {
-        &self.id
-    }
-
-    fn embed_texts(&self, texts: &[&str]) -> Result<Vec<f32>, String> {
-        if self.fail {
-            return Err("out of memory".into());
-        }
-        self.texts.fetch_add(texts.len(), Ordering::SeqCst);
-        Ok(texts.iter().flat_map(|t| Toy::vector(t)).collect())
-    }
-}
 
 /// A PostgreSQL index in a schema of its own, dropped at the end.
 struct Pg {
@@ -130,7 +75,7 @@ fn vectors_are_incremental_per_file() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("docs");
     write_docs(&root);
-    let toy = Toy::new("toy-1");
+    let toy = HashEmbedder::new("toy-1");
     pg.index.set_embedder(toy.clone());
     let mut events = Vec::new();
     let s = pg
@@ -152,10 +97,10 @@ fn vectors_are_incremental_per_file() {
     pg.index.check_vectors("toy-1").unwrap();
 
     // Unchanged: nothing embedded.
-    let before = toy.texts.load(Ordering::SeqCst);
+    let before = toy.texts_embedded();
     let s = ingest(&mut pg.index, &root);
     assert_eq!((s.unchanged, s.embedded), (3, 0));
-    assert_eq!(toy.texts.load(Ordering::SeqCst), before);
+    assert_eq!(toy.texts_embedded(), before);
 
     // One file changed, one removed: only the changed file's chunk is
     // embedded; the removed file's vectors go with its chunks.
@@ -184,11 +129,11 @@ fn another_model_re_embeds_everything_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("docs");
     write_docs(&root);
-    pg.index.set_embedder(Toy::new("toy-1"));
+    pg.index.set_embedder(HashEmbedder::new("toy-1"));
     let first = ingest(&mut pg.index, &root);
     let err = pg.index.check_vectors("toy-2").unwrap_err().to_string();
     assert!(err.contains("another model (toy-1)"), "{err}");
-    pg.index.set_embedder(Toy::new("toy-2"));
+    pg.index.set_embedder(HashEmbedder::new("toy-2"));
     let s = ingest(&mut pg.index, &root);
     assert_eq!(s.model_changed.as_deref(), Some("toy-1"));
     assert_eq!((s.indexed, s.unchanged, s.embedded), (3, 0, first.embedded));
@@ -219,7 +164,7 @@ fn an_index_without_vectors_is_an_error_until_ingested_with_the_model() {
     );
 
     // Ingesting with the model embeds the files it had skipped as unchanged.
-    pg.index.set_embedder(Toy::new("toy-1"));
+    pg.index.set_embedder(HashEmbedder::new("toy-1"));
     let s = ingest(&mut pg.index, &root);
     assert_eq!((s.indexed, s.unchanged, s.model_changed), (3, 0, None));
     pg.index.check_vectors("toy-1").unwrap();
@@ -233,11 +178,11 @@ fn a_failing_model_fails_the_run_and_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("docs");
     write_docs(&root);
-    pg.index.set_embedder(Toy::new("toy-1"));
+    pg.index.set_embedder(HashEmbedder::new("toy-1"));
     ingest(&mut pg.index, &root);
     let before = pg.index.all_chunks().unwrap();
     fs::write(root.join("travel.md"), "# Travel\n\nBook trains too.\n").unwrap();
-    pg.index.set_embedder(Toy::failing("toy-1"));
+    pg.index.set_embedder(HashEmbedder::failing("toy-1"));
     let err = pg
         .index
         .ingest(
@@ -261,7 +206,7 @@ fn hybrid_search_ranks_as_the_embedded_index() {
         return;
     };
     let pages = groundcite_testdata::fixture("corpora/tts-handbook/pages");
-    let toy = Toy::new("toy-1");
+    let toy = HashEmbedder::new("toy-1");
     let dir = tempfile::tempdir().unwrap();
     let mut embedded = Index::open_or_create(&dir.path().join("index")).unwrap();
     embedded.set_embedder(toy.clone());
@@ -292,7 +237,7 @@ fn hybrid_search_ranks_as_the_embedded_index() {
         "the",
         "zzzz unknown words",
     ] {
-        let vector = Toy::vector(query);
+        let vector = HashEmbedder::vector(query);
         let want = embedded.search_hybrid(query, &vector, 8, &dense).unwrap();
         let got = pg.index.search_hybrid(query, &vector, 8, &dense).unwrap();
         assert_eq!(ids(&got), ids(&want), "{query}");
@@ -315,7 +260,7 @@ fn hybrid_search_ranks_as_the_embedded_index() {
             "general-information-and-resources/reasonable-accommodations.md",
         ),
     ] {
-        let vector = Toy::vector(query);
+        let vector = HashEmbedder::vector(query);
         for hits in [
             embedded.search_hybrid(query, &vector, 3, &fusion).unwrap(),
             pg.index.search_hybrid(query, &vector, 3, &fusion).unwrap(),
@@ -330,6 +275,6 @@ fn hybrid_search_ranks_as_the_embedded_index() {
     }
     let none = pg
         .index
-        .search_hybrid("leave", &Toy::vector("leave"), 0, &fusion);
+        .search_hybrid("leave", &HashEmbedder::vector("leave"), 0, &fusion);
     assert!(none.unwrap().is_empty());
 }
