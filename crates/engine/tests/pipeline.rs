@@ -354,74 +354,17 @@ async fn an_openai_server_that_keeps_citing_7_ends_in_a_refusal() {
 type Reply = (String, &'static str);
 
 /// An OpenAI-compatible server on loopback whose reply to the `n`th call
-/// (from 0) is `respond(n, request body)`. Returns its url and the request
-/// bodies it received.
+/// (from 0) is `respond(n, request body)`, always with status 200 (see
+/// [`fake_openai_full`]). Returns its url and the request bodies it
+/// received.
 async fn fake_openai_with(
     respond: impl Fn(usize, &serde_json::Value) -> Reply + Send + Sync + 'static,
 ) -> (String, Arc<std::sync::Mutex<Vec<serde_json::Value>>>) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let bodies = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let seen = bodies.clone();
-    let respond = Arc::new(respond);
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut socket, _)) = listener.accept().await else {
-                return;
-            };
-            let seen = seen.clone();
-            let respond = respond.clone();
-            tokio::spawn(async move {
-                let mut buf = vec![0u8; 1 << 20];
-                let mut read = 0;
-                let body_start;
-                let len;
-                loop {
-                    let n = socket.read(&mut buf[read..]).await.unwrap_or(0);
-                    read += n;
-                    let head = String::from_utf8_lossy(&buf[..read]).to_string();
-                    if let Some(end) = head.find("\r\n\r\n") {
-                        let l = head
-                            .lines()
-                            .find_map(|l| {
-                                l.to_ascii_lowercase()
-                                    .strip_prefix("content-length:")
-                                    .map(|v| v.trim().parse::<usize>().unwrap_or(0))
-                            })
-                            .unwrap_or(0);
-                        if read >= end + 4 + l || n == 0 {
-                            body_start = end + 4;
-                            len = l;
-                            break;
-                        }
-                    }
-                    if n == 0 {
-                        return;
-                    }
-                }
-                let request: serde_json::Value =
-                    serde_json::from_slice(&buf[body_start..body_start + len]).unwrap();
-                let call = {
-                    let mut seen = seen.lock().unwrap();
-                    seen.push(request.clone());
-                    seen.len() - 1
-                };
-                let (content, finish) = respond(call, &request);
-                let body = serde_json::json!({
-                    "id": "x", "object": "chat.completion", "model": "fake",
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}]
-                })
-                .to_string();
-                let response = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = socket.write_all(response.as_bytes()).await;
-            });
-        }
-    });
-    (format!("http://{addr}"), bodies)
+    fake_openai_full(move |call, request| {
+        let (content, finish) = respond(call, request);
+        (200, content, finish)
+    })
+    .await
 }
 
 fn openai_at(url: String) -> Arc<OpenAiGenerator> {
