@@ -91,6 +91,10 @@ pub fn note(input: &NoteInput<'_>) -> String {
                 Reason::Restriction { cue } => {
                     Some(format!("The source does not say \u{201c}{cue}\u{201d}."))
                 }
+                Reason::Judge { explanation, .. } => Some(judged(
+                    "The judge model found that the source says otherwise",
+                    explanation,
+                )),
                 _ => None,
             });
             parts.push(said.unwrap_or_else(|| "The source says otherwise.".into()));
@@ -100,7 +104,16 @@ pub fn note(input: &NoteInput<'_>) -> String {
                 Reason::Missing(items) if !items.is_empty() => Some(items),
                 _ => None,
             });
-            if !input.cites_sent {
+            let judge = input.reasons.iter().find_map(|r| match r {
+                Reason::Judge { explanation, .. } => Some(explanation),
+                _ => None,
+            });
+            if let (true, Some(explanation)) = (input.cites_sent, judge) {
+                parts.push(judged(
+                    "The judge model found that the cited passage does not say this",
+                    explanation,
+                ));
+            } else if !input.cites_sent {
                 // The bad-id sentence above says it all: no passage sent
                 // is cited, so none can be said to leave anything out.
             } else if let Some(items) = missing {
@@ -133,7 +146,25 @@ pub fn note(input: &NoteInput<'_>) -> String {
             }
         }
     }
+    if let Some(why) = input.reasons.iter().find_map(|r| match r {
+        Reason::JudgeUnavailable(why) => Some(why),
+        _ => None,
+    }) {
+        parts.push(format!(
+            "The judge model gave no verdict ({why}); this is the rules' verdict."
+        ));
+    }
     parts.join(" ")
+}
+
+/// `lead`, then the judge's own explanation when it gave one.
+fn judged(lead: &str, explanation: &str) -> String {
+    let explanation = explanation.trim().trim_end_matches('.');
+    if explanation.is_empty() {
+        format!("{lead}.")
+    } else {
+        format!("{lead}: {explanation}.")
+    }
 }
 
 #[cfg(test)]
@@ -196,5 +227,35 @@ mod tests {
         };
         assert!(note(&unchecked).contains("not checked"));
         assert_eq!(note(&input(SentenceVerdict::NotFactual, &[])), "");
+    }
+
+    #[test]
+    fn the_judge_speaks_in_its_own_name() {
+        let judge = |verdict, explanation: &str| Reason::Judge {
+            verdict,
+            explanation: explanation.into(),
+        };
+        use groundcite_support::Verdict;
+        let r = [judge(
+            Verdict::Contradicted,
+            "It is forfeited, not paid out.",
+        )];
+        assert_eq!(
+            note(&input(SentenceVerdict::Contradicted, &r)),
+            "The judge model found that the source says otherwise: It is forfeited, not paid out."
+        );
+        let r = [
+            judge(Verdict::Unsupported, ""),
+            Reason::Missing(vec!["notarised".into()]),
+        ];
+        assert_eq!(
+            note(&input(SentenceVerdict::Unsupported, &r)),
+            "The judge model found that the cited passage does not say this."
+        );
+        let r = [Reason::JudgeUnavailable("deadline of 60 s passed".into())];
+        assert_eq!(
+            note(&input(SentenceVerdict::Supported, &r)),
+            "Stated in passage 1. The judge model gave no verdict (deadline of 60 s passed); this is the rules' verdict."
+        );
     }
 }

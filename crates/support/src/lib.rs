@@ -148,11 +148,17 @@
 //!   same number anywhere in the window (lenient), and durations convert at 30 days a month.
 
 mod bits;
+mod judge;
 mod lexical;
 mod lexicon;
 mod semantic;
 
+pub use judge::{
+    JUDGE_INSTRUCTIONS, JudgeLimits, JudgeReply, JudgeRequest, LlmVerifier, PairJudge, parse_reply,
+    reply_schema,
+};
 pub use lexical::LexicalVerifier;
+pub(crate) use semantic::without_markers;
 pub use semantic::{SemanticVerifier, SentenceEncoder};
 
 use std::fmt;
@@ -359,6 +365,17 @@ pub enum Reason {
         /// The cosine, rounded to two decimals.
         similarity: f32,
     },
+    /// The verdict of the LLM judge ([`LlmVerifier`]), which replaced the rules': shown as
+    /// `judge_supported`, `judge_contradicted` or `judge_unsupported` with its explanation.
+    Judge {
+        /// What the judge decided.
+        verdict: Verdict,
+        /// Its one-sentence explanation (may be empty).
+        explanation: String,
+    },
+    /// A note: the LLM judge gave no usable verdict (backend error, deadline, unreadable reply);
+    /// the verdict is the inner verifier's.
+    JudgeUnavailable(String),
 }
 
 impl fmt::Display for Reason {
@@ -402,6 +419,26 @@ impl fmt::Display for Reason {
                 quoted(f, what)
             }
             Reason::Paraphrase { similarity } => write!(f, "paraphrase: {similarity:.2}"),
+            Reason::Judge {
+                verdict,
+                explanation,
+            } => {
+                f.write_str(match verdict {
+                    Verdict::Supported => "judge_supported",
+                    Verdict::Contradicted => "judge_contradicted",
+                    Verdict::Unsupported => "judge_unsupported",
+                })?;
+                if explanation.is_empty() {
+                    Ok(())
+                } else {
+                    f.write_str(": ")?;
+                    quoted(f, explanation)
+                }
+            }
+            Reason::JudgeUnavailable(why) => {
+                f.write_str("judge_unavailable: ")?;
+                quoted(f, why)
+            }
         }
     }
 }
@@ -494,6 +531,31 @@ pub trait Verifier {
     ) -> Vec<Judgement> {
         let _ = markers;
         self.verify(question, passages, claims)
+    }
+}
+
+impl<T: Verifier + ?Sized> Verifier for Box<T> {
+    fn kind(&self) -> VerifierKind {
+        (**self).kind()
+    }
+
+    fn verify(
+        &self,
+        question: Option<&str>,
+        passages: &[&str],
+        claims: &[Claim<'_>],
+    ) -> Vec<Judgement> {
+        (**self).verify(question, passages, claims)
+    }
+
+    fn verify_marked(
+        &self,
+        question: Option<&str>,
+        passages: &[&str],
+        claims: &[Claim<'_>],
+        markers: &[Vec<std::ops::Range<usize>>],
+    ) -> Vec<Judgement> {
+        (**self).verify_marked(question, passages, claims, markers)
     }
 }
 

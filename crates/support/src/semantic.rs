@@ -188,7 +188,7 @@ fn unavailable(mut judgements: Vec<Judgement>, candidates: &[usize], why: &str) 
 }
 
 /// The claim without its citation markers (and a leading list bullet).
-fn without_markers(claim: &str, markers: Option<&Vec<Range<usize>>>) -> String {
+pub(crate) fn without_markers(claim: &str, markers: Option<&Vec<Range<usize>>>) -> String {
     let mut skip: Vec<Range<usize>> = match markers {
         Some(m) => m.clone(),
         None => text::Markers::parse(claim)
