@@ -12,9 +12,11 @@ use groundcite_core::passage::{ApproxTokens, assemble};
 use groundcite_core::{CheckConfig, Passage, prompt};
 use groundcite_embed::Embedder;
 use groundcite_support::{
-    LexicalVerifier, SemanticVerifier, SentenceEncoder, Verifier, VerifierKind,
+    LexicalVerifier, LlmVerifier, SemanticVerifier, SentenceEncoder, Verifier, VerifierKind,
 };
 use serde::Serialize;
+
+use crate::judge::GeneratorJudge;
 
 /// The contract's checks and prompt under one [`CheckConfig`]. Cheap to
 /// clone.
@@ -78,27 +80,62 @@ impl Checker {
         }
     }
 
-    /// The checker `config.verifier` names: lexical, or semantic with
-    /// `embedder`. A semantic verifier without a model, or the LLM judge
-    /// (not built yet), is a configuration error, never a silent fallback.
+    /// The checker `settings` configure: `check.verifier`, with the model
+    /// (`embedder`, loaded by the caller from `model_dir`) and, for
+    /// `"llm"`, the judge over `[judge]`'s backend.
+    pub fn from_settings(
+        settings: &crate::Settings,
+        embedder: Option<Arc<Embedder>>,
+    ) -> Result<Checker, crate::EngineError> {
+        let judge = match settings.check.verifier {
+            VerifierKind::Llm => Some(GeneratorJudge::from_settings(settings)?),
+            VerifierKind::Lexical | VerifierKind::Semantic => None,
+        };
+        Checker::configured(settings.check.clone(), embedder, judge)
+    }
+
+    /// The checker `config.verifier` names: lexical; semantic with
+    /// `embedder`; or the LLM judge over the semantic verifier (with a
+    /// model) or the lexical one. A semantic verifier without a model, or
+    /// the LLM verifier without a judge, is a configuration error, never a
+    /// silent fallback.
     pub fn configured(
         config: CheckConfig,
         embedder: Option<Arc<Embedder>>,
+        judge: Option<GeneratorJudge>,
     ) -> Result<Checker, crate::EngineError> {
-        match (config.verifier, embedder) {
-            (VerifierKind::Lexical, _) => Ok(Checker::new(config)),
+        let lexical = LexicalVerifier::new(config.support.clone());
+        let verifier: Box<dyn Verifier + Send + Sync> = match (config.verifier, embedder) {
+            (VerifierKind::Lexical, _) => Box::new(lexical),
             (VerifierKind::Semantic, Some(embedder)) => {
-                Ok(Checker::with_embedder(config, embedder))
+                Box::new(SemanticVerifier::new(lexical, EmbedEncoder(embedder)))
             }
-            (VerifierKind::Semantic, None) => Err(crate::EngineError::Config(format!(
-                "check.verifier = \"semantic\" needs an embedding model: {}",
-                groundcite_embed::FETCH_HINT
-            ))),
-            (VerifierKind::Llm, _) => Err(crate::EngineError::Config(
-                "check.verifier = \"llm\" is not available yet: use \"lexical\" or \"semantic\""
-                    .into(),
-            )),
-        }
+            (VerifierKind::Semantic, None) => {
+                return Err(crate::EngineError::Config(format!(
+                    "check.verifier = \"semantic\" needs an embedding model: {}",
+                    groundcite_embed::FETCH_HINT
+                )));
+            }
+            (VerifierKind::Llm, embedder) => {
+                let Some(judge) = judge else {
+                    return Err(crate::EngineError::Config(
+                        "check.verifier = \"llm\" needs a judge: set judge.backend (see [judge])"
+                            .into(),
+                    ));
+                };
+                let limits = judge.limits();
+                let inner: Box<dyn Verifier + Send + Sync> = match embedder {
+                    Some(embedder) => {
+                        Box::new(SemanticVerifier::new(lexical, EmbedEncoder(embedder)))
+                    }
+                    None => Box::new(lexical),
+                };
+                Box::new(LlmVerifier::new(inner, judge, limits))
+            }
+        };
+        Ok(Checker {
+            inner: Arc::new(Inner { config, verifier }),
+        })
     }
 
     /// A checker with the semantic verifier: the lexical rules, then sentence similarity from

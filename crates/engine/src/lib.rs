@@ -13,6 +13,7 @@ pub mod answerability;
 pub mod checker;
 pub mod eval;
 pub mod extractive;
+pub mod judge;
 pub mod pipeline;
 pub mod settings;
 mod text;
@@ -25,6 +26,7 @@ pub use answer::{
 pub use answerability::{Answerability, AnswerabilityConfig, AnswersQuestion, Relevance};
 pub use checker::{Checker, PromptOutput, PromptPassage};
 pub use extractive::{ExtractiveConfig, ExtractiveGenerator};
+pub use judge::{GeneratorJudge, JudgeBackend, JudgeSettings};
 pub use pipeline::{Engine, Judged, Retriever, load_embedder};
 pub use settings::{
     ConfigEntry, Configured, ContractRole, DEMO_HANDOFF, GeneratorKind, Origin, Override,

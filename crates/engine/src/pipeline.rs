@@ -274,11 +274,22 @@ impl Engine {
             _ => Arc::new(open_index(&settings, embedder.as_ref())?),
         };
         let generator = build_generator(&settings)?;
+        let checker = Checker::from_settings(&settings, embedder.clone())?;
         let engine = Engine::new(settings, retriever, generator);
-        Ok(match embedder {
+        let engine = match embedder {
             Some(embedder) => engine.with_embedder(embedder),
             None => engine,
-        })
+        };
+        Ok(engine.with_checker(checker))
+    }
+
+    /// The same engine checking its answers with `checker` (e.g. one with
+    /// the LLM judge, [`Checker::from_settings`]).
+    pub fn with_checker(self, checker: Checker) -> Engine {
+        let inner = Arc::unwrap_or_clone(self.inner);
+        Engine {
+            inner: Arc::new(Inner { checker, ..inner }),
+        }
     }
 
     pub fn settings(&self) -> &Settings {

@@ -198,6 +198,9 @@ pub struct Settings {
     pub answerability: AnswerabilityConfig,
     pub openai: OpenAiConfig,
     pub anthropic: AnthropicConfig,
+    /// The LLM judge of `check.verifier = "llm"` (`[judge]`: `backend`, `concurrency`,
+    /// `deadline_secs`, `max_passage_chars`, `max_tokens`).
+    pub judge: crate::judge::JudgeSettings,
     /// The web page's title, corpus name, placeholder and example
     /// questions (`[page]`); see [`Settings::page`].
     pub page: PageSettings,
@@ -222,6 +225,7 @@ impl Default for Settings {
             answerability: AnswerabilityConfig::default(),
             openai: OpenAiConfig::default(),
             anthropic: AnthropicConfig::default(),
+            judge: crate::judge::JudgeSettings::default(),
             page: PageSettings::default(),
         }
     }
@@ -326,12 +330,7 @@ impl Settings {
                     groundcite_embed::FETCH_HINT
                 )));
             }
-            groundcite_support::VerifierKind::Llm => {
-                return Err(EngineError::Config(
-                    "check.verifier = \"llm\" is not available yet: use \"lexical\" or \"semantic\""
-                        .into(),
-                ));
-            }
+            groundcite_support::VerifierKind::Llm => self.judge.validate(self.generator)?,
             _ => {}
         }
         if self.top_k == 0 || self.top_k > 50 {
