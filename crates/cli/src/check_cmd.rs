@@ -7,10 +7,11 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use groundcite_core::check::{self, CheckOutput};
-use groundcite_core::config::CheckConfig;
-use groundcite_support::LexicalVerifier;
+use groundcite_core::check::CheckOutput;
+use groundcite_engine::Checker;
+use groundcite_support::VerifierKind;
 
+use crate::args::{CommonArgs, GeneratorArgs};
 use crate::render::Finding;
 use crate::{input, render};
 
@@ -67,14 +68,21 @@ pub struct CheckArgs {
     #[arg(long)]
     reasons: bool,
 }
-pub fn run_check(args: CheckArgs) -> Result<ExitCode> {
-    let config = CheckConfig {
-        verify_support: !args.no_support,
-        ..CheckConfig::default()
+/// The check under the configuration (`[check]` of groundcite.toml, the
+/// environment, `--set`): the configured verifier, with the model for
+/// `semantic` (and the judge's backend for `llm`).
+pub fn run_check(common: &CommonArgs, args: CheckArgs) -> Result<ExitCode> {
+    let mut settings = crate::args::settings(common, &GeneratorArgs::default())?;
+    if args.no_support {
+        settings.check.verify_support = false;
+    }
+    let embedder = match settings.check.verifier {
+        VerifierKind::Lexical => None,
+        VerifierKind::Semantic | VerifierKind::Llm => groundcite_engine::load_embedder(&settings)?,
     };
-    let verifier = LexicalVerifier::new(config.support.clone());
+    let checker = Checker::from_settings(&settings, embedder)?;
     if let Some(path) = &args.cases {
-        return check_cases(path, &config, &verifier, &args.fail_on);
+        return check_cases(path, &checker, &args.fail_on);
     }
     let passages_path = args.passages.as_ref().context("--passages is required")?;
     let passages = input::read_passages(passages_path)?;
@@ -86,13 +94,7 @@ pub fn run_check(args: CheckArgs) -> Result<ExitCode> {
     if answer.trim().is_empty() {
         bail!("the answer is empty: nothing to check");
     }
-    let output = check::check(
-        args.question.as_deref(),
-        &passages,
-        &answer,
-        &config,
-        &verifier,
-    );
+    let output = checker.check(args.question.as_deref(), &passages, &answer);
     let mut out = anstream::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &output)?;
@@ -105,12 +107,7 @@ pub fn run_check(args: CheckArgs) -> Result<ExitCode> {
     Ok(render::exit_code(&found, &args.fail_on))
 }
 
-fn check_cases(
-    path: &std::path::Path,
-    config: &CheckConfig,
-    verifier: &LexicalVerifier,
-    fail_on: &[Finding],
-) -> Result<ExitCode> {
+fn check_cases(path: &std::path::Path, checker: &Checker, fail_on: &[Finding]) -> Result<ExitCode> {
     let lines = input::read_cases(path)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut failed = 0usize;
@@ -118,13 +115,8 @@ fn check_cases(
     for line in lines {
         match line.case {
             Ok(case) => {
-                let mut output: CheckOutput = check::check(
-                    case.question.as_deref(),
-                    &case.passages,
-                    &case.answer,
-                    config,
-                    verifier,
-                );
+                let mut output: CheckOutput =
+                    checker.check(case.question.as_deref(), &case.passages, &case.answer);
                 output.id = Some(case.id.clone());
                 for f in render::found(&output.findings, &output.counts, output.refusal.is_some()) {
                     if !found.contains(&f) {

@@ -231,8 +231,11 @@ fn cases(
     if fit_similarity {
         config.verifier = groundcite_support::VerifierKind::Semantic;
     }
-    let checker =
-        Checker::configured(config.clone(), groundcite_engine::load_embedder(&settings)?)?;
+    let settings = groundcite_engine::Settings {
+        check: config.clone(),
+        ..settings
+    };
+    let checker = Checker::from_settings(&settings, groundcite_engine::load_embedder(&settings)?)?;
     let mut fit: Vec<(Half, case::SentenceScore, Option<f32>)> = Vec::new();
     let verifier = checker.verifier();
     let mut per_label: BTreeMap<Label, (usize, usize)> = BTreeMap::new();
@@ -512,8 +515,7 @@ fn halueval(
     let text = input::read_text(file)?;
     let settings = args::settings(common, &GeneratorArgs::default())?;
     let config = settings.check.clone();
-    let checker =
-        Checker::configured(config.clone(), groundcite_engine::load_embedder(&settings)?)?;
+    let checker = Checker::from_settings(&settings, groundcite_engine::load_embedder(&settings)?)?;
     let verifier = checker.verifier();
     let (mut right_total, mut right_ok, mut hall_total, mut hall_ok) =
         (0usize, 0usize, 0usize, 0usize);

@@ -131,7 +131,7 @@ fn main() -> ExitCode {
         ColorWhen::Never => anstream::ColorChoice::Never.write_global(),
     }
     let result = match cli.command {
-        Command::Check(args) => check_cmd::run_check(args),
+        Command::Check(args) => check_cmd::run_check(&cli.common, args),
         Command::Prompt(args) => prompt_cmd::run_prompt(args),
         Command::Eval(cmd) => eval_cmd::run(&cli.common, cmd),
         Command::Ingest(args) => ingest_cmd::run_ingest(&cli.common, args),

@@ -628,6 +628,51 @@ fn check_exit_codes_follow_the_findings() {
     assert!(stdout(&o).contains("--fail-on"), "{}", stdout(&o));
 }
 
+/// `check` reads the configuration like every other command (it used to
+/// check with the defaults whatever groundcite.toml, the environment or
+/// `--set` said): a tighter threshold flags more, and a verifier that
+/// cannot run is an error that says what it needs, never a silent fallback.
+#[test]
+fn check_follows_the_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write_passages(dir.path());
+    // "settle" and "approval" are missing: under the default threshold
+    // (1.0) the merged sentence passes; at 0.5 it is unsupported.
+    let answer = "Reimbursements are paid within 30 days of approval [2].";
+    let o = check_answer(dir.path(), &p, answer, &["--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let o = check_answer(
+        dir.path(),
+        &p,
+        answer,
+        &[
+            "--json",
+            "--set",
+            "check.support.missing_weight_threshold=0.2",
+            "--set",
+            "check.support.missing_fraction=0.05",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("\"unsupported\""), "{}", stdout(&o));
+    std::fs::write(
+        dir.path().join("groundcite.toml"),
+        "[check]\nverifier = \"llm\"\n",
+    )
+    .unwrap();
+    let o = check_answer(dir.path(), &p, answer, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("judge.backend"), "{}", stderr(&o));
+    let o = check_answer(
+        dir.path(),
+        &p,
+        answer,
+        &["--set", "check.verifier=semantic"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("model_dir"), "{}", stderr(&o));
+}
+
 /// Issue 14, point 4: the readable report leads with the correction, the
 /// flagged sentence after it; the machine reasons come with `--reasons`.
 #[test]
