@@ -19,7 +19,9 @@ cd "$(dirname "$0")/.."
 model="${GROUNDCITE_MODEL_DIR:-$(scripts/fetch-model.sh)}"
 export GROUNDCITE_MODEL_DIR="$model"
 cargo build --release -q -p groundcite
-bin=target/release/groundcite
+target_dir=${CARGO_TARGET_DIR:-target}
+case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
+bin="$target_dir/release/groundcite"
 dir=$(mktemp -d)
 server_pid=
 cleanup() {
