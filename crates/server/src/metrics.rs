@@ -11,6 +11,7 @@
 //! | `groundcite_invalid_id_answers_total` | counter | answers where an attempt cited ids never sent |
 //! | `groundcite_regenerations_total` | counter | answers regenerated once |
 //! | `groundcite_sentences_total` | counter | `verdict`, `endpoint`: ask, check |
+//! | `groundcite_judge_verdicts_total` | counter | `outcome`: supported, contradicted, unsupported (the LLM judge's verdicts, `check.verifier = "llm"`), unavailable (no verdict: backend error, deadline, unreadable reply; the rules' verdict stood); `endpoint`: ask, check |
 //! | `groundcite_checks_total` | counter | `status` (`POST /v1/check`) |
 //! | `groundcite_coverage` | histogram | citation coverage of non-refused answers |
 //! | `groundcite_stage_seconds` | histogram | `stage`: retrieve, generate, check, total |
@@ -46,6 +47,14 @@ const VERDICTS: [&str; 5] = [
     "uncited",
     "not_factual",
 ];
+/// The LLM judge's reasons (their machine form, before the `:`) and the
+/// `outcome` label each one counts under.
+const JUDGE_REASONS: [(&str, &str); 4] = [
+    ("judge_supported", "supported"),
+    ("judge_contradicted", "contradicted"),
+    ("judge_unsupported", "unsupported"),
+    ("judge_unavailable", "unavailable"),
+];
 const STAGES: [&str; 4] = ["retrieve", "generate", "check", "total"];
 const AUDIT_REASONS: [&str; 4] = ["open", "write", "queue_full", "conflict"];
 
@@ -72,6 +81,8 @@ struct Inner {
     regenerations: Counter,
     sentences_ask: HashMap<&'static str, Counter>,
     sentences_check: HashMap<&'static str, Counter>,
+    judge_ask: HashMap<&'static str, Counter>,
+    judge_check: HashMap<&'static str, Counter>,
     checks: HashMap<&'static str, Counter>,
     coverage: Histogram,
     stages: HashMap<&'static str, Histogram>,
@@ -148,6 +159,11 @@ impl Metrics {
             "groundcite_sentences_total",
             None,
             "Answer sentences, by support verdict and endpoint.",
+        );
+        describe(
+            "groundcite_judge_verdicts_total",
+            None,
+            "Sentences put to the LLM judge, by its outcome (unavailable: no verdict) and endpoint.",
         );
         describe(
             "groundcite_checks_total",
@@ -249,6 +265,23 @@ impl Metrics {
                 })
                 .collect::<HashMap<_, _>>()
         };
+        let judge = |endpoint: &'static str| {
+            JUDGE_REASONS
+                .iter()
+                .map(|&(reason, outcome)| {
+                    (
+                        reason,
+                        counter(
+                            "groundcite_judge_verdicts_total",
+                            vec![
+                                Label::new("outcome", outcome),
+                                Label::new("endpoint", endpoint),
+                            ],
+                        ),
+                    )
+                })
+                .collect::<HashMap<_, _>>()
+        };
         let error_names: Vec<&'static str> = ErrorCode::TABLE.iter().map(|r| r.name).collect();
         let inner = Inner {
             answers: by("groundcite_answers_total", "status", &STATUSES),
@@ -257,6 +290,8 @@ impl Metrics {
             regenerations: counter("groundcite_regenerations_total", vec![]),
             sentences_ask: sentences("ask"),
             sentences_check: sentences("check"),
+            judge_ask: judge("ask"),
+            judge_check: judge("check"),
             checks: by("groundcite_checks_total", "status", &STATUSES),
             coverage: histogram("groundcite_coverage", vec![]),
             stages: STAGES
@@ -317,7 +352,7 @@ impl Metrics {
         if answer.regenerated {
             m.regenerations.increment(1);
         }
-        self.record_sentences(&answer.sentences, &m.sentences_ask);
+        self.record_sentences(&answer.sentences, &m.sentences_ask, &m.judge_ask);
         if answer.status != Status::NoEvidence && answer.refusal.is_none() {
             m.coverage.record(answer.coverage);
         }
@@ -339,13 +374,26 @@ impl Metrics {
         if let Some(c) = m.checks.get(report.status.as_str()) {
             c.increment(1);
         }
-        self.record_sentences(&report.sentences, &m.sentences_check);
+        self.record_sentences(&report.sentences, &m.sentences_check, &m.judge_check);
         m.check_seconds.record(seconds);
     }
 
-    fn record_sentences(&self, sentences: &[SentenceOut], by: &HashMap<&'static str, Counter>) {
+    fn record_sentences(
+        &self,
+        sentences: &[SentenceOut],
+        by: &HashMap<&'static str, Counter>,
+        judge: &HashMap<&'static str, Counter>,
+    ) {
         for s in sentences {
             if let Some(c) = by.get(s.verdict.as_str()) {
+                c.increment(1);
+            }
+            // A judged sentence carries one judge reason (`judge_...: "..."`).
+            if let Some(c) = s
+                .reasons
+                .iter()
+                .find_map(|r| judge.get(r.split(':').next().unwrap_or_default()))
+            {
                 c.increment(1);
             }
         }
@@ -445,6 +493,72 @@ mod tests {
         assert!(
             b.render()
                 .contains("groundcite_answers_total{status=\"ok\"} 0")
+        );
+    }
+
+    /// The judge's replies, in order: the first supports, the second is not JSON.
+    struct TwoReplies;
+
+    impl groundcite_support::PairJudge for TwoReplies {
+        fn judge(
+            &self,
+            requests: &[groundcite_support::JudgeRequest],
+        ) -> Vec<Result<String, String>> {
+            assert_eq!(requests.len(), 2, "both cited claims are put to the judge");
+            vec![
+                Ok(r#"{"verdict": "supported", "quote": "", "explanation": "Stated."}"#.into()),
+                Ok("I cannot tell.".into()),
+            ]
+        }
+    }
+
+    #[test]
+    fn the_judges_outcomes_are_counted_per_endpoint() {
+        let passages = [groundcite_core::Passage {
+            id: "p".into(),
+            text: "Expense claims must be filed within 60 days of the expense.".into(),
+            source_url: String::new(),
+            section: String::new(),
+            score: None,
+        }];
+        let verifier = groundcite_support::LlmVerifier::new(
+            groundcite_support::LexicalVerifier::default(),
+            TwoReplies,
+            groundcite_support::JudgeLimits::default(),
+        );
+        let report = groundcite_core::check(
+            None,
+            &passages,
+            "Expense claims are due within 60 days [1]. They are filed within 60 days of the expense [1]. Claims are due within 90 days [1].",
+            &groundcite_core::CheckConfig::default(),
+            &verifier,
+        );
+        let m = Metrics::new();
+        m.record_check(&report, 0.01);
+        let text = m.render();
+        for (outcome, n) in [
+            ("supported", 1),
+            ("unavailable", 1),
+            ("contradicted", 0),
+            ("unsupported", 0),
+        ] {
+            let series = format!(
+                "groundcite_judge_verdicts_total{{outcome=\"{outcome}\",endpoint=\"check\"}} {n}"
+            );
+            assert!(text.contains(&series), "{series} in {text}");
+        }
+        // The contradicted claim (90 vs 60 days) was never sent: the rules' verdict wins.
+        assert!(
+            text.contains(
+                "groundcite_sentences_total{verdict=\"contradicted\",endpoint=\"check\"} 1"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "groundcite_judge_verdicts_total{outcome=\"supported\",endpoint=\"ask\"} 0"
+            ),
+            "{text}"
         );
     }
 }
