@@ -87,6 +87,9 @@ pub fn note(input: &NoteInput<'_>) -> String {
                 Reason::Antonym { claim, evidence } => {
                     Some(format!("The source says this is {evidence}, not {claim}."))
                 }
+                Reason::ListMixup { claim, evidence } => Some(format!(
+                    "The source says this of \u{201c}{evidence}\u{201d}, not of \u{201c}{claim}\u{201d}."
+                )),
                 Reason::Negation => Some("The source says the opposite.".into()),
                 Reason::Restriction { cue } => {
                     Some(format!("The source does not say \u{201c}{cue}\u{201d}."))
@@ -200,6 +203,14 @@ mod tests {
         assert_eq!(
             note(&input(SentenceVerdict::Contradicted, &r)),
             "The source says this is forfeited, not paid out."
+        );
+        let r = [Reason::ListMixup {
+            claim: "Synthetics".into(),
+            evidence: "Logs".into(),
+        }];
+        assert_eq!(
+            note(&input(SentenceVerdict::Contradicted, &r)),
+            "The source says this of \u{201c}Logs\u{201d}, not of \u{201c}Synthetics\u{201d}."
         );
         let r = [Reason::Missing(vec![
             "office".into(),

@@ -224,7 +224,8 @@ pub struct SupportConfig {
     pub check_polarity: bool,
     /// Check "only"-style restrictions. Default `true`.
     pub check_restriction: bool,
-    /// Check substituted entities. Default `true`.
+    /// Check substituted entities, and properties moved from one list item or table row to
+    /// another. Default `true`.
     pub check_entity_slots: bool,
     /// Match WordNet synonyms and derived forms of claim words. Default `true`.
     pub check_synonyms: bool,
@@ -351,6 +352,14 @@ pub enum Reason {
         /// As written in the passage.
         evidence: String,
     },
+    /// The claim names one item of a list or table but states what another item says
+    /// ("Synthetics handles log management" where the list gives log management to Logs).
+    ListMixup {
+        /// The label of the item the claim names, as written in the passage.
+        claim: String,
+        /// The label of the item that says it.
+        evidence: String,
+    },
     /// Claim terms or quantities found in no evidence window.
     Missing(Vec<String>),
     /// Nothing in the judged passages aligns with the claim.
@@ -402,6 +411,7 @@ impl fmt::Display for Reason {
             Reason::EntityMismatch { claim, evidence } => {
                 pair(f, "entity_mismatch", claim, evidence)
             }
+            Reason::ListMixup { claim, evidence } => pair(f, "list_mixup", claim, evidence),
             Reason::Missing(items) => {
                 f.write_str("missing: [")?;
                 for (i, item) in items.iter().enumerate() {

@@ -547,6 +547,35 @@ fn list_items_keep_their_lead_in() {
     assert_eq!(j.verdict, Verdict::Supported, "{:?}", j.reasons);
 }
 
+/// Issue 18: a claim that names one list item or table row but states what another says is
+/// contradicted, with both labels; a claim that keeps each property with its item stays
+/// supported.
+#[test]
+fn a_property_of_another_list_item_or_row_is_contradicted() {
+    const RELIC: &str = "New Relic includes several products, each of which is available to TTS systems:\n\n- **Infrastructure:** host- and operating system-level monitoring\n- **Logs:** log management, monitoring, and alerting\n- **Synthetics:** endpoint uptime and availability monitoring";
+    let j = judge(
+        RELIC,
+        "Among the New Relic products, Synthetics handles log management and alerting [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Contradicted, "{:?}", j.reasons);
+    assert_eq!(reasons(&j), [r#"list_mixup: "Synthetics" vs "Logs""#]);
+    for supported in [
+        "Among the New Relic products, Logs handles log management and alerting [1].",
+        "Synthetics monitors endpoint uptime and availability [1].",
+        "Logs handles log management, while Synthetics monitors endpoint uptime [1].",
+        "Every New Relic product, Synthetics included, is available to TTS systems [1].",
+    ] {
+        let j = judge(RELIC, supported);
+        assert_eq!(j.verdict, Verdict::Supported, "{supported}: {:?}", j.reasons);
+    }
+    const TOOLS: &str = "| Tool | Purpose |\n|---|---|\n| Tock | time tracking |\n| Slack | chat |\n| Zoom | video meetings |";
+    let j = judge(TOOLS, "Slack is the tool for time tracking [1].");
+    assert_eq!(j.verdict, Verdict::Contradicted, "{:?}", j.reasons);
+    assert_eq!(reasons(&j), [r#"list_mixup: "Slack" vs "Tock""#]);
+    let j = judge(TOOLS, "Tock is the tool for time tracking [1].");
+    assert_eq!(j.verdict, Verdict::Supported, "{:?}", j.reasons);
+}
+
 /// Issue 18: WordNet synonyms match; antonyms (WordNet and the policy pairs) contradict, with
 /// the two words as the reason; a negation on the claim's side cancels an antonym.
 #[test]

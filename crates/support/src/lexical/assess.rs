@@ -614,6 +614,21 @@ impl LexicalVerifier {
                     }
                 }
             }
+            // A property of another list item or table row ("Synthetics handles log management"
+            // where the list gives log management to Logs).
+            if cfg.check_entity_slots
+                && !contradicted
+                && pw_align >= cfg.contradiction_min_alignment
+                && let Some((c, e)) = list_mixup(info, p)
+            {
+                if detail {
+                    reasons.push(Reason::ListMixup {
+                        claim: c.to_owned(),
+                        evidence: e.to_owned(),
+                    });
+                }
+                contradicted = true;
+            }
             // Another agent for the same action ("Neil Gaiman directed" vs "directed by Robert
             // Zemeckis").
             if cfg.check_entity_slots

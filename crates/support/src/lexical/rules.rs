@@ -1,6 +1,7 @@
 //! The contradiction rules and the evidence span.
 
 use crate::Evidence;
+use crate::bits::Bits;
 use crate::lexicon;
 use groundcite_text::quantity::{self, Quantity};
 use groundcite_text::{self as text, CAP, COMMON, NEG_CUE, NEG_PREFIX, QUANT, STOP, TIME, Token};
@@ -330,4 +331,144 @@ pub(super) fn evidence(passages: &[Passage<'_>], p: usize, w: &Window) -> Eviden
         start: pass.sentences[w.s0].start as usize,
         end: pass.sentences[w.s1 - 1].end as usize,
     }
+}
+
+/// Where the label of a list item or table row ends (a byte offset into the passage): a list
+/// item's label is its words before the first ':' ("**Logs:** log management"), a table row's
+/// its first cell. None for prose, a header row, or an item without a label.
+fn label_end(text: &str, s: &Sentence) -> Option<u32> {
+    let line = &text[s.start as usize..s.end as usize];
+    let end = match shape(line) {
+        Shape::ListItem => {
+            let colon = line.find(':')?;
+            // A label is short, and the ':' is not a URL's.
+            if line[..colon].split_whitespace().count() > 6 || line[colon + 1..].starts_with("//")
+            {
+                return None;
+            }
+            colon
+        }
+        Shape::TableRow if s.lead.is_some() => {
+            let first = line.find('|')?;
+            first + 1 + line[first + 1..].find('|')?
+        }
+        _ => return None,
+    };
+    Some(s.start + end as u32)
+}
+
+/// A list item or table row, for [`list_mixup`].
+struct Item {
+    si: usize,
+    /// Claim terms its label states.
+    label: Bits,
+    /// Claim terms the rest of it states (word forms, synonyms, derivational prefixes).
+    body: Bits,
+    /// The claim names it: a claim word or quantity its label states and its body does not.
+    named: bool,
+    /// Byte span of the label's words.
+    label_span: (u32, u32),
+}
+
+/// A claim that names one item of a list or table by its label but states what a sibling item
+/// says ("Synthetics handles log management" where the list says "**Logs:** log management" and
+/// "**Synthetics:** endpoint uptime monitoring"): returns the named item's label and the
+/// sibling's, as written in the passage. Terms of the lead-in or header (shared by every item)
+/// and of the named label do not count; the sibling must state more of the rest of the claim
+/// than the named item, including a full-weight word the named item lacks.
+pub(super) fn list_mixup<'p>(info: &ClaimInfo<'_>, p: &Passage<'p>) -> Option<(&'p str, &'p str)> {
+    // Runs of labelled items (a table's separator line does not break a run).
+    let mut runs: Vec<Vec<Item>> = vec![Vec::new()];
+    for (si, s) in p.sentences.iter().enumerate() {
+        let line = &p.text[s.start as usize..s.end as usize];
+        if shape(line) == Shape::TableRule {
+            continue;
+        }
+        let Some(end) = label_end(p.text, s) else {
+            if !runs.last().is_some_and(Vec::is_empty) {
+                runs.push(Vec::new());
+            }
+            continue;
+        };
+        let mut item = Item {
+            si,
+            label: Bits::default(),
+            body: Bits::default(),
+            named: false,
+            label_span: (0, 0),
+        };
+        let mut label_words: Option<(u32, u32)> = None;
+        for tok in &p.tokens[s.tok_lo as usize..s.tok_hi as usize] {
+            if tok.end <= end {
+                add_token_terms(info, tok, &mut item.label);
+                let lo = label_words.map_or(tok.start, |(lo, _)| lo);
+                label_words = Some((lo, tok.end));
+            } else {
+                add_token_terms(info, tok, &mut item.body);
+                if tok.pre != 0
+                    && let Some(t) = info.pre_index.get(&tok.pre)
+                {
+                    item.body.union_with(t);
+                }
+            }
+        }
+        let Some(span) = label_words else {
+            // No words in the label.
+            if !runs.last().is_some_and(Vec::is_empty) {
+                runs.push(Vec::new());
+            }
+            continue;
+        };
+        item.label_span = span;
+        let by_word = item
+            .label
+            .difference(&item.body)
+            .iter()
+            .any(|i| !info.terms[i].question);
+        let by_quantity = p.quants[s.q_lo as usize..s.q_hi as usize]
+            .iter()
+            .filter(|eq| eq.end <= end)
+            .any(|eq| info.quants.iter().any(|cq| quantity::states(cq, eq)));
+        item.named = by_word || by_quantity;
+        runs.last_mut().expect("one run at least").push(item);
+    }
+    for run in runs.iter().filter(|r| r.len() >= 2) {
+        let mut named = run.iter().filter(|it| it.named);
+        let (Some(a), None) = (named.next(), named.next()) else {
+            continue;
+        };
+        // What does not tell the items apart: the question's words, the named label's, and
+        // the lead-in's or header's.
+        let mut shared = a.label.clone();
+        for (i, t) in info.terms.iter().enumerate() {
+            if t.question {
+                shared.insert(i);
+            }
+        }
+        if let Some(lead) = p.sentences[a.si].lead {
+            let l = &p.sentences[lead as usize];
+            for tok in &p.tokens[l.tok_lo as usize..l.tok_hi as usize] {
+                add_token_terms(info, tok, &mut shared);
+            }
+        }
+        let a_rest = a.body.difference(&shared);
+        let a_weight = mask_weight(&info.terms, &a_rest, true);
+        let sibling = run
+            .iter()
+            .filter(|b| b.si != a.si && !b.named)
+            .map(|b| {
+                let rest = b.body.difference(&shared);
+                (b, mask_weight(&info.terms, &rest, true), rest)
+            })
+            .max_by(|x, y| x.1.total_cmp(&y.1).then(y.0.si.cmp(&x.0.si)));
+        let Some((b, b_weight, b_rest)) = sibling else {
+            continue;
+        };
+        let only_b = b_rest.difference(&a.body).difference(&a.label);
+        if b_weight > a_weight && only_b.iter().any(|i| info.terms[i].weight >= 1.0) {
+            let label = |it: &Item| &p.text[it.label_span.0 as usize..it.label_span.1 as usize];
+            return Some((label(a), label(b)));
+        }
+    }
+    None
 }
