@@ -92,7 +92,13 @@
 //!    ("badge, laptop, and tablet" vs "badge, laptop, and phone"; "Attorney General of Wyoming"
 //!    vs "of Nevada"), is `entity_mismatch`. So is another agent for the same action: the claim
 //!    says "Neil Gaiman directed" where the window says "directed by Robert Zemeckis" (a name
-//!    right before the verb, or after "verb by").
+//!    right before the verb, or after "verb by"). And so is a property of another list item or
+//!    table row, `list_mixup`: the claim names one item by its label (a list item's words
+//!    before ':', a row's first cell; a word or quantity there and not in the item's text) and
+//!    one sibling, not named, states more of the rest of the claim than the named item,
+//!    including a full-weight word the named item lacks ("Synthetics handles log management"
+//!    where "**Logs:** log management" and "**Synthetics:** endpoint uptime monitoring"). The
+//!    lead-in's or header's words, shared by every item, do not count.
 //!
 //!    Note: the limits below are easiest seen through `examples/halueval.rs --show-misses N`.
 //! 6. **Missing content.** Each claim term not in the best-aligned sentence costs its weight:
