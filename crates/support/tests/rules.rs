@@ -566,7 +566,12 @@ fn a_property_of_another_list_item_or_row_is_contradicted() {
         "Every New Relic product, Synthetics included, is available to TTS systems [1].",
     ] {
         let j = judge(RELIC, supported);
-        assert_eq!(j.verdict, Verdict::Supported, "{supported}: {:?}", j.reasons);
+        assert_eq!(
+            j.verdict,
+            Verdict::Supported,
+            "{supported}: {:?}",
+            j.reasons
+        );
     }
     const TOOLS: &str = "| Tool | Purpose |\n|---|---|\n| Tock | time tracking |\n| Slack | chat |\n| Zoom | video meetings |";
     let j = judge(TOOLS, "Slack is the tool for time tracking [1].");
@@ -574,6 +579,42 @@ fn a_property_of_another_list_item_or_row_is_contradicted() {
     assert_eq!(reasons(&j), [r#"list_mixup: "Slack" vs "Tock""#]);
     let j = judge(TOOLS, "Tock is the tool for time tracking [1].");
     assert_eq!(j.verdict, Verdict::Supported, "{:?}", j.reasons);
+}
+
+/// Issue 18: "not ... until" and "only if" state a necessary condition; a passage that states
+/// the requirement ("must ... before", "needs to be") says the same. Without a requirement in
+/// the passage they stay a negation and a restriction.
+#[test]
+fn a_necessary_condition_is_not_a_negation_or_a_restriction() {
+    const SIGNERS: &str = "Before git will accept your key to sign a commit, the key must be listed in an\n\"approved signers\" list.";
+    let j = judge(
+        SIGNERS,
+        "Git won't accept your key for signing a commit until it's listed in an approved signers list [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Supported, "{:?}", j.reasons);
+    let j = judge(
+        "Git will accept your key to sign a commit, and the key is then listed in an approved signers list.",
+        "Git won't accept your key for signing a commit until it's listed in an approved signers list [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Contradicted, "{:?}", j.reasons);
+    assert_eq!(reasons(&j), ["negation"]);
+    let j = judge(
+        SIGNERS,
+        "Git won't accept your key for signing a commit [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Contradicted, "{:?}", j.reasons);
+
+    const BOARD: &str = "To be able to see a board, either the board needs to be public or people need to be added to the board explicitly.";
+    let j = judge(
+        BOARD,
+        "You can see a board only if it's public or you've been added to it explicitly [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Supported, "{:?}", j.reasons);
+    let j = judge(
+        "Anyone can see a board that is public, and people can be added to the board explicitly.",
+        "You can see a board only if it's public [1].",
+    );
+    assert_eq!(reasons(&j), [r#"restriction: "only""#]);
 }
 
 /// Issue 18: WordNet synonyms match; antonyms (WordNet and the policy pairs) contradict, with

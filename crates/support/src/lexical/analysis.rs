@@ -256,6 +256,13 @@ pub(super) struct ClaimInfo<'c> {
     pub(super) quants: Vec<Quantity>,
     pub(super) neg: bool,
     pub(super) excl: bool,
+    /// Every negation of the claim states a necessary condition ("won't accept it until it is
+    /// listed", "can't travel unless approved"): a passage that states the requirement ("must
+    /// be listed before") says the same.
+    pub(super) neg_conditional: bool,
+    /// Every "only" of the claim states a necessary condition ("only if it's public", "only
+    /// after approval").
+    pub(super) excl_conditional: bool,
     /// The terms of each term key and prefix-stripped key.
     pub(super) index: TermIndex,
     /// The terms of each derivational (first letters) key.
@@ -348,12 +355,17 @@ pub(super) fn analyse_claim<'c>(
     quantity::extract(text, &tokens[first.min(tokens.len())..], &mut quants);
     let mut neg = false;
     let mut excl = false;
+    let mut neg_conditional = true;
+    let mut excl_conditional = true;
     for (i, t) in tokens.iter().enumerate().skip(first) {
         if t.flags & NEG_CUE != 0 && (i == first || t.flags & CAP == 0) {
             neg = true;
+            neg_conditional &= states_condition(&tokens[i + 1..], text, &["until", "unless"], 12);
         }
         if t.flags & EXCL != 0 && !(i > 0 && tokens[i - 1].flags & NEG_CUE != 0) {
             excl = true;
+            excl_conditional &=
+                states_condition(&tokens[i + 1..], text, &["if", "when", "after", "once"], 1);
         }
         // A number word outside any quantity is a word ("first", "twice"), except the pronoun
         // "one" ("one of those", "the initial one").
@@ -432,12 +444,53 @@ pub(super) fn analyse_claim<'c>(
         quants,
         neg,
         excl,
+        neg_conditional: neg && neg_conditional,
+        excl_conditional: excl && excl_conditional,
         index,
         pre_index,
         claim_weight,
         total_weight,
         new_weight,
     }
+}
+
+/// Whether one of `words` is among the first `within` tokens of `after` (before a clause ends:
+/// the tokens are the claim's, and a cue after a comma belongs to the next clause).
+fn states_condition(after: &[Token], text: &str, words: &[&str], within: usize) -> bool {
+    let mut prev_end = after.first().map_or(0, |t| t.start);
+    for t in after.iter().take(within) {
+        if text[prev_end as usize..t.start as usize].contains([',', ';', '.']) {
+            return false;
+        }
+        if words.iter().any(|w| t.text(text).eq_ignore_ascii_case(w)) {
+            return true;
+        }
+        prev_end = t.end;
+    }
+    false
+}
+
+/// Whether the sentences state a requirement ("must", "need to", "required", "before",
+/// "until", "unless", "only"): what a claim's necessary condition ("not ... until", "only if")
+/// says in other words.
+pub(super) fn states_requirement(tokens: &[Token], text: &str) -> bool {
+    const CUES: [&str; 10] = [
+        "must", "need", "needs", "required", "requires", "require", "before", "until", "unless",
+        "only",
+    ];
+    tokens
+        .iter()
+        .any(|t| CUES.iter().any(|w| t.text(text).eq_ignore_ascii_case(w)))
+}
+
+/// The tokens of window `w` of passage `p` (none for an empty window).
+pub(super) fn window_tokens<'a>(p: &'a Passage<'_>, w: &Window) -> &'a [Token] {
+    if w.s1 == 0 {
+        return &[];
+    }
+    let lo = p.sentences[w.s0].tok_lo as usize;
+    let hi = p.sentences[w.s1 - 1].tok_hi as usize;
+    &p.tokens[lo..hi]
 }
 
 /// The weight of a term: frequent words weigh less.

@@ -572,7 +572,13 @@ impl LexicalVerifier {
                         .iter()
                         .any(|w| w.neg && negation_in_scope(info, p, w, cfg.negation_scope));
                 }
-                if (info.neg != s_neg) ^ (flips % 2 == 1) {
+                // "Won't accept it until it's listed" for "before it accepts it, it must be
+                // listed": a necessary condition, stated both ways.
+                let conditional = info.neg_conditional
+                    && !s_neg
+                    && flips == 0
+                    && states_requirement(window_tokens(p, &pw), p.text);
+                if (info.neg != s_neg) ^ (flips % 2 == 1) && !conditional {
                     reasons.push(Reason::Negation);
                     contradicted = true;
                     evidence_at = primary;
@@ -582,6 +588,7 @@ impl LexicalVerifier {
             if cfg.check_restriction
                 && info.excl
                 && !p.sentences[pw.s0..pw.s1].iter().any(|w| w.excl)
+                && !(info.excl_conditional && states_requirement(window_tokens(p, &pw), p.text))
                 && pw_align >= cfg.contradiction_min_alignment
             {
                 if detail {
@@ -635,9 +642,7 @@ impl LexicalVerifier {
                 && !contradicted
                 && pw_align >= cfg.contradiction_min_alignment
             {
-                let lo = p.sentences[pw.s0].tok_lo as usize;
-                let hi = p.sentences[pw.s1 - 1].tok_hi as usize;
-                if let Some((c, e)) = agent_conflict(info, p, &p.tokens[lo..hi]) {
+                if let Some((c, e)) = agent_conflict(info, p, window_tokens(p, &pw)) {
                     if detail {
                         reasons.push(Reason::EntityMismatch {
                             claim: c.to_owned(),

@@ -342,8 +342,7 @@ fn label_end(text: &str, s: &Sentence) -> Option<u32> {
         Shape::ListItem => {
             let colon = line.find(':')?;
             // A label is short, and the ':' is not a URL's.
-            if line[..colon].split_whitespace().count() > 6 || line[colon + 1..].starts_with("//")
-            {
+            if line[..colon].split_whitespace().count() > 6 || line[colon + 1..].starts_with("//") {
                 return None;
             }
             colon
