@@ -86,7 +86,8 @@
 //!    `lexicon.rs`). Units of time and negation cues are left to Rules 2 and 3, and a negation on
 //!    one side cancels an antonym ("not mandatory" for "optional").
 //! 4. **Restriction.** "only", "solely", "exclusively" in the claim with no such cue in the
-//!    aligned sentence is `restriction: "only"`. A necessary condition is neither a restriction
+//!    aligned sentence is `restriction: "only"`; "only" before an amount ("only 3 days", "only
+//!    a few") stresses the amount and restricts nothing. A necessary condition is neither a restriction
 //!    nor a negation when the aligned window states a requirement ("must", "need", "required",
 //!    "before", "until", "unless", "only"): "only if it's public" for "the board needs to be
 //!    public", "won't accept your key until it's listed" for "before git will accept your key,

@@ -617,6 +617,27 @@ fn a_necessary_condition_is_not_a_negation_or_a_restriction() {
     assert_eq!(reasons(&j), [r#"restriction: "only""#]);
 }
 
+/// Issue 18: "only" before an amount stresses the amount; it restricts nothing.
+#[test]
+fn only_before_an_amount_is_not_a_restriction() {
+    const MEMBERS: &str = "We are limited in the number of Workspace Members we can add. You will be added as a Workspace Guest.";
+    let j = judge(
+        MEMBERS,
+        "We can add only a limited number of Workspace Members, so you will be added as a Workspace Guest [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Supported, "{:?}", j.reasons);
+    let j = judge(
+        "Employees may telework two days a week.",
+        "Employees may telework only two days a week [1].",
+    );
+    assert_eq!(j.verdict, Verdict::Supported, "{:?}", j.reasons);
+    let j = judge(
+        "Employees and contractors may telework two days a week.",
+        "Only employees may telework two days a week [1].",
+    );
+    assert_eq!(reasons(&j), [r#"restriction: "only""#]);
+}
+
 /// Issue 18: WordNet synonyms match; antonyms (WordNet and the policy pairs) contradict, with
 /// the two words as the reason; a negation on the claim's side cancels an antonym.
 #[test]

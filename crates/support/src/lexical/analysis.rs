@@ -362,7 +362,10 @@ pub(super) fn analyse_claim<'c>(
             neg = true;
             neg_conditional &= states_condition(&tokens[i + 1..], text, &["until", "unless"], 12);
         }
-        if t.flags & EXCL != 0 && !(i > 0 && tokens[i - 1].flags & NEG_CUE != 0) {
+        if t.flags & EXCL != 0
+            && !(i > 0 && tokens[i - 1].flags & NEG_CUE != 0)
+            && !stresses_an_amount(&tokens[i + 1..], text)
+        {
             excl = true;
             excl_conditional &=
                 states_condition(&tokens[i + 1..], text, &["if", "when", "after", "once"], 1);
@@ -468,6 +471,20 @@ fn states_condition(after: &[Token], text: &str, words: &[&str], within: usize) 
         prev_end = t.end;
     }
     false
+}
+
+/// Whether "only" before `after` stresses an amount ("only 3 days", "only a few", "only a
+/// limited number") rather than restricting who or what: the amount itself is compared as a
+/// quantity or a word.
+fn stresses_an_amount(after: &[Token], text: &str) -> bool {
+    const SMALL: [&str; 6] = ["few", "little", "handful", "limited", "small", "fraction"];
+    match after {
+        [n, ..] if n.flags & QUANT != 0 => true,
+        [a, w, ..] if ["a", "an"].iter().any(|d| a.text(text).eq_ignore_ascii_case(d)) => {
+            SMALL.iter().any(|s| w.text(text).eq_ignore_ascii_case(s))
+        }
+        _ => false,
+    }
 }
 
 /// Whether the sentences state a requirement ("must", "need to", "required", "before",
