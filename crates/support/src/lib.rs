@@ -95,7 +95,9 @@
 //! 5. **Entity slot.** A missing name (capitalised word past the first) or list item whose
 //!    neighbour is aligned, where the passage has another content word in that position
 //!    ("badge, laptop, and tablet" vs "badge, laptop, and phone"; "Attorney General of Wyoming"
-//!    vs "of Nevada"), is `entity_mismatch`. So is another agent for the same action: the claim
+//!    vs "of Nevada"), is `entity_mismatch`; the word and its neighbour must be coordinated (a
+//!    comma, "and", "or") in both or in neither ("view content" does not fill the slot of
+//!    "Conversations and content"). So is another agent for the same action: the claim
 //!    says "Neil Gaiman directed" where the window says "directed by Robert Zemeckis" (a name
 //!    right before the verb, or after "verb by"). And so is a property of another list item or
 //!    table row, `list_mixup`: the claim names one item by its label (a list item's words

@@ -243,6 +243,17 @@ fn another_entity_in_the_same_slot() {
         &EQUIPMENT[ev.start..ev.end],
         "GSA issues every TTS employee a badge, laptop, and phone."
     );
+    // Not the same slot: "view content" is not coordinated, "Conversations and content" is.
+    let j = judge(
+        "Conversations and content in public channels are searchable and viewable by anyone in TTS Slack.",
+        "Anyone in TTS Slack can search and view content in public channels [1].",
+    );
+    assert!(
+        !reasons(&j).iter().any(|r| r.starts_with("entity_mismatch")),
+        "{:?}",
+        j.reasons
+    );
+    assert_ne!(j.verdict, Verdict::Contradicted);
 }
 
 #[test]

@@ -293,6 +293,12 @@ pub(super) fn slot_substitute<'p>(
     let candidate = |tok: &Token| {
         tok.flags & (STOP | QUANT) == 0 && !in_claim(tok) && !text::is_common_word(tok.text(p.text))
     };
+    // The same slot: the word and its neighbour are coordinated ("laptop, and phone") in both
+    // or in neither ("view content" is not "Conversations and content").
+    let same_link = |c: (u32, u32), e: (u32, u32)| {
+        coordinated(&info.text[c.0 as usize..c.1 as usize])
+            == coordinated(&p.text[e.0 as usize..e.1 as usize])
+    };
     // Left neighbour: the claim word before; the passage word after it.
     if idx > 0 {
         let left = content[idx - 1];
@@ -303,6 +309,7 @@ pub(super) fn slot_substitute<'p>(
                 .take(lookahead)
                 .find(|t| t.flags & STOP == 0)
             && candidate(tok)
+            && same_link((left.end, term.start), (toks[pos].end, tok.start))
         {
             return Some(tok.text(p.text));
         }
@@ -317,11 +324,20 @@ pub(super) fn slot_substitute<'p>(
                 .take(lookahead)
                 .find(|t| t.flags & STOP == 0)
             && candidate(tok)
+            && same_link((term.end, right.start), (tok.end, toks[pos].start))
         {
             return Some(tok.text(p.text));
         }
     }
     None
+}
+
+/// Whether the text between two words coordinates them: a comma, "and" or "or".
+fn coordinated(between: &str) -> bool {
+    between.contains(',')
+        || between
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| w.eq_ignore_ascii_case("and") || w.eq_ignore_ascii_case("or"))
 }
 
 pub(super) fn evidence(passages: &[Passage<'_>], p: usize, w: &Window) -> Evidence {
