@@ -11,6 +11,9 @@
 #   .ci/llm.sh --install-only   only build and install the server (.ci/run
 #                               starts this at low priority at its start, so
 #                               the build fills the cores its tests leave idle)
+#   .ci/llm.sh --run CMD [ARG]  start the server, then run CMD instead of the
+#                               suite, with BASE_URL, MODEL and GROUNDCITE_BIN
+#                               exported (bench/judge.sh)
 #
 # Cost on a fresh 2-core machine: the llama.cpp build is most of it (10-20
 # min alone, once: pip keeps the built wheel in its cache and the venv is
@@ -62,4 +65,9 @@ for _ in $(seq 1 240); do
   sleep 0.5
 done
 export BASE_URL="http://127.0.0.1:$port" MODEL=smollm2
-python3 bench/llm_e2e.py
+if [ "${1:-}" = "--run" ]; then
+  shift
+  "$@"
+else
+  python3 bench/llm_e2e.py
+fi

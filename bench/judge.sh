@@ -11,40 +11,21 @@
 #
 # Usage: bench/judge.sh [CASES]   (default ../shared/cases/paraphrase-dev.jsonl)
 # Environment: GROUNDCITE_MODEL_DIR (else fetched), GROUNDCITE_BIN (else
-# built), GROUNDCITE_LLM_PORT (default 8766, beside .ci/llm.sh's 8765),
-# OUT (default target/judge), and any GROUNDCITE_* setting, e.g.
-# GROUNDCITE_JUDGE__CONCURRENCY.
+# built), GROUNDCITE_LLM_PORT (default 8765), OUT (default target/judge),
+# and any GROUNDCITE_* setting, e.g. GROUNDCITE_JUDGE__CONCURRENCY.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# .ci/llm.sh installs and starts the model server, then runs this script
+# again (with --served) with BASE_URL and MODEL set.
+if [ "${1:-}" != "--served" ]; then
+  exec .ci/llm.sh --run bench/judge.sh --served "$@"
+fi
+shift
 cases="${1:-../shared/cases/paraphrase-dev.jsonl}"
 [ -f "$cases" ] || { echo "judge: $cases not found" >&2; exit 1; }
-port="${GROUNDCITE_LLM_PORT:-8766}"
-venv="${GROUNDCITE_LLAMA_VENV:-$HOME/.cache/groundcite/llama-venv}"
 out="${OUT:-target/judge}"
 mkdir -p "$out"
-
-.ci/llm.sh --install-only >&2
-gguf="$(scripts/fetch-llm.sh)"
 model="${GROUNDCITE_MODEL_DIR:-$(scripts/fetch-model.sh)}"
-if [ -z "${GROUNDCITE_BIN:-}" ]; then
-  cargo build -q -p groundcite
-  target_dir=${CARGO_TARGET_DIR:-target}
-  case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
-  GROUNDCITE_BIN="$target_dir/debug/groundcite"
-fi
-
-log="$out/llama-server.log"
-"$venv/bin/python" -m llama_cpp.server --model "$gguf" --model_alias smollm2 \
-  --host 127.0.0.1 --port "$port" --n_ctx 4096 --n_threads 2 >"$log" 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null || true; wait $server 2>/dev/null || true' EXIT
-for _ in $(seq 1 240); do
-  if python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/v1/models', timeout=2)" 2>/dev/null; then
-    break
-  fi
-  kill -0 $server 2>/dev/null || { tail -n 30 "$log" >&2; echo "judge: the model server exited" >&2; exit 1; }
-  sleep 0.5
-done
 
 # The table (and every sentence judged wrong, kept in $out/NAME.txt).
 run() {
@@ -57,10 +38,9 @@ run() {
 echo "== semantic verifier alone"
 run semantic --set check.verifier=semantic
 started=$SECONDS
-echo "== the LLM judge (SmolLM2-135M-Instruct) over the semantic verifier"
+echo "== the LLM judge ($MODEL) over the semantic verifier"
 # json_object: llama-cpp-python 0.3.x refuses OpenAI's json_schema form.
 run llm --set check.verifier=llm --set judge.backend=openai \
-  --set openai.base_url="http://127.0.0.1:$port" --set openai.model=smollm2 \
+  --set openai.base_url="$BASE_URL" --set openai.model="$MODEL" \
   --set openai.structured=json_object
-requests=$(grep -c 'POST /v1/chat/completions' "$log" || true)
-echo "judge: $requests requests in $((SECONDS - started)) s; every sentence judged wrong in $out/*.txt"
+echo "judge: $((SECONDS - started)) s for the judge's run; every sentence judged wrong in $out/*.txt"
