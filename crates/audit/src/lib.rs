@@ -39,7 +39,7 @@
 //!   bad_ids TEXT NOT NULL,       -- JSON: ids never sent, cited by any attempt
 //!   passage_ids TEXT NOT NULL,   -- JSON: ids of the passages sent, in order ([k] is k-1)
 //!   attempts TEXT NOT NULL,      -- JSON: [{raw, bad_ids, error}] per generation attempt
-//!   timings TEXT NOT NULL,       -- JSON: {retrieve_ms, generate_ms, check_ms, total_ms}
+//!   timings TEXT NOT NULL,       -- JSON: {retrieve_ms, gate_ms, generate_ms, check_ms, total_ms}
 //!   report TEXT NOT NULL,        -- JSON: the full answer object (ask) or check report (check)
 //!   client_request_id TEXT       -- the client's x-request-id, if any (version 2)
 //! );

@@ -38,7 +38,7 @@ pub struct AuditRecord {
     pub passage_ids: Vec<String>,
     /// `[{raw, bad_ids, error}]`, one per generation attempt.
     pub attempts: JsonText,
-    /// `{retrieve_ms, generate_ms, check_ms, total_ms}` (checks: `check_ms`).
+    /// `{retrieve_ms, gate_ms, generate_ms, check_ms, total_ms}` (checks: `check_ms`).
     pub timings: JsonText,
     /// The answer object or check report, exactly as served.
     pub report: JsonText,

@@ -248,7 +248,7 @@ fn print_answer(
     let t = &r.timings;
     writeln!(
         out,
-        "{}generator: {}{}   time: {:.1} ms (retrieve {:.1}, generate {:.1}, check {:.1})",
+        "{}generator: {}{}   time: {:.1} ms (retrieve {:.1}, gate {:.1}, generate {:.1}, check {:.1})",
         if gap { "\n" } else { "" },
         safe(&r.generator),
         if r.regenerated {
@@ -258,6 +258,7 @@ fn print_answer(
         },
         t.total_ms,
         t.retrieve_ms,
+        t.gate_ms,
         t.generate_ms,
         t.check_ms,
     )?;

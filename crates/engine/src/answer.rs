@@ -140,6 +140,9 @@ impl Attempt {
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct Timings {
     pub retrieve_ms: f64,
+    /// With an embedding model: judging whether the sent passages answer
+    /// the question (their sentences embedded and scored); 0 without one.
+    pub gate_ms: f64,
     pub generate_ms: f64,
     pub check_ms: f64,
     pub total_ms: f64,

@@ -155,6 +155,7 @@ struct Ready {
     request: ChatRequest,
     topics: Vec<String>,
     retrieve_ms: f64,
+    gate_ms: f64,
 }
 
 /// What retrieval and the gate decided.
@@ -380,8 +381,11 @@ impl Engine {
         }
         let sent = context.sent();
         let infos = SentPassageInfo::numbered(&sent);
+        let mut gate_ms = 0.0;
         if let Some(judge) = judged {
+            let gate_started = Instant::now();
             let judgement = judge_sent(judge, question, &sent)?;
+            gate_ms = ms(gate_started);
             let best_retrieval = gate::best(&scores).unwrap_or(0.0);
             let reason = match judge.decide(&judgement, best_retrieval, s.gate_threshold) {
                 GateDecision::Answer => None,
@@ -395,6 +399,7 @@ impl Engine {
                 }
                 let mut result = self.refused(question, refusal, infos, Vec::new());
                 result.timings.retrieve_ms = retrieve_ms;
+                result.timings.gate_ms = gate_ms;
                 result.timings.total_ms = ms(started);
                 return Ok(Prepared::Refused(Box::new(result)));
             }
@@ -436,6 +441,7 @@ impl Engine {
             request,
             topics,
             retrieve_ms,
+            gate_ms,
         }))
     }
 
@@ -468,6 +474,7 @@ impl Engine {
             mut request,
             topics,
             retrieve_ms,
+            gate_ms,
         } = match self.prepare(question, opts, started)? {
             Prepared::Refused(result) => return Ok(*result),
             Prepared::Ready(ready) => ready,
@@ -483,6 +490,7 @@ impl Engine {
         let mut result = self.finish(question, outcome, sent, infos, topics, attempts)?;
         result.generation_mode = mode;
         result.timings.retrieve_ms = retrieve_ms;
+        result.timings.gate_ms = gate_ms;
         result.timings.generate_ms = generate_ms;
         result.timings.check_ms = ms(check_started);
         result.timings.total_ms = ms(started);

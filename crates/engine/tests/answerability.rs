@@ -124,6 +124,7 @@ async fn without_a_model_relevance_is_unchecked_and_grounding_unchanged() {
     assert!(r.refusal.is_none(), "{r:#?}");
     assert_eq!(r.answers_question, Some(AnswersQuestion::unchecked()));
     assert!(r.grounded, "the lexical path grounds as before");
+    assert_eq!(r.timings.gate_ms, 0.0, "no answerability judgement ran");
 }
 
 #[tokio::test]
@@ -177,6 +178,10 @@ async fn the_extractive_generator_answers_by_meaning() {
         r.answers_question
     );
     assert!(r.grounded, "{r:#?}");
+    // The answerability judgement is timed apart from retrieval.
+    let t = r.timings;
+    assert!(t.gate_ms > 0.0, "{t:?}");
+    assert!(t.retrieve_ms + t.gate_ms <= t.total_ms, "{t:?}");
 }
 
 #[tokio::test]

@@ -169,6 +169,7 @@ impl StaticAnswerer {
             answers_question,
             timings: Timings {
                 retrieve_ms: 0.4,
+                gate_ms: 0.0,
                 generate_ms: 1.0,
                 check_ms,
                 total_ms: 1.4 + check_ms,
@@ -213,6 +214,7 @@ impl StaticAnswerer {
             answers_question: None,
             timings: Timings {
                 retrieve_ms: 0.3,
+                gate_ms: 0.0,
                 total_ms: 0.3,
                 ..Timings::default()
             },

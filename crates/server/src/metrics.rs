@@ -14,7 +14,7 @@
 //! | `groundcite_judge_verdicts_total` | counter | `outcome`: supported, contradicted, unsupported (the LLM judge's verdicts, `check.verifier = "llm"`), unavailable (no verdict: backend error, deadline, unreadable reply; the rules' verdict stood); `endpoint`: ask, check |
 //! | `groundcite_checks_total` | counter | `status` (`POST /v1/check`) |
 //! | `groundcite_coverage` | histogram | citation coverage of non-refused answers |
-//! | `groundcite_stage_seconds` | histogram | `stage`: retrieve, generate, check, total |
+//! | `groundcite_stage_seconds` | histogram | `stage`: retrieve, gate (the answerability judgement, with a model), generate, check, total |
 //! | `groundcite_check_seconds` | histogram | `POST /v1/check` handling time |
 //! | `groundcite_audit_write_failures_total` | counter | `reason`: open, write, queue_full, conflict |
 //! | `groundcite_audit_records_total` | counter | records written |
@@ -55,7 +55,7 @@ const JUDGE_REASONS: [(&str, &str); 4] = [
     ("judge_unsupported", "unsupported"),
     ("judge_unavailable", "unavailable"),
 ];
-const STAGES: [&str; 4] = ["retrieve", "generate", "check", "total"];
+const STAGES: [&str; 5] = ["retrieve", "gate", "generate", "check", "total"];
 const AUDIT_REASONS: [&str; 4] = ["open", "write", "queue_full", "conflict"];
 
 /// Latency buckets, in seconds: 0.1 ms to 60 s.
@@ -360,7 +360,7 @@ impl Metrics {
         for (stage, ms) in
             STAGES
                 .into_iter()
-                .zip([t.retrieve_ms, t.generate_ms, t.check_ms, t.total_ms])
+                .zip([t.retrieve_ms, t.gate_ms, t.generate_ms, t.check_ms, t.total_ms])
         {
             if let Some(h) = m.stages.get(stage) {
                 h.record(ms / 1000.0);

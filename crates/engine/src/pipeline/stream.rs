@@ -27,6 +27,7 @@ impl Engine {
                 mut request,
                 topics,
                 retrieve_ms,
+                gate_ms,
             } = match prepared {
                 Prepared::Refused(result) => {
                     let _ = tx.send(AskEvent::Final(result)).await;
@@ -85,6 +86,7 @@ impl Engine {
             };
             result.generation_mode = mode;
             result.timings.retrieve_ms = retrieve_ms;
+            result.timings.gate_ms = gate_ms;
             result.timings.generate_ms = generate_ms;
             result.timings.check_ms = ms(check_started);
             result.timings.total_ms = ms(started);
