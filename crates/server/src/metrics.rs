@@ -357,11 +357,13 @@ impl Metrics {
             m.coverage.record(answer.coverage);
         }
         let t = &answer.timings;
-        for (stage, ms) in
-            STAGES
-                .into_iter()
-                .zip([t.retrieve_ms, t.gate_ms, t.generate_ms, t.check_ms, t.total_ms])
-        {
+        for (stage, ms) in STAGES.into_iter().zip([
+            t.retrieve_ms,
+            t.gate_ms,
+            t.generate_ms,
+            t.check_ms,
+            t.total_ms,
+        ]) {
             if let Some(h) = m.stages.get(stage) {
                 h.record(ms / 1000.0);
             }

@@ -480,7 +480,11 @@ fn stresses_an_amount(after: &[Token], text: &str) -> bool {
     const SMALL: [&str; 6] = ["few", "little", "handful", "limited", "small", "fraction"];
     match after {
         [n, ..] if n.flags & QUANT != 0 => true,
-        [a, w, ..] if ["a", "an"].iter().any(|d| a.text(text).eq_ignore_ascii_case(d)) => {
+        [a, w, ..]
+            if ["a", "an"]
+                .iter()
+                .any(|d| a.text(text).eq_ignore_ascii_case(d)) =>
+        {
             SMALL.iter().any(|s| w.text(text).eq_ignore_ascii_case(s))
         }
         _ => false,
