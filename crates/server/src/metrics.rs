@@ -251,36 +251,29 @@ impl Metrics {
                 .map(|&v| (v, counter(name, vec![Label::new(label, v)])))
                 .collect::<HashMap<_, _>>()
         };
-        let sentences = |endpoint: &'static str| {
-            VERDICTS
+        // One counter per (key, label value) pair, all for one endpoint; looked up by key.
+        let per_endpoint = |name: &'static str,
+                            label: &'static str,
+                            pairs: &[(&'static str, &'static str)],
+                            endpoint: &'static str| {
+            pairs
                 .iter()
-                .map(|&v| {
-                    (
-                        v,
-                        counter(
-                            "groundcite_sentences_total",
-                            vec![Label::new("verdict", v), Label::new("endpoint", endpoint)],
-                        ),
-                    )
+                .map(|&(key, value)| {
+                    let labels = vec![Label::new(label, value), Label::new("endpoint", endpoint)];
+                    (key, counter(name, labels))
                 })
                 .collect::<HashMap<_, _>>()
         };
-        let judge = |endpoint: &'static str| {
-            JUDGE_REASONS
-                .iter()
-                .map(|&(reason, outcome)| {
-                    (
-                        reason,
-                        counter(
-                            "groundcite_judge_verdicts_total",
-                            vec![
-                                Label::new("outcome", outcome),
-                                Label::new("endpoint", endpoint),
-                            ],
-                        ),
-                    )
-                })
-                .collect::<HashMap<_, _>>()
+        let verdicts = VERDICTS.map(|v| (v, v));
+        let sentences =
+            |endpoint| per_endpoint("groundcite_sentences_total", "verdict", &verdicts, endpoint);
+        let judge = |endpoint| {
+            per_endpoint(
+                "groundcite_judge_verdicts_total",
+                "outcome",
+                &JUDGE_REASONS,
+                endpoint,
+            )
         };
         let error_names: Vec<&'static str> = ErrorCode::TABLE.iter().map(|r| r.name).collect();
         let inner = Inner {
