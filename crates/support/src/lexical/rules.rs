@@ -352,9 +352,8 @@ pub(super) fn evidence(passages: &[Passage<'_>], p: usize, w: &Window) -> Eviden
 /// Where the label of a list item or table row ends (a byte offset into the passage): a list
 /// item's label is its words before the first ':' ("**Logs:** log management"), a table row's
 /// its first cell. None for prose, a header row, or an item without a label.
-fn label_end(text: &str, s: &Sentence) -> Option<u32> {
-    let line = &text[s.start as usize..s.end as usize];
-    let end = match shape(line) {
+fn label_end(line: &str, shape: Shape, s: &Sentence) -> Option<u32> {
+    let end = match shape {
         Shape::ListItem => {
             let colon = line.find(':')?;
             // A label is short, and the ':' is not a URL's.
@@ -385,6 +384,45 @@ struct Item {
     label_span: (u32, u32),
 }
 
+/// Item `si` of `p`, whose label ends at byte `end`: the claim terms of its label and of the
+/// rest, and whether the claim names it. None when the label has no words.
+fn labelled_item(info: &ClaimInfo<'_>, p: &Passage<'_>, si: usize, end: u32) -> Option<Item> {
+    let s = &p.sentences[si];
+    let mut label = Bits::default();
+    let mut body = Bits::default();
+    let mut label_span: Option<(u32, u32)> = None;
+    for tok in &p.tokens[s.tok_lo as usize..s.tok_hi as usize] {
+        if tok.end <= end {
+            add_token_terms(info, tok, &mut label);
+            let lo = label_span.map_or(tok.start, |(lo, _)| lo);
+            label_span = Some((lo, tok.end));
+        } else {
+            add_token_terms(info, tok, &mut body);
+            if tok.pre != 0
+                && let Some(t) = info.pre_index.get(&tok.pre)
+            {
+                body.union_with(t);
+            }
+        }
+    }
+    let label_span = label_span?;
+    let by_word = label
+        .difference(&body)
+        .iter()
+        .any(|i| !info.terms[i].question);
+    let by_quantity = p.quants[s.q_lo as usize..s.q_hi as usize]
+        .iter()
+        .filter(|eq| eq.end <= end)
+        .any(|eq| info.quants.iter().any(|cq| quantity::states(cq, eq)));
+    Some(Item {
+        si,
+        label,
+        body,
+        named: by_word || by_quantity,
+        label_span,
+    })
+}
+
 /// A claim that names one item of a list or table by its label but states what a sibling item
 /// says ("Synthetics handles log management" where the list says "**Logs:** log management" and
 /// "**Synthetics:** endpoint uptime monitoring"): returns the named item's label and the
@@ -393,60 +431,22 @@ struct Item {
 /// than the named item, including a full-weight word the named item lacks.
 pub(super) fn list_mixup<'p>(info: &ClaimInfo<'_>, p: &Passage<'p>) -> Option<(&'p str, &'p str)> {
     // Runs of labelled items (a table's separator line does not break a run).
-    let mut runs: Vec<Vec<Item>> = vec![Vec::new()];
-    for (si, s) in p.sentences.iter().enumerate() {
+    let mut runs: Vec<Vec<Item>> = Vec::new();
+    let mut run = Vec::new();
+    for si in 0..p.sentences.len() {
+        let s = &p.sentences[si];
         let line = &p.text[s.start as usize..s.end as usize];
-        if shape(line) == Shape::TableRule {
+        let shape = shape(line);
+        if shape == Shape::TableRule {
             continue;
         }
-        let Some(end) = label_end(p.text, s) else {
-            if !runs.last().is_some_and(Vec::is_empty) {
-                runs.push(Vec::new());
-            }
-            continue;
-        };
-        let mut item = Item {
-            si,
-            label: Bits::default(),
-            body: Bits::default(),
-            named: false,
-            label_span: (0, 0),
-        };
-        let mut label_words: Option<(u32, u32)> = None;
-        for tok in &p.tokens[s.tok_lo as usize..s.tok_hi as usize] {
-            if tok.end <= end {
-                add_token_terms(info, tok, &mut item.label);
-                let lo = label_words.map_or(tok.start, |(lo, _)| lo);
-                label_words = Some((lo, tok.end));
-            } else {
-                add_token_terms(info, tok, &mut item.body);
-                if tok.pre != 0
-                    && let Some(t) = info.pre_index.get(&tok.pre)
-                {
-                    item.body.union_with(t);
-                }
-            }
+        match label_end(line, shape, s).and_then(|end| labelled_item(info, p, si, end)) {
+            Some(item) => run.push(item),
+            None if !run.is_empty() => runs.push(std::mem::take(&mut run)),
+            None => {}
         }
-        let Some(span) = label_words else {
-            // No words in the label.
-            if !runs.last().is_some_and(Vec::is_empty) {
-                runs.push(Vec::new());
-            }
-            continue;
-        };
-        item.label_span = span;
-        let by_word = item
-            .label
-            .difference(&item.body)
-            .iter()
-            .any(|i| !info.terms[i].question);
-        let by_quantity = p.quants[s.q_lo as usize..s.q_hi as usize]
-            .iter()
-            .filter(|eq| eq.end <= end)
-            .any(|eq| info.quants.iter().any(|cq| quantity::states(cq, eq)));
-        item.named = by_word || by_quantity;
-        runs.last_mut().expect("one run at least").push(item);
     }
+    runs.push(run);
     for run in runs.iter().filter(|r| r.len() >= 2) {
         let mut named = run.iter().filter(|it| it.named);
         let (Some(a), None) = (named.next(), named.next()) else {
