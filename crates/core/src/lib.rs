@@ -48,6 +48,7 @@ pub mod resolve;
 pub mod sentence;
 pub mod stream;
 pub mod structured;
+pub mod unit;
 pub mod validate;
 
 pub use check::{CheckOutput, Findings, SentenceVerdict, check};

@@ -34,7 +34,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use groundcite_core::sentence::{SentenceKind, segment};
+pub use groundcite_core::unit::{AnswerUnit, UnitKind, units};
 use groundcite_embed::{Embedder, cosine};
 use groundcite_text::quantity::{self, Quantity, Unit as QuantityUnit};
 use serde::{Deserialize, Serialize};
@@ -241,130 +241,6 @@ fn quantities(text: &str) -> Vec<Quantity> {
     groundcite_text::tokenize(text, &[], false, &mut tokens);
     let mut out = Vec::new();
     quantity::extract(text, &tokens, &mut out);
-    out
-}
-
-/// What a unit is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UnitKind {
-    Prose,
-    /// A list item; `lead_in` is the index of the sentence that introduced
-    /// the list (it ends with a colon), when there is one.
-    ListItem {
-        lead_in: Option<usize>,
-    },
-    /// A table row, written as `header: cell; header: cell.`
-    TableRow,
-}
-
-/// One answer unit of the passages sent: what the extractive generator
-/// may serve (cleaned, with its passage number) and what is embedded.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AnswerUnit {
-    /// The passage it comes from, numbered from 1 (`[k]`).
-    pub passage: usize,
-    /// The text served: bullets, emphasis and line breaks removed,
-    /// bracketed numbers neutralised (never read as citations).
-    pub text: String,
-    pub kind: UnitKind,
-    /// What is embedded: the text; for a list item, after its lead-in;
-    /// for a table row, after the passage's section label.
-    pub embedded: String,
-}
-
-/// The answer units of passages given as `(section, text)`, passage `k`
-/// being `passages[k-1]`, in passage order. Headings are skipped; prose
-/// of fewer than four words is skipped (too short to answer alone, though
-/// it may still introduce a list).
-pub fn units(passages: &[(&str, &str)]) -> Vec<AnswerUnit> {
-    let mut out: Vec<AnswerUnit> = Vec::new();
-    for (k, (section, text)) in passages.iter().enumerate() {
-        let mut header: Option<Vec<String>> = None;
-        let mut lead_in: Option<usize> = None;
-        for s in segment(text) {
-            let raw = s.text(text);
-            let is_row =
-                s.kind == SentenceKind::TableRow || (raw.contains(" | ") && !raw.contains('\n'));
-            if s.kind == SentenceKind::Heading {
-                lead_in = None;
-                continue;
-            }
-            if is_row {
-                let cells = crate::extractive::table_cells(raw);
-                if cells
-                    .iter()
-                    .all(|c| c.chars().all(|ch| matches!(ch, '-' | ':' | ' ')))
-                {
-                    continue; // the |---|---| separator
-                }
-                let Some(h) = &header else {
-                    header = Some(cells);
-                    continue;
-                };
-                let row = h
-                    .iter()
-                    .zip(&cells)
-                    .filter(|(_, c)| !c.is_empty())
-                    .map(|(h, c)| {
-                        if h.is_empty() {
-                            c.clone()
-                        } else {
-                            format!("{h}: {c}")
-                        }
-                    })
-                    .collect::<Vec<_>>()
-                    .join("; ");
-                if row.is_empty() {
-                    continue;
-                }
-                let row = groundcite_core::marker::neutralize(&format!("{row}.")).into_owned();
-                // A row names its subject in the heading above the table
-                // ("Daily rates"), not in its cells.
-                let embedded = if section.is_empty() {
-                    row.clone()
-                } else {
-                    format!("{section}: {row}")
-                };
-                out.push(AnswerUnit {
-                    passage: k + 1,
-                    embedded,
-                    text: row,
-                    kind: UnitKind::TableRow,
-                });
-                continue;
-            }
-            header = None;
-            let clean = crate::extractive::clean_sentence(raw);
-            if clean.is_empty() {
-                continue;
-            }
-            if s.kind == SentenceKind::ListItem {
-                let embedded = match lead_in {
-                    Some(i) => format!("{} {clean}", out[i].text),
-                    None => clean.clone(),
-                };
-                out.push(AnswerUnit {
-                    passage: k + 1,
-                    text: clean,
-                    kind: UnitKind::ListItem { lead_in },
-                    embedded,
-                });
-                continue;
-            }
-            let introduces = clean.ends_with(':');
-            if clean.split_whitespace().count() < 4 && !introduces {
-                lead_in = None;
-                continue;
-            }
-            lead_in = introduces.then_some(out.len());
-            out.push(AnswerUnit {
-                passage: k + 1,
-                embedded: clean.clone(),
-                text: clean,
-                kind: UnitKind::Prose,
-            });
-        }
-    }
     out
 }
 

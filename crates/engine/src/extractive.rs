@@ -38,6 +38,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::answerability::{Answerability, UnitKind};
+use groundcite_core::unit::{clean_sentence, table_cells};
 use crate::text::terms;
 
 /// Thresholds of the extractive generator.
@@ -423,33 +424,6 @@ fn wants_quantity(question: &str) -> bool {
     ]
     .iter()
     .any(|p| q.contains(p))
-}
-
-/// The cells of a Markdown table row, trimmed.
-pub(crate) fn table_cells(row: &str) -> Vec<String> {
-    let row = row.trim().trim_start_matches('|').trim_end_matches('|');
-    row.split('|').map(|c| c.trim().replace("**", "")).collect()
-}
-
-/// Strips list bullets, emphasis and line breaks from a passage sentence,
-/// and rewrites bracketed numbers so they can't be read as citations.
-pub(crate) fn clean_sentence(raw: &str) -> String {
-    let mut s = raw
-        .trim()
-        .trim_start_matches(['-', '*', '+', '•'])
-        .trim_start()
-        .to_string();
-    // "1. Do this" → "Do this"
-    if let Some(rest) = s
-        .split_once(". ")
-        .filter(|(n, _)| !n.is_empty() && n.len() <= 3 && n.bytes().all(|b| b.is_ascii_digit()))
-        .map(|(_, r)| r.to_string())
-    {
-        s = rest;
-    }
-    let s = s.replace("**", "").replace("__", "");
-    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    groundcite_core::marker::neutralize(&s).into_owned()
 }
 
 /// Appends the marker before the sentence's final punctuation.
