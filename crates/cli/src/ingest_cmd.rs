@@ -88,7 +88,7 @@ pub fn run_ingest(common: &CommonArgs, args: IngestArgs) -> Result<ExitCode> {
                 Progress::Embedding { done, total } => {
                     bar.set_length(total as u64);
                     bar.set_position(done as u64);
-                    bar.set_message("embedding chunks");
+                    bar.set_message("embedding chunks and their sentences");
                 }
                 Progress::Committing => bar.set_message("committing"),
             }

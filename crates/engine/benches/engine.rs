@@ -114,6 +114,7 @@ impl groundcite_engine::Retriever for Fixed {
                 },
                 score: 0.9,
                 raw_score: 9.0,
+                units: None,
             })
             .collect())
     }

@@ -36,6 +36,7 @@ use std::sync::{Arc, Mutex};
 
 pub use groundcite_core::unit::{AnswerUnit, UnitKind, units};
 use groundcite_embed::{Embedder, cosine};
+use groundcite_index::vectors::UnitVectors;
 use groundcite_text::quantity::{self, Quantity, Unit as QuantityUnit};
 use serde::{Deserialize, Serialize};
 
@@ -377,6 +378,21 @@ impl Answerability {
         question: &str,
         passages: &[(&str, &str)],
     ) -> Result<Arc<Judgement>, JudgeError> {
+        self.judge_with(question, passages, &[])
+    }
+
+    /// [`Answerability::judge`], reusing unit vectors computed at ingest:
+    /// `known[k-1]`, when given, holds the vectors of passage `k`'s units
+    /// (the index stores them per chunk, in the order of [`units`]). A
+    /// passage whose stored vectors do not line up with its units (another
+    /// count or size) is embedded as if none were given. Only the question
+    /// and the units without vectors are embedded.
+    pub fn judge_with(
+        &self,
+        question: &str,
+        passages: &[(&str, &str)],
+        known: &[Option<&UnitVectors>],
+    ) -> Result<Arc<Judgement>, JudgeError> {
         let mut key = String::from(question);
         for (section, text) in passages {
             key.push('\u{1}');
@@ -388,18 +404,44 @@ impl Answerability {
             return Ok(Arc::clone(j));
         }
         let units = units(passages);
-        let mut texts: Vec<&str> = Vec::with_capacity(units.len() + 1);
-        texts.push(question);
-        texts.extend(units.iter().map(|u| u.embedded.as_str()));
+        let dim = self.embedder.dim();
+        // Each unit's stored vector, where the passage's line up.
+        let mut stored: Vec<Option<&[f32]>> = vec![None; units.len()];
+        let mut start = 0;
+        for k in 1..=passages.len() {
+            let end = start + units[start..].iter().take_while(|u| u.passage == k).count();
+            if let Some(Some(vectors)) = known.get(k - 1)
+                && vectors.dim == dim
+                && vectors.len() == end - start
+            {
+                for (i, slot) in stored[start..end].iter_mut().enumerate() {
+                    *slot = Some(vectors.row(i));
+                }
+            }
+            start = end;
+        }
+        let mut texts: Vec<&str> = vec![question];
+        texts.extend(
+            units
+                .iter()
+                .zip(&stored)
+                .filter(|(_, v)| v.is_none())
+                .map(|(u, _)| u.embedded.as_str()),
+        );
         let vectors = self
             .embedder
             .embed(&texts)
             .map_err(|e| format!("embedding model: {e}"))?;
         let q = vectors.row(0);
-        let answer_type = AnswerType::of(question);
-        let similarity: Vec<f32> = (1..vectors.len())
-            .map(|i| cosine(q, vectors.row(i)))
+        let mut fresh = 1..vectors.len();
+        let similarity: Vec<f32> = stored
+            .iter()
+            .map(|v| match v {
+                Some(v) => cosine(q, v),
+                None => cosine(q, vectors.row(fresh.next().expect("one row per unit embedded"))),
+            })
             .collect();
+        let answer_type = AnswerType::of(question);
         let score = units
             .iter()
             .zip(&similarity)

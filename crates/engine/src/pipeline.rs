@@ -13,6 +13,7 @@ use groundcite_core::structured::{self, StreamRenderer};
 use groundcite_core::{Passage, Report, gate, prompt, refusal};
 use groundcite_embed::Embedder;
 use groundcite_index::Hit;
+use groundcite_index::vectors::UnitVectors;
 use groundcite_llm::{
     ChatMessage, ChatRequest, Document, Generation, Generator, LlmError, StreamEvent,
     StructuredFormat, StructuredRequest,
@@ -384,7 +385,7 @@ impl Engine {
         let mut gate_ms = 0.0;
         if let Some(judge) = judged {
             let gate_started = Instant::now();
-            let judgement = judge_sent(judge, question, &sent)?;
+            let judgement = judge_sent(judge, question, &sent, &hits)?;
             gate_ms = ms(gate_started);
             let best_retrieval = gate::best(&scores).unwrap_or(0.0);
             let reason = match judge.decide(&judgement, best_retrieval, s.gate_threshold) {
@@ -459,7 +460,7 @@ impl Engine {
         let scores: Vec<f32> = hits.iter().map(|h| h.score).collect();
         let sent = assemble(&passages_of(&hits), &s.check.assembly, &ApproxTokens).sent();
         Ok(Some(Judged {
-            judgement: judge_sent(judge, question, &sent)?,
+            judgement: judge_sent(judge, question, &sent, &hits)?,
             best_retrieval: gate::best(&scores).unwrap_or(0.0),
             passages: SentPassageInfo::numbered(&sent),
         }))
@@ -772,17 +773,31 @@ fn passages_of(hits: &[Hit]) -> Vec<Passage> {
         .collect()
 }
 
-/// The judgement of the passages sent.
+/// The judgement of the passages sent, reusing the unit vectors the index
+/// stored for a passage sent as retrieved (same id, section and text).
 fn judge_sent(
     judge: &Answerability,
     question: &str,
     sent: &[Passage],
+    hits: &[Hit],
 ) -> Result<Arc<Judgement>, EngineError> {
     let pairs: Vec<(&str, &str)> = sent
         .iter()
         .map(|p| (p.section.as_str(), p.text.as_str()))
         .collect();
-    judge.judge(question, &pairs).map_err(EngineError::Internal)
+    let known: Vec<Option<&UnitVectors>> = sent
+        .iter()
+        .map(|p| {
+            hits.iter()
+                .find(|h| {
+                    h.chunk.id == p.id && h.chunk.section == p.section && h.chunk.text == p.text
+                })
+                .and_then(|h| h.units.as_ref())
+        })
+        .collect();
+    judge
+        .judge_with(question, &pairs, &known)
+        .map_err(EngineError::Internal)
 }
 
 /// The passages sent, by their best unit's score (best first), at most

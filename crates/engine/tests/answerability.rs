@@ -12,6 +12,8 @@ use groundcite_engine::{
     AnswerabilityConfig, AnswersQuestion, AskOptions, AskResult, Engine, EngineError,
     ExtractiveGenerator, NO_DIRECT_ANSWER, RefusalReason, Relevance, Retriever, Settings,
 };
+use groundcite_engine::answerability::Answerability;
+use groundcite_index::vectors::UnitVectors;
 use groundcite_index::{Chunk, Hit};
 use groundcite_llm::{Generator, ScriptedGenerator};
 
@@ -45,6 +47,7 @@ impl Retriever for Fixed {
                 },
                 score: self.score,
                 raw_score: self.score,
+                units: None,
             })
             .collect())
     }
@@ -217,4 +220,116 @@ async fn a_strong_passage_that_does_not_answer_is_no_direct_answer() {
     assert_eq!(refusal.closest_passages[0].id, "page0.md#L1-L9");
     assert!(r.answer.contains("<https://handbook.example/page0>"));
     assert_eq!(r.answers_question, None, "a refusal claims nothing");
+}
+
+/// The vectors of each passage's units, as the index stores them.
+fn stored_units(embedder: &Embedder, passage: (&str, &str)) -> UnitVectors {
+    let units = groundcite_core::unit::units(&[passage]);
+    let texts: Vec<&str> = units.iter().map(|u| u.embedded.as_str()).collect();
+    UnitVectors {
+        dim: embedder.dim(),
+        data: embedder.embed(&texts).unwrap().into_flat(),
+    }
+}
+
+#[test]
+fn unit_vectors_from_ingest_are_reused_when_they_line_up() {
+    let Some(dir) = model_dir() else { return };
+    let embedder = Arc::new(Embedder::load(&dir).unwrap());
+    let fresh = || Answerability::new(Arc::clone(&embedder), AnswerabilityConfig::default());
+    let passages = [EXPENSES, LAPTOP];
+    let question = "How long until I get my money back for a claim?";
+    let embedded = fresh().judge(question, &passages).unwrap();
+
+    // Stored vectors give the judgement embedding gives.
+    let stored: Vec<UnitVectors> = passages.iter().map(|&p| stored_units(&embedder, p)).collect();
+    let reused = fresh()
+        .judge_with(question, &passages, &[Some(&stored[0]), Some(&stored[1])])
+        .unwrap();
+    assert_eq!(reused.units, embedded.units);
+    for (a, b) in reused.similarity.iter().zip(&embedded.similarity) {
+        assert!((a - b).abs() < 1e-4, "{a} vs {b}");
+    }
+
+    // They are what is read: passage 2's stored vectors replaced by the
+    // question's own vector make its units match the question exactly.
+    let q = embedder.embed_one(question).unwrap();
+    let n = stored[1].len();
+    let planted = UnitVectors {
+        dim: embedder.dim(),
+        data: q.repeat(n),
+    };
+    let judged = fresh()
+        .judge_with(question, &passages, &[None, Some(&planted)])
+        .unwrap();
+    for (u, s) in judged.units.iter().zip(&judged.similarity) {
+        if u.passage == 2 {
+            assert!((s - 1.0).abs() < 1e-4, "{}: {s}", u.text);
+        }
+    }
+
+    // Vectors that do not line up with the passage's units (one row short)
+    // are not used: the passage is embedded.
+    let short = UnitVectors {
+        dim: embedder.dim(),
+        data: q.repeat(n - 1),
+    };
+    let judged = fresh()
+        .judge_with(question, &passages, &[None, Some(&short)])
+        .unwrap();
+    for (a, b) in judged.similarity.iter().zip(&embedded.similarity) {
+        assert!((a - b).abs() < 1e-4, "{a} vs {b}");
+    }
+}
+
+/// [`Fixed`], with the unit vectors an index would store for each hit.
+struct FixedWithUnits(Fixed, Vec<UnitVectors>);
+
+impl Retriever for FixedWithUnits {
+    fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>, EngineError> {
+        let mut hits = self.0.search(query, k)?;
+        for (hit, units) in hits.iter_mut().zip(&self.1) {
+            hit.units = Some(units.clone());
+        }
+        Ok(hits)
+    }
+}
+
+#[tokio::test]
+async fn an_ask_judges_with_the_unit_vectors_of_its_hits() {
+    let Some(dir) = model_dir() else { return };
+    let embedder = Arc::new(Embedder::load(&dir).unwrap());
+    let question = "What is the Wi-Fi password in the San Francisco office?";
+    // Embedding the transit sentences itself, the gate refuses.
+    let plain = with_model(
+        dir.clone(),
+        AnswerabilityConfig::default(),
+        vec![TRANSIT],
+        None,
+    );
+    assert!(ask(&plain, question).await.refusal.is_some());
+    // Stored vectors that say the transit sentences answer this: the gate
+    // reads them and answers.
+    let q = embedder.embed_one(question).unwrap();
+    let n = groundcite_core::unit::units(&[TRANSIT]).len();
+    let planted = UnitVectors {
+        dim: embedder.dim(),
+        data: q.repeat(n),
+    };
+    let settings = settings(Some(dir), AnswerabilityConfig::default());
+    let engine = Engine::new(
+        settings.clone(),
+        Arc::new(FixedWithUnits(
+            Fixed {
+                passages: vec![TRANSIT],
+                score: 0.9,
+            },
+            vec![planted],
+        )),
+        extractive(&settings),
+    )
+    .with_embedder(embedder);
+    let r = ask(&engine, question).await;
+    assert!(r.refusal.is_none(), "{r:#?}");
+    assert!(r.answer.contains("[1]"), "{}", r.answer);
 }

@@ -53,6 +53,7 @@ impl Retriever for OnePassage {
             },
             score: self.score,
             raw_score: self.score,
+            units: None,
         }])
     }
 }

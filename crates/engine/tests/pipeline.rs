@@ -34,6 +34,7 @@ impl Retriever for Fixed {
             },
             score,
             raw_score: score * 10.0,
+            units: None,
         };
         Ok(vec![
             hit(

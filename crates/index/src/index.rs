@@ -432,18 +432,21 @@ impl Index {
         if total > 0 {
             progress(Progress::Embedding { done: total, total });
         }
-        summary.embedded += total;
         let mut offset = 0;
         for file in pending {
+            summary.embedded += file.ids.len();
             let n = file.ids.len() * store.dim;
+            let units = (file.texts.len() - file.ids.len()) * store.dim;
             store.files.insert(
                 file.key,
                 FileVectors {
                     ids: file.ids,
                     data: data[offset..offset + n].to_vec(),
+                    unit_counts: file.unit_counts,
+                    unit_data: data[offset + n..offset + n + units].to_vec(),
                 },
             );
-            offset += n;
+            offset += n + units;
         }
         Ok(store)
     }
@@ -547,6 +550,7 @@ impl Index {
                 chunk,
                 score,
                 raw_score: raw,
+                units: None,
             });
         }
         Ok(hits)
@@ -624,6 +628,7 @@ impl Index {
                 score: fusion::hybrid_score(f.cosine, coverage),
                 chunk,
                 raw_score: f.raw,
+                units: self.vectors.units_of(&f.key, &f.id),
             });
         }
         Ok(hits)
@@ -665,7 +670,29 @@ fn coverage_of(terms: &[QueryTerm], chunk: &Chunk) -> f32 {
 struct PendingFile {
     key: String,
     ids: Vec<String>,
+    /// How many answer units each chunk has.
+    unit_counts: Vec<u32>,
+    /// What is embedded: each chunk's [`embedding_text`], then the
+    /// embedded text of every answer unit, chunk after chunk.
     texts: Vec<String>,
+}
+
+impl PendingFile {
+    fn new(key: &str, chunks: &[Chunk]) -> PendingFile {
+        let mut texts: Vec<String> = chunks.iter().map(embedding_text).collect();
+        let mut unit_counts = Vec::with_capacity(chunks.len());
+        for c in chunks {
+            let units = groundcite_core::unit::units(&[(c.section.as_str(), c.text.as_str())]);
+            unit_counts.push(u32::try_from(units.len()).unwrap_or(u32::MAX));
+            texts.extend(units.into_iter().map(|u| u.embedded));
+        }
+        PendingFile {
+            key: key.to_string(),
+            ids: chunks.iter().map(|c| c.id.clone()).collect(),
+            unit_counts,
+            texts,
+        }
+    }
 }
 
 fn read_manifest(path: &Path) -> Result<Manifest> {
@@ -743,11 +770,7 @@ impl source::IngestStore for TantivyRun<'_> {
         }
         self.touched.insert(src.key.clone());
         if self.model_id.is_some() {
-            self.pending.push(PendingFile {
-                key: src.key.clone(),
-                ids: chunks.iter().map(|c| c.id.clone()).collect(),
-                texts: chunks.iter().map(embedding_text).collect(),
-            });
+            self.pending.push(PendingFile::new(&src.key, chunks));
         }
         self.manifest.files.insert(
             src.key.clone(),

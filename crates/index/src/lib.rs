@@ -333,6 +333,11 @@ pub struct Hit {
     pub score: f32,
     /// Tantivy's BM25 score (ranking only).
     pub raw_score: f32,
+    /// The vectors of the chunk's answer units, when the index stores
+    /// them (hybrid search over the embedded index): the answerability
+    /// judgement reuses them instead of embedding the passage again.
+    #[serde(skip)]
+    pub units: Option<crate::vectors::UnitVectors>,
 }
 
 /// What one ingest run did.
@@ -386,7 +391,8 @@ pub enum Progress {
         done: usize,
         total: usize,
     },
-    /// Chunk vectors computed so far, of `total` to compute this run.
+    /// Texts embedded so far (chunk texts and their answer units), of
+    /// `total` to embed this run.
     Embedding {
         done: usize,
         total: usize,

@@ -1,15 +1,30 @@
-//! Chunk vectors: what is embedded, how they are stored beside the tantivy
-//! index, and exact dense search over them.
+//! Chunk vectors and answer-unit vectors: what is embedded, how they are
+//! stored beside the tantivy index, and exact dense search over them.
+//!
+//! Each chunk has a vector of its [`embedding_text`], and each of its
+//! answer units (`groundcite_core::unit::units` of its section and text:
+//! sentences, list items after their lead-in, table rows after their
+//! header) has one too. The unit vectors are what the answerability
+//! judgement compares a question with; computed once here, an `ask` only
+//! embeds its question.
 //!
 //! The file `groundcite-vectors.bin` sits beside the manifest:
 //!
 //! ```text
-//! b"GCVEC1\n"                      magic and format version
+//! b"GCVEC2\n"                      magic and format version
 //! u64 LE  header length            then the header, JSON:
 //!   {"model_id": "...", "dim": 384,
-//!    "files": [{"key": "...", "ids": ["path#L1-L9", ...]}, ...]}
-//! f32 LE  vectors                  one row of `dim` per id, in header order
+//!    "files": [{"key": "...", "ids": ["path#L1-L9", ...],
+//!               "units": [3, 0, ...]}, ...]}   units per chunk
+//! f32 LE  vectors                  per file, in header order: one row of
+//!                                  `dim` per id, then one per unit (chunk
+//!                                  after chunk)
 //! ```
+//!
+//! A file of format 1 (`GCVEC1`, chunk vectors only) reads as vectors of
+//! a model named `MODEL (format 1, no unit vectors)`: the next ingest
+//! re-embeds everything and says the model changed; until then the engine
+//! refuses the index with the hint to ingest again.
 //!
 //! Vectors are kept per file (the manifest's key), so an ingest keeps the
 //! vectors of unchanged files, replaces those of changed files and drops
@@ -29,7 +44,8 @@ use crate::{Chunk, Error, Result};
 
 /// The file name beside the tantivy index.
 pub const VECTORS_FILE: &str = "groundcite-vectors.bin";
-const MAGIC: &[u8] = b"GCVEC1\n";
+const MAGIC: &[u8] = b"GCVEC2\n";
+const MAGIC_V1: &[u8] = b"GCVEC1\n";
 
 /// A sentence-embedding model as the index needs it. Implemented by
 /// `groundcite_embed::Embedder`; tests use small deterministic doubles.
@@ -78,13 +94,43 @@ pub fn titled_text(chunk: &Chunk) -> String {
     }
 }
 
-/// The vectors of one file's chunks.
+/// The vectors of one file's chunks and of their answer units.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FileVectors {
     /// Chunk ids, in the file's chunk order.
     pub ids: Vec<String>,
     /// `ids.len() * dim` values, row after row.
     pub data: Vec<f32>,
+    /// How many answer units each chunk has, in `ids` order.
+    pub unit_counts: Vec<u32>,
+    /// The unit vectors, `sum(unit_counts) * dim` values: the units of the
+    /// first chunk, then those of the second, and so on.
+    pub unit_data: Vec<f32>,
+}
+
+/// The vectors of one chunk's answer units, in the order of
+/// `groundcite_core::unit::units` over the chunk's section and text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnitVectors {
+    pub dim: usize,
+    /// `count * dim` values, row after row.
+    pub data: Vec<f32>,
+}
+
+impl UnitVectors {
+    /// Number of units.
+    pub fn len(&self) -> usize {
+        self.data.len().checked_div(self.dim).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Unit `i`'s vector.
+    pub fn row(&self, i: usize) -> &[f32] {
+        &self.data[i * self.dim..(i + 1) * self.dim]
+    }
 }
 
 /// Every chunk vector of an index, by file key, for one model.
@@ -115,6 +161,9 @@ struct Header {
 struct HeaderFile {
     key: String,
     ids: Vec<String>,
+    /// Absent in format 1.
+    #[serde(default)]
+    units: Vec<u32>,
 }
 
 impl VectorStore {
@@ -125,6 +174,18 @@ impl VectorStore {
 
     pub fn is_empty(&self) -> bool {
         self.files.values().all(|f| f.ids.is_empty())
+    }
+
+    /// The unit vectors of chunk `id` of the file `key`, if stored.
+    pub fn units_of(&self, key: &str, id: &str) -> Option<UnitVectors> {
+        let file = self.files.get(key)?;
+        let at = file.ids.iter().position(|i| i == id)?;
+        let start: usize = file.unit_counts[..at].iter().map(|&n| n as usize).sum();
+        let n = *file.unit_counts.get(at)? as usize;
+        Some(UnitVectors {
+            dim: self.dim,
+            data: file.unit_data[start * self.dim..(start + n) * self.dim].to_vec(),
+        })
     }
 
     /// Whether `key`'s vectors are of `model_id`.
@@ -198,6 +259,7 @@ impl VectorStore {
                 .map(|(key, f)| HeaderFile {
                     key: key.clone(),
                     ids: f.ids.clone(),
+                    units: f.unit_counts.clone(),
                 })
                 .collect(),
         };
@@ -207,7 +269,7 @@ impl VectorStore {
         out.extend_from_slice(&(json.len() as u64).to_le_bytes());
         out.extend_from_slice(&json);
         for f in self.files.values() {
-            for v in &f.data {
+            for v in f.data.iter().chain(&f.unit_data) {
                 out.extend_from_slice(&v.to_le_bytes());
             }
         }
@@ -216,9 +278,15 @@ impl VectorStore {
 }
 
 fn decode(bytes: &[u8]) -> std::result::Result<VectorStore, String> {
-    let rest = bytes
-        .strip_prefix(MAGIC)
-        .ok_or("not a groundcite vectors file (bad magic)")?;
+    let (rest, v1) = match bytes.strip_prefix(MAGIC) {
+        Some(rest) => (rest, false),
+        None => (
+            bytes
+                .strip_prefix(MAGIC_V1)
+                .ok_or("not a groundcite vectors file (bad magic)")?,
+            true,
+        ),
+    };
     let (len, rest) = rest
         .split_first_chunk::<8>()
         .ok_or("truncated: no header length")?;
@@ -227,29 +295,50 @@ fn decode(bytes: &[u8]) -> std::result::Result<VectorStore, String> {
         return Err("truncated header".into());
     }
     let (json, mut data) = rest.split_at(len);
-    let header: Header = serde_json::from_slice(json).map_err(|e| format!("header: {e}"))?;
-    let rows: usize = header.files.iter().map(|f| f.ids.len()).sum();
-    if data.len() != rows * header.dim * 4 {
+    let mut header: Header = serde_json::from_slice(json).map_err(|e| format!("header: {e}"))?;
+    if v1 {
+        for f in &mut header.files {
+            f.units = vec![0; f.ids.len()];
+        }
+        header.model_id = format!("{} (format 1, no unit vectors)", header.model_id);
+    }
+    let mut rows = 0usize;
+    for f in &header.files {
+        if f.units.len() != f.ids.len() {
+            return Err(format!(
+                "file {:?}: {} unit counts for {} chunks",
+                f.key,
+                f.units.len(),
+                f.ids.len()
+            ));
+        }
+        rows += f.ids.len() + f.units.iter().map(|&n| n as usize).sum::<usize>();
+    }
+    if Some(data.len()) != rows.checked_mul(header.dim * 4) {
         return Err(format!(
             "{} bytes of vectors for {rows} rows of {} values",
             data.len(),
             header.dim
         ));
     }
+    let mut values = |rows: usize| -> Vec<f32> {
+        let (mine, next) = data.split_at(rows * header.dim * 4);
+        data = next;
+        mine.chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect()
+    };
     let mut files = BTreeMap::new();
     for f in header.files {
-        let n = f.ids.len() * header.dim * 4;
-        let (mine, next) = data.split_at(n);
-        data = next;
-        let values = mine
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
+        let chunk_rows = values(f.ids.len());
+        let unit_rows = values(f.units.iter().map(|&n| n as usize).sum());
         files.insert(
             f.key,
             FileVectors {
                 ids: f.ids,
-                data: values,
+                data: chunk_rows,
+                unit_counts: f.units,
+                unit_data: unit_rows,
             },
         );
     }
@@ -271,6 +360,8 @@ mod tests {
             FileVectors {
                 ids: vec!["a.md#L1-L2".into(), "a.md#L3-L4".into()],
                 data: vec![1.0, 0.0, 0.6, 0.8],
+                unit_counts: vec![1, 2],
+                unit_data: vec![1.0, 0.0, 0.0, 1.0, 0.6, 0.8],
             },
         );
         files.insert(
@@ -278,6 +369,8 @@ mod tests {
             FileVectors {
                 ids: vec!["b.md#L1-L1".into()],
                 data: vec![0.0, 1.0],
+                unit_counts: vec![0],
+                unit_data: vec![],
             },
         );
         VectorStore {
@@ -293,6 +386,34 @@ mod tests {
         assert_eq!(decode(&s.encode()).unwrap(), s);
         let empty = VectorStore::default();
         assert_eq!(decode(&empty.encode()).unwrap(), empty);
+    }
+
+    #[test]
+    fn finds_the_unit_vectors_of_a_chunk() {
+        let s = store();
+        let units = s.units_of("root\u{1f}a.md", "a.md#L3-L4").unwrap();
+        assert_eq!(units.len(), 2);
+        assert_eq!(units.row(1), [0.6, 0.8]);
+        assert_eq!(s.units_of("root\u{1f}a.md", "a.md#L1-L2").unwrap().data, [1.0, 0.0]);
+        assert!(s.units_of("root\u{1f}b.md", "b.md#L1-L1").unwrap().is_empty());
+        assert_eq!(s.units_of("root\u{1f}b.md", "b.md#L9-L9"), None);
+    }
+
+    #[test]
+    fn reads_format_1_as_another_model() {
+        // Format 1: the same header without unit counts, chunk rows only.
+        let json = br#"{"model_id":"toy","dim":2,"files":[{"key":"k","ids":["a#L1-L1"]}]}"#;
+        let mut bytes = MAGIC_V1.to_vec();
+        bytes.extend_from_slice(&(json.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(json);
+        for v in [0.6f32, 0.8] {
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+        let old = decode(&bytes).unwrap();
+        assert_eq!(old.model_id, "toy (format 1, no unit vectors)");
+        assert!(!old.has("k", "toy"), "the next ingest re-embeds it");
+        assert_eq!(old.files["k"].data, [0.6, 0.8]);
+        assert!(old.units_of("k", "a#L1-L1").unwrap().is_empty());
     }
 
     #[test]

@@ -55,10 +55,28 @@ fn vectors_are_incremental_per_file_and_survive_reopening() {
         .unwrap();
     assert_eq!(s.embedded as u64, index.num_chunks());
     assert_eq!(index.vectors().len() as u64, index.num_chunks());
+    // Every chunk's answer units are embedded too, in the order the
+    // answerability judgement reads them.
+    let texts = toy.texts_embedded();
+    assert!(texts > s.embedded, "{texts} texts for {} chunks", s.embedded);
     assert!(events.contains(&Progress::Embedding {
-        done: s.embedded,
-        total: s.embedded
+        done: texts,
+        total: texts
     }));
+    let store = index.vectors();
+    for chunk in index.all_chunks().unwrap() {
+        let units = groundcite_core::unit::units(&[(&chunk.section, &chunk.text)]);
+        let (key, _) = store
+            .files
+            .iter()
+            .find(|(_, f)| f.ids.contains(&chunk.id))
+            .unwrap();
+        let stored = store.units_of(key, &chunk.id).unwrap();
+        assert_eq!(stored.len(), units.len(), "{}", chunk.id);
+        for (i, u) in units.iter().enumerate() {
+            assert_eq!(stored.row(i), HashEmbedder::vector(&u.embedded), "{}", u.embedded);
+        }
+    }
     assert!(at.join(VECTORS_FILE).exists());
     index.check_vectors("toy-1").unwrap();
 

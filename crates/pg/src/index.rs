@@ -374,6 +374,7 @@ impl PgIndex {
                     chunk,
                     score: fusion::hybrid_score(f.cosine, coverage),
                     raw_score: f.raw,
+                    units: None,
                 })
             })
             .collect())
@@ -431,6 +432,7 @@ impl PgIndex {
                 chunk: chunk_from_row(row),
                 score: row.get::<_, Option<f32>>(9).unwrap_or(0.0).clamp(0.0, 1.0),
                 raw_score: row.get(10),
+                units: None,
             })
             .collect())
     }

@@ -36,6 +36,7 @@ fn hit(id: &str, text: &str, section: &str, score: f32) -> Hit {
         },
         score,
         raw_score: score * 10.0,
+        units: None,
     }
 }
 
