@@ -438,7 +438,10 @@ impl Answerability {
             .iter()
             .map(|v| match v {
                 Some(v) => cosine(q, v),
-                None => cosine(q, vectors.row(fresh.next().expect("one row per unit embedded"))),
+                None => cosine(
+                    q,
+                    vectors.row(fresh.next().expect("one row per unit embedded")),
+                ),
             })
             .collect();
         let answer_type = AnswerType::of(question);

@@ -38,8 +38,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::answerability::{Answerability, UnitKind};
-use groundcite_core::unit::{clean_sentence, table_cells};
 use crate::text::terms;
+use groundcite_core::unit::{clean_sentence, table_cells};
 
 /// Thresholds of the extractive generator.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -8,11 +8,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use groundcite_embed::Embedder;
+use groundcite_engine::answerability::Answerability;
 use groundcite_engine::{
     AnswerabilityConfig, AnswersQuestion, AskOptions, AskResult, Engine, EngineError,
     ExtractiveGenerator, NO_DIRECT_ANSWER, RefusalReason, Relevance, Retriever, Settings,
 };
-use groundcite_engine::answerability::Answerability;
 use groundcite_index::vectors::UnitVectors;
 use groundcite_index::{Chunk, Hit};
 use groundcite_llm::{Generator, ScriptedGenerator};
@@ -242,7 +242,10 @@ fn unit_vectors_from_ingest_are_reused_when_they_line_up() {
     let embedded = fresh().judge(question, &passages).unwrap();
 
     // Stored vectors give the judgement embedding gives.
-    let stored: Vec<UnitVectors> = passages.iter().map(|&p| stored_units(&embedder, p)).collect();
+    let stored: Vec<UnitVectors> = passages
+        .iter()
+        .map(|&p| stored_units(&embedder, p))
+        .collect();
     let reused = fresh()
         .judge_with(question, &passages, &[Some(&stored[0]), Some(&stored[1])])
         .unwrap();

@@ -14,7 +14,9 @@
 //! fitting half when the first byte of BLAKE3(its first gold path) is even,
 //! so every question about one page falls on the same side and the split
 //! never changes. With `--text-only`, chunks are also embedded without
-//! their section label, and the dense ranking over those is compared.
+//! their section label, and the dense ranking over those is compared; with
+//! `--chunk-only`, the dense ranking by the chunk vectors alone (without
+//! their best answer unit: `vectors::dense_similarity`) is compared.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -41,10 +43,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let text_only = args.iter().any(|a| a == "--text-only");
     let with_title = args.iter().any(|a| a == "--with-title");
-    args.retain(|a| a != "--text-only" && a != "--with-title");
+    let chunk_only = args.iter().any(|a| a == "--chunk-only");
+    args.retain(|a| a != "--text-only" && a != "--with-title" && a != "--chunk-only");
     if args.len() < 4 {
         return Err(
-            "usage: fusion MODEL_DIR INDEX_DIR PAGES QUESTIONS.jsonl... [--text-only | --with-title]".into(),
+            "usage: fusion MODEL_DIR INDEX_DIR PAGES QUESTIONS.jsonl... [--text-only | --with-title | --chunk-only]".into(),
         );
     }
     let model = Arc::new(groundcite_embed::Embedder::load(&args[0])?);
@@ -67,10 +70,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The alternative embedded text (`--text-only` or `--with-title`).
     let alternative = if with_title {
         "title › section + text"
+    } else if chunk_only {
+        "section + text, the chunk vector alone"
     } else {
         "text alone"
     };
-    let text_only_store = if text_only || with_title {
+    // The alternative dense side: (chunk id, vector) for every chunk.
+    let text_only_store: Option<Vec<(String, Vec<f32>)>> = if chunk_only {
+        let store = index.vectors();
+        Some(
+            store
+                .files
+                .values()
+                .flat_map(|f| {
+                    f.ids
+                        .iter()
+                        .cloned()
+                        .zip(f.data.chunks_exact(store.dim).map(<[f32]>::to_vec))
+                })
+                .collect(),
+        )
+    } else if text_only || with_title {
         let chunks = index.all_chunks()?;
         let texts: Vec<String> = chunks
             .iter()
@@ -84,7 +104,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .collect();
         let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
         let vectors = model.embed(&texts)?;
-        Some((chunks, vectors))
+        Some(
+            chunks
+                .into_iter()
+                .map(|c| c.id)
+                .zip(vectors.rows().map(<[f32]>::to_vec))
+                .collect(),
+        )
     } else {
         None
     };
@@ -123,13 +149,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for (i, q) in questions.iter().enumerate() {
             let vector = model.embed_one(&q.question)?;
             let (dense, lexical) = index.rankings(&q.question, &vector, 200)?;
-            let dense_text_only = text_only_store.as_ref().map(|(chunks, vectors)| {
-                let mut d: Vec<DenseHit> = chunks
+            let dense_text_only = text_only_store.as_ref().map(|rows| {
+                let mut d: Vec<DenseHit> = rows
                     .iter()
-                    .zip(vectors.rows())
-                    .map(|(c, row)| DenseHit {
+                    .map(|(id, row)| DenseHit {
                         key: String::new(),
-                        id: c.id.clone(),
+                        id: id.clone(),
                         cosine: row.iter().zip(&vector).map(|(a, b)| a * b).sum(),
                     })
                     .collect();
@@ -299,13 +324,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 lexical_depth: 0,
             };
             println!(
-                "embedded text: section + text: dense all {}; default all {}",
+                "as ranked (section + text and best unit): dense all {}; default fit {} | held-out {} | all {}",
                 show(eval(&dense, &all, false)),
+                show(eval(&chosen, &fit, false)),
+                show(eval(&chosen, &held, false)),
                 show(eval(&chosen, &all, false))
             );
             println!(
-                "embedded text: {alternative}: dense all {}; default all {}",
+                "{alternative}: dense all {}; default fit {} | held-out {} | all {}",
                 show(eval(&dense, &all, true)),
+                show(eval(&chosen, &fit, true)),
+                show(eval(&chosen, &held, true)),
                 show(eval(&chosen, &all, true))
             );
         }

@@ -21,7 +21,7 @@ use crate::fusion::{self, Fusion, LexicalHit};
 use crate::ingest::IngestOptions;
 use crate::score::{self, QueryTerm};
 use crate::source::{self, Plan};
-use crate::vectors::{ChunkEmbedder, FileVectors, VectorStore, embedding_text};
+use crate::vectors::{ChunkEmbedder, FileVectors, VectorStore, embed_all, embedding_text};
 use crate::{Chunk, Error, Hit, IngestSummary, Progress, Result};
 
 const TOKENIZER: &str = "groundcite_en";
@@ -186,10 +186,6 @@ struct FileEntry {
     hash: String,
     chunks: usize,
 }
-
-/// How many chunk texts one embedding call gets during an ingest (one
-/// progress step each).
-const EMBED_STEP: usize = 128;
 
 /// An on-disk index of chunks with its manifest and, when ingested with a
 /// model, its chunk vectors.
@@ -406,32 +402,11 @@ impl Index {
             .iter()
             .flat_map(|f| f.texts.iter().map(String::as_str))
             .collect();
-        let total = texts.len();
-        let mut data = Vec::new();
-        for (step, batch) in texts.chunks(EMBED_STEP).enumerate() {
-            progress(Progress::Embedding {
-                done: step * EMBED_STEP,
-                total,
-            });
-            let vectors = embedder.embed_texts(batch).map_err(Error::Embedding)?;
-            let dim = vectors.len() / batch.len();
-            if dim == 0
-                || vectors.len() != dim * batch.len()
-                || (store.dim != 0 && store.dim != dim)
-            {
-                return Err(Error::Embedding(format!(
-                    "the model returned {} values for {} texts (vectors of {} expected)",
-                    vectors.len(),
-                    batch.len(),
-                    store.dim
-                )));
-            }
-            store.dim = dim;
-            data.extend(vectors);
-        }
-        if total > 0 {
-            progress(Progress::Embedding { done: total, total });
-        }
+        let (data, dim) = embed_all(embedder.as_ref(), &texts, store.dim, &mut |done, total| {
+            progress(Progress::Embedding { done, total })
+        })
+        .map_err(Error::Embedding)?;
+        store.dim = dim;
         let mut offset = 0;
         for file in pending {
             summary.embedded += file.ids.len();

@@ -58,7 +58,11 @@ fn vectors_are_incremental_per_file_and_survive_reopening() {
     // Every chunk's answer units are embedded too, in the order the
     // answerability judgement reads them.
     let texts = toy.texts_embedded();
-    assert!(texts > s.embedded, "{texts} texts for {} chunks", s.embedded);
+    assert!(
+        texts > s.embedded,
+        "{texts} texts for {} chunks",
+        s.embedded
+    );
     assert!(events.contains(&Progress::Embedding {
         done: texts,
         total: texts
@@ -74,7 +78,12 @@ fn vectors_are_incremental_per_file_and_survive_reopening() {
         let stored = store.units_of(key, &chunk.id).unwrap();
         assert_eq!(stored.len(), units.len(), "{}", chunk.id);
         for (i, u) in units.iter().enumerate() {
-            assert_eq!(stored.row(i), HashEmbedder::vector(&u.embedded), "{}", u.embedded);
+            assert_eq!(
+                stored.row(i),
+                HashEmbedder::vector(&u.embedded),
+                "{}",
+                u.embedded
+            );
         }
     }
     assert!(at.join(VECTORS_FILE).exists());

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use groundcite_index::fusion::{self, Fusion, LexicalHit};
 use groundcite_index::score::idf;
 use groundcite_index::source::{self, Plan, Source};
-use groundcite_index::vectors::{DenseHit, embedding_text};
+use groundcite_index::vectors::{
+    DenseHit, UnitVectors, dense_similarity, embed_all, embedding_text,
+};
 use groundcite_index::{
     Chunk, ChunkEmbedder, ChunkIndex, Hit, IngestOptions, IngestSummary, Progress, query_words,
 };
@@ -133,13 +135,23 @@ fn chunks_by_seq_sql(n: usize) -> String {
     format!("SELECT {CHUNK_COLUMNS}, {score}, c.seq FROM chunks c WHERE c.seq = ANY($1)")
 }
 
-/// Every chunk with a vector, by inner product with the query vector `$1`
-/// (the cosine: vectors are unit length), best first; ties by file key and
-/// chunk id in byte order, as the embedded index's exact search orders them.
+/// Every chunk with a vector: its file key and id, its inner product with
+/// the query vector `$1` (the cosine: vectors are unit length) and its best
+/// unit's (NULL without units). Ranked in Rust by
+/// [`groundcite_index::vectors::dense_similarity`], as the embedded index
+/// ranks.
 const DENSE_SQL: &str = "
-SELECT v.chunk_seq, (-(v.embedding <#> $1::float4[]::vector))::float4 AS cosine
+SELECT v.chunk_seq, c.file_key, c.id,
+       (-(v.embedding <#> $1::float4[]::vector))::float4 AS cosine,
+       u.best
 FROM chunk_vectors v JOIN chunks c ON c.seq = v.chunk_seq
-ORDER BY cosine DESC, c.file_key COLLATE \"C\", c.id COLLATE \"C\"";
+LEFT JOIN (SELECT chunk_seq, max(-(embedding <#> $1::float4[]::vector))::float4 AS best
+           FROM unit_vectors GROUP BY chunk_seq) u ON u.chunk_seq = v.chunk_seq";
+
+/// The unit vectors of chunks `$1`, chunk by chunk in unit order.
+const UNITS_SQL: &str = "
+SELECT chunk_seq, embedding::float4[] FROM unit_vectors
+WHERE chunk_seq = ANY($1) ORDER BY chunk_seq, ord";
 
 /// The vectors of chunks `$1`: row `i` is `$2[(i-1)·$3 + 1 .. i·$3]`.
 const INSERT_VECTORS_SQL: &str = "
@@ -147,9 +159,12 @@ INSERT INTO chunk_vectors (chunk_seq, embedding)
 SELECT s, (($2::float4[])[(i - 1) * $3::int4 + 1 : i * $3::int4])::vector
 FROM unnest($1::int8[]) WITH ORDINALITY AS t(s, i)";
 
-/// How many chunk texts one embedding call gets during an ingest (one
-/// progress step each), as in the embedded index.
-const EMBED_STEP: usize = 128;
+/// The vectors of units `($1, $2)` (chunk, position): row `i` is
+/// `$3[(i-1)·$4 + 1 .. i·$4]`.
+const INSERT_UNIT_VECTORS_SQL: &str = "
+INSERT INTO unit_vectors (chunk_seq, ord, embedding)
+SELECT s, o, (($3::float4[])[(i - 1) * $4::int4 + 1 : i * $4::int4])::vector
+FROM unnest($1::int8[], $2::int4[]) WITH ORDINALITY AS t(s, o, i)";
 
 /// [`CHUNK_COLUMNS`] of the `top` subquery.
 const TOP_COLUMNS: &str = "top.id, top.path, top.title, top.section, top.url, top.text, \
@@ -332,14 +347,27 @@ impl PgIndex {
                     .collect();
             }
             let stmt = client.prepare_cached(DENSE_SQL).await?;
-            let dense: Vec<DenseHit> = client
+            let mut ranked: Vec<(f32, String, String, i64)> = client
                 .query(&stmt, &[&query_vector])
                 .await?
                 .iter()
-                .map(|r| DenseHit {
+                .map(|r| {
+                    let similarity = dense_similarity(r.get(3), r.get(4));
+                    (similarity, r.get(1), r.get(2), r.get(0))
+                })
+                .collect();
+            // Best first; ties by file key and chunk id in byte order, as
+            // the embedded index's exact search orders them.
+            ranked.sort_by(|a, b| {
+                b.0.total_cmp(&a.0)
+                    .then_with(|| (&a.1, &a.2).cmp(&(&b.1, &b.2)))
+            });
+            let dense: Vec<DenseHit> = ranked
+                .into_iter()
+                .map(|(cosine, _, _, seq)| DenseHit {
                     key: String::new(),
-                    id: r.get::<_, i64>(0).to_string(),
-                    cosine: r.get(1),
+                    id: seq.to_string(),
+                    cosine,
                 })
                 .collect();
             Ok((dense, lexical, term_words, idfs))
@@ -356,8 +384,34 @@ impl PgIndex {
             let stmt = client
                 .prepare_cached(&chunks_by_seq_sql(term_words.len()))
                 .await?;
-            Ok(client.query(&stmt, &params).await?)
+            let chunks = client.query(&stmt, &params).await?;
+            let stmt = client.prepare_cached(UNITS_SQL).await?;
+            let units = client.query(&stmt, &[&seqs]).await?;
+            Ok((chunks, units))
         })?;
+        let (rows, unit_rows) = rows;
+        // Every hit has its chunk's unit vectors (none for a chunk without
+        // units), as the embedded index stores them.
+        let dim = vector.len();
+        let mut units: HashMap<String, UnitVectors> = seqs
+            .iter()
+            .map(|s| {
+                (
+                    s.to_string(),
+                    UnitVectors {
+                        dim,
+                        data: Vec::new(),
+                    },
+                )
+            })
+            .collect();
+        for row in &unit_rows {
+            let seq: i64 = row.get(0);
+            let values: Vec<f32> = row.get(1);
+            if let Some(u) = units.get_mut(&seq.to_string()) {
+                u.data.extend(values);
+            }
+        }
         let mut by_seq: HashMap<String, (Chunk, f32)> = rows
             .iter()
             .map(|row| {
@@ -374,7 +428,7 @@ impl PgIndex {
                     chunk,
                     score: fusion::hybrid_score(f.cosine, coverage),
                     raw_score: f.raw,
-                    units: None,
+                    units: units.remove(&f.id),
                 })
             })
             .collect())
@@ -532,8 +586,9 @@ impl PgIndex {
 }
 
 impl PgIndex {
-    /// Computes and stores the vectors of the chunks written this run, in
-    /// batches of [`EMBED_STEP`] texts, in the run's transaction.
+    /// Computes and stores the vectors of the chunks written this run and
+    /// of their answer units (`vectors::embed_all`), in the run's
+    /// transaction.
     fn embed(
         &self,
         tx: &Transaction<'_>,
@@ -542,42 +597,74 @@ impl PgIndex {
         summary: &mut IngestSummary,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(), Error> {
-        let total = pending.len();
+        // Every text with its chunk and its place: 0 the chunk's own, then
+        // its units from 1.
+        let texts: Vec<(i64, usize, &str)> = pending
+            .iter()
+            .flat_map(|p| {
+                p.texts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| (p.seq, i, t.as_str()))
+            })
+            .collect();
+        let strs: Vec<&str> = texts.iter().map(|t| t.2).collect();
+        let (data, dim) = embed_all(embedder, &strs, 0, &mut |done, total| {
+            progress(Progress::Embedding { done, total })
+        })
+        .map_err(Error::Embedding)?;
+        if texts.is_empty() {
+            return Ok(());
+        }
+        let width = dim as i32;
         let insert = self.client.block(tx.prepare(INSERT_VECTORS_SQL))?;
-        let mut dim = 0usize;
-        for (step, batch) in pending.chunks(EMBED_STEP).enumerate() {
-            progress(Progress::Embedding {
-                done: step * EMBED_STEP,
-                total,
-            });
-            let texts: Vec<&str> = batch.iter().map(|p| p.text.as_str()).collect();
-            let data = embedder.embed_texts(&texts).map_err(Error::Embedding)?;
-            let got = data.len() / batch.len();
-            if got == 0 || data.len() != got * batch.len() || (dim != 0 && dim != got) {
-                return Err(Error::Embedding(format!(
-                    "the model returned {} values for {} texts (vectors of {dim} expected)",
-                    data.len(),
-                    batch.len(),
-                )));
+        let insert_units = self.client.block(tx.prepare(INSERT_UNIT_VECTORS_SQL))?;
+        // Stored in steps of a few hundred rows, chunk rows and unit rows
+        // apart.
+        for (batch, rows) in texts.chunks(512).zip(data.chunks(512 * dim)) {
+            let (mut seqs, mut chunk_data) = (Vec::new(), Vec::new());
+            let (mut unit_seqs, mut ords, mut unit_data) = (Vec::new(), Vec::new(), Vec::new());
+            for (&(seq, place, _), row) in batch.iter().zip(rows.chunks_exact(dim)) {
+                if place == 0 {
+                    seqs.push(seq);
+                    chunk_data.extend_from_slice(row);
+                } else {
+                    unit_seqs.push(seq);
+                    ords.push(i32::try_from(place - 1).unwrap_or(i32::MAX));
+                    unit_data.extend_from_slice(row);
+                }
             }
-            dim = got;
-            let seqs: Vec<i64> = batch.iter().map(|p| p.seq).collect();
-            let width = dim as i32;
-            self.client
-                .block(tx.execute(&insert, &[&seqs, &data, &width]))?;
+            if !seqs.is_empty() {
+                self.client
+                    .block(tx.execute(&insert, &[&seqs, &chunk_data, &width]))?;
+            }
+            if !unit_seqs.is_empty() {
+                self.client
+                    .block(tx.execute(&insert_units, &[&unit_seqs, &ords, &unit_data, &width]))?;
+            }
         }
-        if total > 0 {
-            progress(Progress::Embedding { done: total, total });
-        }
-        summary.embedded += total;
+        summary.embedded += pending.len();
         Ok(())
     }
 }
 
-/// A chunk written this run that still needs its vector.
+/// A chunk written this run that still needs its vectors: its
+/// [`embedding_text`], then its answer units' embedded texts.
 struct PendingChunk {
     seq: i64,
-    text: String,
+    texts: Vec<String>,
+}
+
+impl PendingChunk {
+    fn new(seq: i64, chunk: &Chunk) -> PendingChunk {
+        let mut texts = vec![embedding_text(chunk)];
+        texts.extend(
+            groundcite_core::unit::units(&[(chunk.section.as_str(), chunk.text.as_str())])
+                .into_iter()
+                .map(|u| u.embedded),
+        );
+        PendingChunk { seq, texts }
+    }
 }
 
 /// The PostgreSQL half of an ingest run: statements in the run's
@@ -668,11 +755,11 @@ impl source::IngestStore for PgRun<'_> {
                     chunks.len()
                 )));
             }
-            self.pending
-                .extend(seqs.into_iter().zip(chunks).map(|(seq, c)| PendingChunk {
-                    seq,
-                    text: embedding_text(c),
-                }));
+            self.pending.extend(
+                seqs.into_iter()
+                    .zip(chunks)
+                    .map(|(seq, c)| PendingChunk::new(seq, c)),
+            );
         }
         self.known
             .insert(src.key.clone(), (hash, self.model_id.clone()));

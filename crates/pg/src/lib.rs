@@ -66,20 +66,26 @@
 //!
 //! As in the embedded index ([`groundcite_index::fusion`]), and with its
 //! code: [`PgIndex::set_embedder`] makes ingest compute a vector per chunk
-//! ([`groundcite_index::vectors::embedding_text`]), batched (128 texts a
-//! call, reported as `Progress::Embedding`) and stored in the run's
+//! ([`groundcite_index::vectors::embedding_text`]) and one per answer unit
+//! of the chunk (`groundcite_core::unit::units`, in table `unit_vectors`),
+//! batched longest first ([`groundcite_index::vectors::embed_all`],
+//! reported as `Progress::Embedding`) and stored in the run's
 //! transaction; unchanged files keep their vectors, a file without vectors
 //! of the configured model counts as changed, and another model's vectors
 //! are all dropped and the summary says so (`model_changed`).
 //! [`PgIndex::check_vectors`] is the error a caller gives when the index
-//! lacks the model's vectors. [`PgIndex::search_hybrid`] ranks every chunk
-//! exactly by inner product with the question's vector (pgvector's `<#>`,
-//! a scan: the cosine of unit vectors, as the embedded index computes it),
-//! takes the full-text ranking's top [`Fusion::lexical_depth`], fuses them
-//! with [`groundcite_index::fusion::fuse`] and scores each hit with
-//! [`groundcite_index::fusion::hybrid_score`] of its cosine and this
-//! backend's lexical coverage. Four round trips: lexemes, full-text top,
-//! dense ranking (chunk ids and cosines only), the k chunks.
+//! lacks the model's vectors. [`PgIndex::search_hybrid`] computes every
+//! chunk's inner product with the question's vector and its best unit's
+//! (pgvector's `<#>`, a scan: the cosine of unit vectors, as the embedded
+//! index computes it), ranks them by
+//! [`groundcite_index::vectors::dense_similarity`] as the embedded index
+//! does, takes the full-text ranking's top [`Fusion::lexical_depth`], fuses
+//! them with [`groundcite_index::fusion::fuse`] and scores each hit with
+//! [`groundcite_index::fusion::hybrid_score`] of its similarity and this
+//! backend's lexical coverage. Each hit carries its chunk's unit vectors
+//! (`Hit::units`), which the engine's answerability judgement reuses. Five
+//! queries: lexemes, full-text top, dense ranking (chunk ids and
+//! similarities only), the k chunks, their unit vectors.
 //!
 //! [`Fusion::lexical_depth`]: groundcite_index::Fusion::lexical_depth
 //!

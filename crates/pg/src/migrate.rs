@@ -50,6 +50,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "chunk_vectors",
         sql: include_str!("../migrations/0005_chunk_vectors.sql"),
     },
+    Migration {
+        version: 6,
+        name: "unit_vectors",
+        sql: include_str!("../migrations/0006_unit_vectors.sql"),
+    },
 ];
 
 /// Appended to a migration error about pgvector: what the database needs.

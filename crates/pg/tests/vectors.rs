@@ -88,9 +88,16 @@ fn vectors_are_incremental_per_file() {
         .unwrap();
     let chunks = pg.index.num_chunks().unwrap();
     assert_eq!(s.embedded as u64, chunks);
+    // The chunks' answer units are embedded too.
+    let texts = toy.texts_embedded();
+    assert!(
+        texts > s.embedded,
+        "{texts} texts for {} chunks",
+        s.embedded
+    );
     assert!(events.contains(&Progress::Embedding {
-        done: s.embedded,
-        total: s.embedded
+        done: texts,
+        total: texts
     }));
     let status = pg.index.vector_status("toy-1").unwrap();
     assert_eq!((status.files_without, status.vectors), (0, chunks));
@@ -244,6 +251,17 @@ fn hybrid_search_ranks_as_the_embedded_index() {
         for (g, w) in got.iter().zip(&want) {
             assert_eq!(g.chunk, w.chunk, "{query}");
             assert!((0.0..=1.0).contains(&g.score), "{g:?}");
+            // Each hit carries its chunk's unit vectors, the same on both.
+            let (gu, wu) = (g.units.as_ref().unwrap(), w.units.as_ref().unwrap());
+            assert_eq!(gu.len(), wu.len(), "{}", g.chunk.id);
+            assert!(
+                gu.data
+                    .iter()
+                    .zip(&wu.data)
+                    .all(|(a, b)| (a - b).abs() < 1e-6),
+                "{}",
+                g.chunk.id
+            );
         }
         compared += got.len();
     }
