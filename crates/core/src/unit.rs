@@ -65,19 +65,7 @@ pub fn units(passages: &[(&str, &str)]) -> Vec<AnswerUnit> {
                     header = Some(cells);
                     continue;
                 };
-                let row = h
-                    .iter()
-                    .zip(&cells)
-                    .filter(|(_, c)| !c.is_empty())
-                    .map(|(h, c)| {
-                        if h.is_empty() {
-                            c.clone()
-                        } else {
-                            format!("{h}: {c}")
-                        }
-                    })
-                    .collect::<Vec<_>>()
-                    .join("; ");
+                let row = table_row(h, &cells);
                 if row.is_empty() {
                     continue;
                 }
@@ -136,6 +124,24 @@ pub fn units(passages: &[(&str, &str)]) -> Vec<AnswerUnit> {
 pub fn table_cells(row: &str) -> Vec<String> {
     let row = row.trim().trim_start_matches('|').trim_end_matches('|');
     row.split('|').map(|c| c.trim().replace("**", "")).collect()
+}
+
+/// A table row under its header: `header: cell; header: cell` (empty
+/// cells left out; a cell under an empty header alone).
+pub fn table_row(header: &[String], cells: &[String]) -> String {
+    header
+        .iter()
+        .zip(cells)
+        .filter(|(_, c)| !c.is_empty())
+        .map(|(h, c)| {
+            if h.is_empty() {
+                c.clone()
+            } else {
+                format!("{h}: {c}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Strips list bullets, emphasis and line breaks from a passage sentence,

@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::answerability::{Answerability, UnitKind};
 use crate::text::terms;
-use groundcite_core::unit::{clean_sentence, table_cells};
+use groundcite_core::unit::{clean_sentence, table_cells, table_row};
 
 /// Thresholds of the extractive generator.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -220,19 +220,7 @@ impl ExtractiveGenerator {
                             continue;
                         }
                         Some(h) => {
-                            let pairs: Vec<String> = h
-                                .iter()
-                                .zip(&cells)
-                                .filter(|(_, c)| !c.is_empty())
-                                .map(|(h, c)| {
-                                    if h.is_empty() {
-                                        c.clone()
-                                    } else {
-                                        format!("{h}: {c}")
-                                    }
-                                })
-                                .collect();
-                            let row = pairs.join("; ");
+                            let row = table_row(h, &cells);
                             let t = terms(&row);
                             let mut context = section_terms.clone();
                             context.extend(previous.iter().cloned());

@@ -89,45 +89,50 @@
 //! caller gives when an index lacks the model's vectors (the engine does,
 //! rather than fall back to lexical silently).
 //!
-//! [`Index::search_hybrid`] ranks every chunk by exact cosine (a dot
-//! product: the vectors are unit length; ~2,400 chunks × 384 values at
-//! handbook size) and fuses that ranking with BM25's by [`Fusion`]
-//! ([`fusion`] has the measured methods; `examples/fusion.rs` measures
-//! them). The hit's [`Hit::score`] is [`fusion::hybrid_score`]: half the
-//! cosine (clipped at 0), half the lexical coverage above, so it stays in
-//! `0..=1` and comparable across queries; `raw_score` is BM25's (0 for a
-//! chunk outside BM25's top).
+//! [`Index::search_hybrid`] ranks every chunk by its dense similarity to
+//! the question ([`vectors::dense_similarity`]: the mean of the chunk
+//! vector's cosine and its best answer unit's, dot products of unit
+//! vectors; ~2,400 chunks and ~13,000 units × 384 values at handbook size)
+//! and fuses that ranking with BM25's by [`Fusion`] ([`fusion`] has the
+//! measured methods; `examples/fusion.rs` measures them). The hit's
+//! [`Hit::score`] is [`fusion::hybrid_score`]: half the similarity
+//! (clipped at 0), half the lexical coverage above, so it stays in `0..=1`
+//! and comparable across queries; `raw_score` is BM25's (0 for a chunk
+//! outside BM25's top); [`Hit::units`] carries the chunk's unit vectors.
 //!
 //! Measured with all-MiniLM-L6-v2 over the handbook (2,430 chunks), gold
-//! page among the first 1/3/5 hits (`cargo run -p groundcite-index
+//! page among the first 1/3/5 hits (`cargo run --release -p groundcite-index
 //! --example fusion -- MODEL_DIR INDEX_DIR ../shared/corpora/tts-handbook/pages
-//! ../shared/cases/questions-paraphrase-dev.jsonl ../shared/cases/questions-dev.jsonl`).
-//! Each method's parameters are fitted on the paraphrased questions whose
-//! first gold page has an even first BLAKE3 byte (23 questions) and
-//! reported on the others (37 held out):
+//! ../shared/cases/questions-paraphrase-dev.jsonl ../shared/cases/questions-dev.jsonl
+//! --chunk-only`). Each method's parameters are fitted on the paraphrased
+//! questions whose first gold page has an even first BLAKE3 byte (23
+//! questions) and reported on the others (37 held out):
 //!
 //! | paraphrased (60) | fitted | held-out @1/@3/@5 | all @1/@3/@5 |
 //! |---|---|---|---|
 //! | BM25 alone | – | – | 31 / 37 / 42 |
-//! | dense alone | – | 22 / 26 / 29 | 33 / 45 / 49 |
-//! | BM25 top N re-scored by cosine | N = 100 | 21 / 27 / 31 | 34 / 47 / 52 |
-//! | RRF, equal weights (k0 60) | – | – | 35 / 46 / 51 |
-//! | RRF, weighted | wl 0.5, k0 60, N 200 | 21 / 28 / 31 | 35 / 47 / 52 |
-//! | **weighted score fusion** (default) | w 0.9, N 100 | **24 / 29 / 32** | **38 / 48 / 53** |
+//! | dense alone | – | 25 / 31 / 32 | 43 / 49 / 51 |
+//! | BM25 top N re-scored by the similarity | N = 20 | 21 / 27 / 30 | 38 / 45 / 51 |
+//! | RRF, equal weights (k0 60) | – | – | 37 / 45 / 54 |
+//! | RRF, weighted | wl 0.5, k0 60, N 20 | 22 / 29 / 30 | 36 / 50 / 52 |
+//! | weighted score fusion, fitted | w 0.8, N 20 | 23 / 28 / 31 | 38 / 47 / 53 |
+//! | **weighted score fusion** (default, fitted before the unit vectors) | w 0.9, N 100 | **27 / 32 / 36** | **44 / 51 / 57** |
+//! | the default over the chunk vector's cosine alone (before the unit vectors) | w 0.9, N 100 | 24 / 29 / 32 | 38 / 48 / 53 |
 //!
-//! Keeping only the best chunk of each page in the first k (measured, not
-//! adopted: it changes which passages an answer is built from, the
-//! answering stage's concern) gives all 38 / 53 / 54, held-out 24 / 32 / 32.
+//! The fitting half is small (23 questions): its best weighted fusion
+//! (0.8 over BM25's top 20) does worse on the held-out half than the
+//! default, which stays. Keeping only the best chunk of each page in the
+//! first k (measured, not adopted: it changes which passages an answer is
+//! built from, the answering stage's concern) gives all 44 / 53 / 57.
 //!
 //! On the 15 phrased questions (`questions-dev.jsonl`) every method finds
-//! all 15 in the top 5; the default puts 13 first and 15 in the top 3.
-//! The embedded text (section label + text) was not compared with the text
-//! alone: embedding the handbook twice did not fit the session.
+//! all 15 in the top 5; the default puts 14 first and 15 in the top 3.
 //! As a gate signal, the best hybrid score of the top 5 separates answerable
 //! from unanswerable paraphrased questions barely better than chance (AUC
 //! 0.56; lexical coverage 0.51, top cosine 0.59; on the phrased questions
 //! 0.97, 0.95, 0.94): answerability needs a judgement beyond retrieval
-//! scores, as issue 12 says.
+//! scores, as issue 12 says. (Measured again with the unit vectors: AUC
+//! 0.55, lexical 0.51, top similarity 0.60.)
 //!
 //! ## Defaults
 //!
