@@ -65,7 +65,8 @@ fn ask(c: &mut Criterion) {
     let embedder = Arc::new(groundcite_embed::Embedder::load(model_dir).unwrap());
     let engine = engine.with_embedder(embedder);
     // 23 questions in turn: more than the judgements remembered, so every
-    // ask embeds its sentences.
+    // ask embeds its sentences (this index has no vectors: an `ask` over
+    // unit vectors stored at ingest is measured by `bench/hybrid.sh`).
     c.bench_function("ask_extractive_handbook_with_model", |b| {
         b.iter(|| {
             let q = &questions[i % questions.len()];

@@ -246,11 +246,15 @@ impl VectorStore {
     pub fn units_of(&self, key: &str, id: &str) -> Option<UnitVectors> {
         let file = self.files.get(key)?;
         let at = file.ids.iter().position(|i| i == id)?;
-        let start: usize = file.unit_counts[..at].iter().map(|&n| n as usize).sum();
+        let before = file.unit_counts.get(..at)?;
+        let start: usize = before.iter().map(|&n| n as usize).sum();
         let n = *file.unit_counts.get(at)? as usize;
+        let data = file
+            .unit_data
+            .get(start * self.dim..(start + n) * self.dim)?;
         Some(UnitVectors {
             dim: self.dim,
-            data: file.unit_data[start * self.dim..(start + n) * self.dim].to_vec(),
+            data: data.to_vec(),
         })
     }
 
@@ -388,7 +392,7 @@ fn decode(bytes: &[u8]) -> std::result::Result<VectorStore, String> {
         }
         rows += f.ids.len() + f.units.iter().map(|&n| n as usize).sum::<usize>();
     }
-    if Some(data.len()) != rows.checked_mul(header.dim * 4) {
+    if Some(data.len()) != header.dim.checked_mul(4).and_then(|b| rows.checked_mul(b)) {
         return Err(format!(
             "{} bytes of vectors for {rows} rows of {} values",
             data.len(),

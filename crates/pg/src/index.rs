@@ -374,7 +374,7 @@ impl PgIndex {
         })?;
         let fused = fusion::fuse(&dense, &lexical, fusion, k);
         let seqs: Vec<i64> = fused.iter().filter_map(|f| f.id.parse().ok()).collect();
-        let rows = self.client.retry(is_transient, || async {
+        let (rows, unit_rows) = self.client.retry(is_transient, || async {
             let client = self.client.conn().await?;
             let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![&seqs];
             for (w, f) in term_words.iter().zip(&idfs) {
@@ -389,7 +389,6 @@ impl PgIndex {
             let units = client.query(&stmt, &[&seqs]).await?;
             Ok((chunks, units))
         })?;
-        let (rows, unit_rows) = rows;
         // Every hit has its chunk's unit vectors (none for a chunk without
         // units), as the embedded index stores them.
         let dim = vector.len();
