@@ -236,21 +236,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .iter()
         .map(|(_, q)| (q.id.as_str(), q.hard))
         .collect();
-    let mut runs = vec![("fitted", config.clone())];
-    if config != AnswerabilityConfig::default() {
-        runs.push(("defaults", AnswerabilityConfig::default()));
-    }
-    let mut engine = None;
-    for (run, config) in runs {
+    let fitted = engine_with(config.clone());
+    let defaults = (config != AnswerabilityConfig::default())
+        .then(|| engine_with(AnswerabilityConfig::default()));
+    let runs =
+        std::iter::once(("fitted", &fitted)).chain(defaults.as_ref().map(|e| ("defaults", e)));
+    for (run, engine) in runs {
         println!("end to end with the {run} values:");
-        let engine = engine.insert(engine_with(config));
         for file in FILES {
             let set: Vec<Question> = questions
                 .iter()
                 .filter(|(f, _)| f == file)
                 .map(|(_, q)| q.clone())
                 .collect();
-            let summary = eval::questions(&engine, &set).await?;
+            let summary = eval::questions(engine, &set).await?;
             for (name, want_held_out) in [("fit half", false), ("held-out half", true)] {
                 let outcomes: Vec<_> = summary
                     .outcomes
@@ -301,10 +300,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     // The two off-topic answers.
-    let judge = engine
-        .as_ref()
-        .and_then(Engine::answerability)
-        .expect("a model is configured");
+    let judge = fitted.answerability().expect("a model is configured");
     for (question, answer) in EXAMPLES {
         let a = judge.answers_question(question, &[answer])?;
         println!(
