@@ -247,7 +247,7 @@ fn cases(
     let mut listed: Vec<case::SentenceScore> = Vec::new();
     let mut out = std::io::stdout().lock();
     for line in input::read_cases(file)? {
-        let case = match line.case {
+        let case = match line?.case {
             Ok(c) => c,
             Err(e) => {
                 eprintln!("groundcite: {e}");

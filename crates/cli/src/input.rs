@@ -51,39 +51,140 @@ pub struct CaseLine {
     pub id: Option<String>,
 }
 
-/// Reads a JSONL case file. Blank lines are skipped; every other line gives
-/// a case or an error, so one bad line never stops the others.
-pub fn read_cases(path: &Path) -> Result<Vec<CaseLine>> {
-    let bytes = read_bytes(path)?;
-    let mut out = Vec::new();
-    for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
-        let line = i + 1;
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        if raw.iter().all(u8::is_ascii_whitespace) {
-            continue;
+/// One non-blank line of a JSON-lines stream, not yet parsed: its 1-based
+/// number and its bytes (without the line break).
+pub struct RawLine {
+    pub line: usize,
+    pub bytes: Vec<u8>,
+}
+
+/// The non-blank lines of a JSON-lines stream, read one at a time, so a
+/// file of any size is read in bounded memory. A line longer than
+/// [`MAX_INPUT_BYTES`] (or an endless one, such as `/dev/zero`) is an
+/// error naming the file and line, as is a read error.
+pub struct JsonLines<R> {
+    reader: R,
+    name: String,
+    line: usize,
+    done: bool,
+    /// The longest line read ([`MAX_INPUT_BYTES`]).
+    max_line: u64,
+}
+
+impl<R: std::io::BufRead> JsonLines<R> {
+    /// The lines of `reader`; `name` (the file) appears in every error.
+    pub fn new(reader: R, name: impl Into<String>) -> JsonLines<R> {
+        JsonLines {
+            reader,
+            name: name.into(),
+            line: 0,
+            done: false,
+            max_line: MAX_INPUT_BYTES,
         }
-        let where_ = format!("{}:{line}", path.display());
-        let Ok(text) = std::str::from_utf8(raw) else {
-            out.push(CaseLine {
-                line,
-                case: Err(format!("{where_}: not valid UTF-8")),
-                id: None,
-            });
-            continue;
-        };
-        let id = serde_json::from_str::<serde_json::Value>(text)
-            .ok()
-            .and_then(|v| v.get("id").and_then(|id| id.as_str().map(str::to_string)));
-        let case = match serde_json::from_str::<Case>(text) {
-            Ok(case) => case
-                .validate()
-                .map(|()| case)
-                .map_err(|e| format!("{where_}: {e}")),
-            Err(e) => Err(format!("{where_}: malformed case: {e}")),
-        };
-        out.push(CaseLine { line, case, id });
     }
-    Ok(out)
+
+    /// The file's name, as errors give it.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl<R: std::io::BufRead> Iterator for JsonLines<R> {
+    type Item = Result<RawLine>;
+
+    fn next(&mut self) -> Option<Result<RawLine>> {
+        use std::io::{BufRead, Read};
+        while !self.done {
+            self.line += 1;
+            let mut bytes = Vec::new();
+            let read = (&mut self.reader)
+                .take(self.max_line + 1)
+                .read_until(b'\n', &mut bytes);
+            match read {
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(anyhow::Error::new(e)
+                        .context(format!("cannot read {} (line {})", self.name, self.line))));
+                }
+                Ok(0) => self.done = true,
+                Ok(_) => {
+                    if bytes.last() == Some(&b'\n') {
+                        bytes.pop();
+                    } else if bytes.len() as u64 > self.max_line {
+                        self.done = true;
+                        return Some(Err(anyhow::anyhow!(
+                            "{}:{}: a line longer than {} bytes: not read",
+                            self.name,
+                            self.line,
+                            self.max_line
+                        )));
+                    }
+                    if bytes.last() == Some(&b'\r') {
+                        bytes.pop();
+                    }
+                    if !bytes.iter().all(u8::is_ascii_whitespace) {
+                        return Some(Ok(RawLine {
+                            line: self.line,
+                            bytes,
+                        }));
+                    }
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Opens a JSONL case file (`-` is standard input) as its lines.
+pub fn case_lines(path: &Path) -> Result<JsonLines<Box<dyn std::io::BufRead + Send>>> {
+    if path == Path::new("-") {
+        let stdin: Box<dyn std::io::BufRead + Send> =
+            Box::new(std::io::BufReader::new(std::io::stdin()));
+        return Ok(JsonLines::new(stdin, "<stdin>"));
+    }
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let reader: Box<dyn std::io::BufRead + Send> =
+        Box::new(std::io::BufReader::with_capacity(1 << 16, file));
+    Ok(JsonLines::new(reader, path.display().to_string()))
+}
+
+/// Parses one line of a case file: the case, or the error naming `name`
+/// and the line (with the `id`, when it could be read).
+pub fn parse_case(name: &str, raw: &RawLine) -> CaseLine {
+    let line = raw.line;
+    let where_ = format!("{name}:{line}");
+    let Ok(text) = std::str::from_utf8(&raw.bytes) else {
+        return CaseLine {
+            line,
+            case: Err(format!("{where_}: not valid UTF-8")),
+            id: None,
+        };
+    };
+    let case = match serde_json::from_str::<Case>(text) {
+        Ok(case) => case
+            .validate()
+            .map(|()| case)
+            .map_err(|e| format!("{where_}: {e}")),
+        Err(e) => Err(format!("{where_}: malformed case: {e}")),
+    };
+    // The id of a case that failed, for its error line.
+    let id = match &case {
+        Ok(c) => Some(c.id.clone()),
+        Err(_) => serde_json::from_str::<serde_json::Value>(text)
+            .ok()
+            .and_then(|v| v.get("id").and_then(|id| id.as_str().map(str::to_string))),
+    };
+    CaseLine { line, case, id }
+}
+
+/// Reads a JSONL case file (`-`: standard input) one case at a time.
+/// Blank lines are skipped; every other line gives a case or an error, so
+/// one bad line never stops the others. A read error ends the iteration.
+pub fn read_cases(path: &Path) -> Result<impl Iterator<Item = Result<CaseLine>>> {
+    let lines = case_lines(path)?;
+    let name = lines.name().to_string();
+    Ok(lines.map(move |raw| raw.map(|raw| parse_case(&name, &raw))))
 }
 
 /// What a passages file holds, for error messages.
@@ -185,5 +286,40 @@ mod tests {
         assert!(err.contains("an array of passages"), "{err}");
         let err = parse_passages(r#"{"docs": []}"#).unwrap_err().to_string();
         assert!(err.contains("an array of passages"), "{err}");
+    }
+
+    fn lines_of(text: &[u8], max_line: u64) -> Vec<Result<(usize, String), String>> {
+        let mut lines = JsonLines::new(text, "f.jsonl");
+        lines.max_line = max_line;
+        lines
+            .map(|l| {
+                l.map(|l| (l.line, String::from_utf8(l.bytes).unwrap()))
+                    .map_err(|e| format!("{e:#}"))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn json_lines_skip_blank_lines_and_keep_numbers() {
+        let got = lines_of(b"a\r\n\n  \nb\nc", 100);
+        let want: Vec<Result<(usize, String), String>> = vec![
+            Ok((1, "a".to_string())),
+            Ok((4, "b".to_string())),
+            Ok((5, "c".to_string())),
+        ];
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_line_too_long_is_an_error_after_the_lines_before_it() {
+        let got = lines_of(b"ab\n0123456789\ncd\n", 5);
+        assert_eq!(got.len(), 2, "{got:?}: reading stops at the error");
+        assert_eq!(got[0], Ok((1, "ab".to_string())));
+        assert_eq!(
+            got[1],
+            Err("f.jsonl:2: a line longer than 5 bytes: not read".to_string())
+        );
+        // A line of exactly the limit is read.
+        assert_eq!(lines_of(b"01234\n", 5), vec![Ok((1, "01234".to_string()))]);
     }
 }

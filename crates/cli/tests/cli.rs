@@ -151,6 +151,179 @@ fn unreadable_file_is_a_clear_error() {
     );
 }
 
+/// Runs the binary with `stdin` as its standard input.
+fn run_with_stdin(args: &[&str], dir: &Path, stdin: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .env_remove("GROUNDCITE_INDEX")
+        .env_remove("GROUNDCITE_CONFIG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// A batch of more cases than one window holds (1,024), with bad lines
+/// among them: every count of threads writes the same bytes, in input
+/// order, and says how many lines failed.
+#[test]
+fn batch_check_output_does_not_depend_on_the_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let good: Vec<serde_json::Value> = std::fs::read_to_string(dev())
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut text = String::new();
+    let mut ids = Vec::new();
+    for i in 0..2_600 {
+        if i % 700 == 13 {
+            text.push_str("{not json\n");
+            ids.push(None);
+            continue;
+        }
+        let mut case = good[i % good.len()].clone();
+        let id = format!("c{i}");
+        case["id"] = serde_json::json!(id);
+        text.push_str(&case.to_string());
+        text.push('\n');
+        ids.push(Some(id));
+    }
+    let file = dir.path().join("many.jsonl");
+    std::fs::write(&file, &text).unwrap();
+    let file = file.to_str().unwrap();
+    let outputs: Vec<Output> = ["1", "2", "3"]
+        .iter()
+        .map(|jobs| {
+            run(
+                &[
+                    "check",
+                    "--cases",
+                    file,
+                    "--jobs",
+                    jobs,
+                    "--fail-on",
+                    "none",
+                ],
+                dir.path(),
+            )
+        })
+        .collect();
+    for o in &outputs {
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(o));
+        assert!(
+            stderr(o).contains("4 case(s) could not be checked"),
+            "{}",
+            stderr(o)
+        );
+        assert!(
+            o.stdout == outputs[0].stdout,
+            "the output depends on --jobs"
+        );
+    }
+    let lines: Vec<serde_json::Value> = stdout(&outputs[0])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), ids.len());
+    for (i, (line, id)) in lines.iter().zip(&ids).enumerate() {
+        match id {
+            Some(id) => assert_eq!(line["id"], id.as_str()),
+            None => {
+                assert_eq!(line["line"], i + 1);
+                assert!(line["error"].as_str().unwrap().contains("malformed case"));
+            }
+        }
+    }
+    // Standard input gives the same reports; errors name `<stdin>`.
+    let piped = run_with_stdin(
+        &["check", "--cases", "-", "--jobs", "2", "--fail-on", "none"],
+        dir.path(),
+        text.as_bytes(),
+    );
+    assert!(
+        stdout(&piped) == stdout(&outputs[0]).replace(file, "<stdin>"),
+        "standard input gave other reports"
+    );
+    assert!(
+        stderr(&piped).contains("<stdin>:14: malformed case"),
+        "{}",
+        stderr(&piped)
+    );
+}
+
+/// `--fields` keeps the fields asked, in that order, each as the whole
+/// report writes it; an unknown field is an error naming the nearest.
+#[test]
+fn batch_check_fields_keep_what_was_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = dev();
+    let whole = run(&["check", "--cases", &dev, "--fail-on", "none"], dir.path());
+    let compact = run(
+        &[
+            "check",
+            "--cases",
+            &dev,
+            "--fail-on",
+            "none",
+            "--fields",
+            "status,id,counts,status",
+        ],
+        dir.path(),
+    );
+    assert!(compact.status.success(), "{}", stderr(&compact));
+    let whole: Vec<serde_json::Value> = stdout(&whole)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let compact_lines: Vec<&str> = std::str::from_utf8(&compact.stdout)
+        .unwrap()
+        .lines()
+        .collect();
+    assert_eq!(compact_lines.len(), whole.len());
+    for (line, full) in compact_lines.iter().zip(&whole) {
+        assert!(line.starts_with(r#"{"status":"#), "{line}");
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(keys.len(), 3, "{line}");
+        for key in ["status", "id", "counts"] {
+            assert_eq!(v[key], full[key], "{key} in {line}");
+        }
+    }
+    let o = run(
+        &["check", "--cases", &dev, "--fields", "id,statsu"],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("no field `statsu` (did you mean `status`?)"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(o.stdout.is_empty());
+}
+
+/// A read error (a folder given as the file) is an error naming it, after
+/// nothing was written.
+#[test]
+fn batch_check_read_error_names_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().to_str().unwrap();
+    let o = run(&["check", "--cases", folder], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(&format!("cannot read {folder}")),
+        "{}",
+        stderr(&o)
+    );
+}
+
 fn write_passages(dir: &Path) -> String {
     let p = dir.join("p.json");
     std::fs::write(
