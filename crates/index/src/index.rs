@@ -12,11 +12,10 @@ use tantivy::schema::{
     Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
     Value,
 };
-use tantivy::tokenizer::{
-    Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
-};
+use tantivy::tokenizer::{LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnalyzer};
 use tantivy::{DocAddress, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
+use crate::analysis::StopStem;
 use crate::fusion::{self, Fusion, LexicalHit};
 use crate::ingest::IngestOptions;
 use crate::score::{self, QueryTerm};
@@ -96,10 +95,7 @@ pub(crate) fn analyzer() -> TextAnalyzer {
     TextAnalyzer::builder(SimpleTokenizer::default())
         .filter(RemoveLongFilter::limit(40))
         .filter(LowerCaser)
-        .filter(StopWordFilter::remove(
-            STOP_WORDS.iter().map(|s| s.to_string()),
-        ))
-        .filter(Stemmer::new(Language::English))
+        .filter(StopStem::new(STOP_WORDS.iter().copied()))
         .build()
 }
 

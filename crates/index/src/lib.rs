@@ -171,6 +171,7 @@
 //! cannot be read or parsed is reported in [`IngestSummary::errors`] and
 //! skipped (its previous chunks, if any, are removed).
 
+mod analysis;
 mod block;
 pub mod chunk;
 pub mod demo;

@@ -7,6 +7,8 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 use crate::ingest::{Format, IngestOptions, prepare_document};
 use crate::{Chunk, IngestError, IngestSummary, url};
 
@@ -230,13 +232,27 @@ impl Plan {
                 .filter(|k| !keys.contains(k.as_str()))
                 .collect()
         };
-        for (done, src) in sources.into_iter().enumerate() {
-            store_file(store, &src, opts, summary)?;
-            progress(crate::Progress::File {
-                path: src.report_path,
-                done: done + 1,
-                total,
-            });
+        let mut done = 0;
+        for window in sources.chunks(PREPARE_WINDOW) {
+            // Read, hashed and chunked on all cores; stored in order.
+            let previous: Vec<Option<String>> = window
+                .iter()
+                .map(|src| store.indexed_hash(&src.key).map(str::to_owned))
+                .collect();
+            let prepared: Vec<Prepared> = window
+                .par_iter()
+                .zip(&previous)
+                .map(|(src, previous)| prepare(src, opts, previous.as_deref()))
+                .collect();
+            for ((src, previous), prepared) in window.iter().zip(&previous).zip(prepared) {
+                store_file(store, src, prepared, previous.is_some(), summary)?;
+                done += 1;
+                progress(crate::Progress::File {
+                    path: src.report_path.clone(),
+                    done,
+                    total,
+                });
+            }
         }
         if !gone.is_empty() {
             store.remove_gone(&gone)?;
@@ -246,11 +262,49 @@ impl Plan {
     }
 }
 
-/// One file of [`Plan::run`].
+/// Files prepared at once (read, hashed and chunked in parallel) before
+/// they are stored, in order: enough to keep every core busy, few enough
+/// that memory stays bounded.
+const PREPARE_WINDOW: usize = 64;
+
+/// One file read, hashed and, when it changed, chunked: the part of
+/// [`Plan::run`] that needs no store, so it runs in parallel.
+enum Prepared {
+    /// The file could not be read (its previous chunks, if any, stay).
+    Unreadable(String),
+    /// Same content hash as indexed.
+    Unchanged,
+    Changed {
+        hash: String,
+        warning: Option<String>,
+        chunks: Result<Vec<Chunk>, String>,
+    },
+}
+
+fn prepare(src: &Source, opts: &IngestOptions, previous: Option<&str>) -> Prepared {
+    let bytes = match src.read() {
+        Ok(b) => b,
+        Err(message) => return Prepared::Unreadable(message),
+    };
+    let hash = content_hash(opts, &bytes);
+    if previous == Some(hash.as_str()) {
+        return Prepared::Unchanged;
+    }
+    let warning = src.permalink_warning(&bytes);
+    Prepared::Changed {
+        hash,
+        warning,
+        chunks: src.chunks(bytes, opts),
+    }
+}
+
+/// One file of [`Plan::run`], prepared: stored, or counted as unchanged or
+/// failed. `indexed`: the file has chunks in the store.
 fn store_file<S: IngestStore>(
     store: &mut S,
     src: &Source,
-    opts: &IngestOptions,
+    prepared: Prepared,
+    indexed: bool,
     summary: &mut IngestSummary,
 ) -> Result<(), S::Error> {
     let note = |list: &mut Vec<IngestError>, message: String| {
@@ -259,33 +313,35 @@ fn store_file<S: IngestStore>(
             message,
         })
     };
-    let bytes = match src.read() {
-        Ok(b) => b,
-        Err(message) => {
+    let (hash, warning, chunks) = match prepared {
+        Prepared::Unreadable(message) => {
             note(&mut summary.errors, message);
             return Ok(());
         }
+        Prepared::Unchanged => {
+            summary.unchanged += 1;
+            return Ok(());
+        }
+        Prepared::Changed {
+            hash,
+            warning,
+            chunks,
+        } => (hash, warning, chunks),
     };
-    let hash = content_hash(opts, &bytes);
-    let previous = store.indexed_hash(&src.key).map(str::to_owned);
-    if previous.as_deref() == Some(hash.as_str()) {
-        summary.unchanged += 1;
-        return Ok(());
-    }
     // Whatever happens next, the old chunks of this file go.
-    if previous.is_some() {
+    if indexed {
         store.remove(&src.key)?;
     }
-    if let Some(message) = src.permalink_warning(&bytes) {
+    if let Some(message) = warning {
         note(&mut summary.warnings, message);
     }
-    match src.chunks(bytes, opts) {
+    match chunks {
         Ok(chunks) => {
             store.add(src, hash, &chunks)?;
             summary.indexed += 1;
             summary.chunks += chunks.len();
         }
-        Err(message) if previous.is_some() => note(
+        Err(message) if indexed => note(
             &mut summary.errors,
             format!("{message}; its previous chunks were removed"),
         ),

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Lexical retrieval at scale (issue 15), release build, one table row per
+# size: a synthetic corpus (bench/synth.py: the handbook's sections
+# recombined, terms and numbers varied, about 10 chunks a page) ingested by
+# groundcite and, on the same chunks in the same run, by SQLite FTS5
+# (crates/index/examples/scale.rs: ingest and insert throughput, size on
+# disk, search p50/p99 over 508 queries); then `serve` on that index:
+# `ask` p50 (extractive, the 108 dev questions, `eval questions --json`)
+# and resident memory after answering them over HTTP.
+# Targets at 1M chunks: BM25 p99 <= half of FTS5's; ingest chunks/s >= FTS5's
+# insert chunks/s; `serve` <= 2 GB resident.
+#
+# Usage: bench/scale.sh [PAGES...]   (default: 985 9850 98500 pages, about
+#        10k, 100k and 1M chunks; the corpora are kept in $SCALE_DIR,
+#        default /tmp/groundcite-scale, and reused: 1M chunks is 0.9 GB)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(985 9850 98500)
+scale_dir=${SCALE_DIR:-/tmp/groundcite-scale}
+mkdir -p "$scale_dir"
+cargo build --release -q -p groundcite -p groundcite-index --example scale
+target_dir=${CARGO_TARGET_DIR:-target}
+case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
+bin="$target_dir/release/groundcite"
+server_pid=
+trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true' EXIT
+echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+rows=()
+for pages in "${sizes[@]}"; do
+  corpus="$scale_dir/corpus-$pages"
+  if [ ! -f "$corpus/.complete" ]; then
+    rm -rf "$corpus"
+    python3 bench/synth.py "$pages" "$corpus"
+    touch "$corpus/.complete"
+  fi
+  work="$scale_dir/work-$pages"
+  "$target_dir/release/examples/scale" "$corpus" "$work" | tee "$work.log" >&2
+  figures=$(tail -1 "$work.log")
+  # ask p50 with the extractive generator, lexical retrieval.
+  asks=()
+  for file in questions-paraphrase-dev questions-dev; do
+    GROUNDCITE_MODEL_DIR= "$bin" --index "$work/index" eval questions "../shared/cases/$file.jsonl" --json > "$work/$file.json"
+    asks+=("$work/$file.json")
+  done
+  ask_p50=$(python3 -c '
+import json, statistics, sys
+ms = [o["total_ms"] for p in sys.argv[1:] for o in json.load(open(p))["outcomes"]]
+print(f"{statistics.median(ms):.1f}")' "${asks[@]}")
+  # serve: resident memory after answering the dev questions over HTTP.
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  GROUNDCITE_MODEL_DIR= "$bin" --index "$work/index" serve --addr "127.0.0.1:$port" --no-audit > "$work/serve.log" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 1 600); do
+    curl -fs "http://127.0.0.1:$port/healthz" > /dev/null && break
+    sleep 0.1
+  done
+  python3 - "$port" ../shared/cases/questions-paraphrase-dev.jsonl ../shared/cases/questions-dev.jsonl <<'PY'
+import json, sys, urllib.parse, urllib.request
+port = sys.argv[1]
+for path in sys.argv[2:]:
+    for line in open(path):
+        if line.strip():
+            q = json.loads(line)["question"]
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/ask", data=json.dumps({"question": q}).encode(),
+                                         headers={"content-type": "application/json"})
+            json.load(urllib.request.urlopen(req))
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/search?k=10&q={urllib.parse.quote(q)}").read()
+PY
+  hwm=$(awk '/VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$server_pid/status")
+  kill "$server_pid"
+  wait "$server_pid" 2>/dev/null || true
+  server_pid=
+  rows+=("$(python3 - "$figures" "$ask_p50" "$hwm" <<'PY'
+import json, sys
+f = json.loads(sys.argv[1])
+ask, hwm = sys.argv[2], sys.argv[3]
+print(
+    f"| {f['chunks']:,} | {f['source_mb']:.0f} MB"
+    f" | {f['ingest_chunks_per_s']:,.0f} chunks/s, {f['ingest_mb_per_s']:.1f} MB/s"
+    f" | {f['fts5_chunks_per_s']:,.0f} chunks/s"
+    f" | {f['index_mb']:.0f} MB / {f['fts5_mb']:.0f} MB"
+    f" | {f['bm25_p50_ms']:.2f} / {f['bm25_p99_ms']:.2f} ms"
+    f" | {f['fts5_p50_ms']:.2f} / {f['fts5_p99_ms']:.2f} ms"
+    f" | {ask} ms | {hwm} MB |"
+)
+PY
+)")
+done
+echo
+echo "| chunks | source | groundcite ingest (lexical) | SQLite FTS5 insert | on disk: groundcite / FTS5 | BM25 search p50 / p99 | FTS5 search p50 / p99 | ask p50 (extractive) | serve peak RSS |"
+echo "|---|---|---|---|---|---|---|---|---|"
+printf '%s\n' "${rows[@]}"
