@@ -7,6 +7,10 @@
 # disk, search p50/p99 over 508 queries); then `serve` on that index:
 # `ask` p50 (extractive, the 108 dev questions, `eval questions --json`)
 # and resident memory after answering them over HTTP.
+# With a database (SCALE_DATABASE_URL, else GROUNDCITE_TEST_DATABASE_URL:
+# eval "$(.ci/pg.sh)"), the same corpus is also ingested into PostgreSQL and
+# searched with the same queries (crates/pg/examples/scale_pg.rs; a schema
+# of its own, dropped after; SCALE_PG_QUERIES=N keeps the first N queries).
 # Targets at 1M chunks: BM25 p99 <= half of FTS5's; ingest chunks/s >= FTS5's
 # insert chunks/s; `serve` <= 2 GB resident.
 #
@@ -19,7 +23,8 @@ sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(985 9850 98500)
 scale_dir=${SCALE_DIR:-/tmp/groundcite-scale}
 mkdir -p "$scale_dir"
-cargo build --release -q -p groundcite -p groundcite-index --example scale
+cargo build --release -q -p groundcite -p groundcite-index --example scale -p groundcite-pg --example scale_pg
+database=${SCALE_DATABASE_URL:-${GROUNDCITE_TEST_DATABASE_URL:-}}
 target_dir=${CARGO_TARGET_DIR:-target}
 case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
 bin="$target_dir/release/groundcite"
@@ -37,6 +42,11 @@ for pages in "${sizes[@]}"; do
   work="$scale_dir/work-$pages"
   "$target_dir/release/examples/scale" "$corpus" "$work" | tee "$work.log" >&2
   figures=$(tail -1 "$work.log")
+  pg_figures='{}'
+  if [ -n "$database" ]; then
+    "$target_dir/release/examples/scale_pg" "$corpus" "$work" "$database" | tee "$work.pg.log" >&2
+    pg_figures=$(tail -1 "$work.pg.log")
+  fi
   # ask p50 with the extractive generator, lexical retrieval.
   asks=()
   for file in questions-paraphrase-dev questions-dev; do
@@ -71,10 +81,13 @@ PY
   kill "$server_pid"
   wait "$server_pid" 2>/dev/null || true
   server_pid=
-  rows+=("$(python3 - "$figures" "$ask_p50" "$hwm" <<'PY'
+  rows+=("$(python3 - "$figures" "$ask_p50" "$hwm" "$pg_figures" <<'PY'
 import json, sys
 f = json.loads(sys.argv[1])
 ask, hwm = sys.argv[2], sys.argv[3]
+pg = json.loads(sys.argv[4])
+pg_cells = (f" | {pg['pg_chunks_per_s']:,.0f} chunks/s | {pg['pg_p50_ms']:.1f} / {pg['pg_p99_ms']:.1f} ms ({pg['pg_queries']} queries)"
+            if pg else " | - | -")
 print(
     f"| {f['chunks']:,} | {f['source_mb']:.0f} MB"
     f" | {f['ingest_chunks_per_s']:,.0f} chunks/s, {f['ingest_mb_per_s']:.1f} MB/s"
@@ -82,12 +95,13 @@ print(
     f" | {f['index_mb']:.0f} MB / {f['fts5_mb']:.0f} MB"
     f" | {f['bm25_p50_ms']:.2f} / {f['bm25_p99_ms']:.2f} ms"
     f" | {f['fts5_p50_ms']:.2f} / {f['fts5_p99_ms']:.2f} ms"
-    f" | {ask} ms | {hwm} MB |"
+    f" | {ask} ms | {hwm} MB"
+    + pg_cells + " |"
 )
 PY
 )")
 done
 echo
-echo "| chunks | source | groundcite ingest (lexical) | SQLite FTS5 insert | on disk: groundcite / FTS5 | BM25 search p50 / p99 | FTS5 search p50 / p99 | ask p50 (extractive) | serve peak RSS |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| chunks | source | groundcite ingest (lexical) | SQLite FTS5 insert | on disk: groundcite / FTS5 | BM25 search p50 / p99 | FTS5 search p50 / p99 | ask p50 (extractive) | serve peak RSS | PostgreSQL ingest | PostgreSQL search p50 / p99 |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"

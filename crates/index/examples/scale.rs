@@ -22,7 +22,9 @@
 //!    `bm25(chunks, 1, 0.5, 0.5)` (the same field weights), `LIMIT 10`,
 //!    returning id, text, section and title. p50 and p99 of each.
 //!
-//! The last line is the figures as one JSON object, for `bench/scale.sh`.
+//! The queries are written to WORK_DIR/queries.json for the PostgreSQL run
+//! (`crates/pg/examples/scale_pg.rs`). The last line is the figures as one
+//! JSON object, for `bench/scale.sh`.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -116,6 +118,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         queries.push(q.join(" "));
     }
     drop(all);
+    // The same queries for the PostgreSQL run (crates/pg/examples/scale_pg.rs).
+    std::fs::write(work.join("queries.json"), serde_json::to_string(&queries)?)?;
     let mut ours = Vec::with_capacity(queries.len());
     for pass in 0..2 {
         for q in &queries {

@@ -28,6 +28,11 @@ pub struct PgOptions {
     /// dropped or refused connection, the server shutting down, a
     /// serialization failure). Default 3, with 50 ms then 200 ms back-off.
     pub read_attempts: u32,
+    /// An ingest writes the files it adds together once they hold this
+    /// many chunks (or 32 MB of text), and before any removal: the term
+    /// statistics are then updated once per batch. Default 20,000 (about
+    /// 20 MB of chunks held; see `index::FLUSH_CHUNKS` for the measurements).
+    pub ingest_batch_chunks: usize,
 }
 
 impl Default for PgOptions {
@@ -38,6 +43,7 @@ impl Default for PgOptions {
             acquire_timeout: Duration::from_secs(5),
             connect_timeout: Duration::from_secs(5),
             read_attempts: 3,
+            ingest_batch_chunks: crate::index::FLUSH_CHUNKS,
         }
     }
 }

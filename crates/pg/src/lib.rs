@@ -98,6 +98,10 @@
 //! files (hash equal) skipped, changed ones deleted and re-inserted, files
 //! gone from an ingested root deleted, unreadable or unparsable files
 //! reported in the summary and skipped (their previous chunks removed).
+//! The files a run adds are written in batches
+//! ([`PgOptions::ingest_batch_chunks`], default 20,000 chunks): one
+//! `INSERT` of their chunks, one of their `files` rows, so the term
+//! statistics trigger runs once per batch.
 //!
 //! ## Connections
 //!

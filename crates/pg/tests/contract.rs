@@ -708,16 +708,28 @@ fn concurrent_ingests_serialise_and_statistics_stay_exact() {
     .unwrap();
     fs::remove_file(corpus.path().join("pages/fixture/parking.html")).unwrap();
     ingest(&mut index, corpus.path());
+    let (bad_terms, chunks, counted) = statistics(&url, &opts.schema);
+    assert_eq!(bad_terms, 0, "term_df differs from the chunks");
+    assert_eq!(chunks, counted);
+    assert_eq!(index.num_chunks().unwrap() as i64, counted);
+    drop(index);
+    groundcite_pg::drop_schema(&url, &opts).unwrap();
+}
+
+/// The term statistics of `schema` against the truth recomputed from its
+/// chunks: lexemes whose `df` differs, the chunk count of `corpus_stats`,
+/// and the rows of `chunks`.
+fn statistics(url: &str, schema: &str) -> (i64, i64, i64) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let (bad_terms, chunks, counted): (i64, i64, i64) = rt.block_on(async {
-        let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+    rt.block_on(async {
+        let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
             .await
             .unwrap();
         tokio::spawn(conn);
-        let s = &opts.schema;
+        let s = schema;
         let row = client
             .query_one(
                 &format!(
@@ -733,10 +745,62 @@ fn concurrent_ingests_serialise_and_statistics_stay_exact() {
             .await
             .unwrap();
         (row.get(0), row.get(1), row.get(2))
-    });
+    })
+}
+
+/// A run of many PostgreSQL batches (files are written together, a batch
+/// at a time; batches of 300 chunks here): the same chunks as the embedded index,
+/// before and after a re-ingest that edits, deletes and adds files, with
+/// exact term statistics.
+#[test]
+fn runs_larger_than_a_batch_match_the_embedded_index() {
+    let Some(url) = database_url() else { return };
+    let opts = PgOptions {
+        ingest_batch_chunks: 300,
+        ..PgOptions::default().with_schema(schema_for("large_run"))
+    };
+    groundcite_pg::migrate(&url, &opts).unwrap();
+    let mut pg = PgIndex::connect(&url, opts.clone()).unwrap();
+    let mut emb = embedded("large_run").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let page = |i: usize, edition: usize| -> String {
+        (0..24)
+            .map(|p| {
+                format!(
+                    "Paragraph {p} of note {i} (edition {edition}) covers topic{i}x{p} and the \
+                     shared subject of leave, travel and badges in some detail, with enough words \
+                     to fill a chunk of its own: {}.\n\n",
+                    "detail ".repeat(90)
+                )
+            })
+            .collect()
+    };
+    for i in 0..40 {
+        fs::write(dir.path().join(format!("note-{i:03}.txt")), page(i, 1)).unwrap();
+    }
+    let first_pg = ingest(&mut pg, dir.path());
+    let first_emb = ingest(emb.index.as_mut(), dir.path());
+    assert_eq!(first_pg, first_emb);
+    assert!(
+        first_pg.chunks > 900,
+        "{} chunks: several batches",
+        first_pg.chunks
+    );
+    assert_eq!(pg.all_chunks().unwrap(), emb.index.all_chunks().unwrap());
+    for i in 0..10 {
+        fs::write(dir.path().join(format!("note-{i:03}.txt")), page(i, 2)).unwrap();
+        fs::remove_file(dir.path().join(format!("note-{:03}.txt", 20 + i))).unwrap();
+    }
+    for i in 200..205 {
+        fs::write(dir.path().join(format!("note-{i:03}.txt")), page(i, 1)).unwrap();
+    }
+    let second_pg = ingest(&mut pg, dir.path());
+    assert_eq!(second_pg, ingest(emb.index.as_mut(), dir.path()));
+    assert_eq!((second_pg.indexed, second_pg.removed), (15, 10));
+    assert_eq!(pg.all_chunks().unwrap(), emb.index.all_chunks().unwrap());
+    let (bad_terms, chunks, counted) = statistics(&url, &opts.schema);
     assert_eq!(bad_terms, 0, "term_df differs from the chunks");
     assert_eq!(chunks, counted);
-    assert_eq!(index.num_chunks().unwrap() as i64, counted);
-    drop(index);
+    drop(pg);
     groundcite_pg::drop_schema(&url, &opts).unwrap();
 }
