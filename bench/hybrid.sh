@@ -51,13 +51,8 @@ p = lambda q: ms[min(len(ms) - 1, int(q * len(ms)))]
 print(f"ask (extractive, hybrid): {len(ms)} questions, p50 {statistics.median(ms):.1f} ms, p90 {p(0.9):.1f} ms, max {ms[-1]:.1f} ms")
 EOF
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$bin" --index "$dir/index" serve --addr "127.0.0.1:$port" --no-audit > "$dir/serve.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 300); do
-  curl -fs "http://127.0.0.1:$port/healthz" > /dev/null && break
-  sleep 0.1
-done
+. bench/serve.sh
+start_serve "$bin" "$dir/serve.log" --index "$dir/index"
 python3 - "$port" ../shared/cases/questions-paraphrase-dev.jsonl ../shared/cases/questions-dev.jsonl <<'EOF'
 import json, sys, urllib.request
 port = sys.argv[1]

@@ -39,10 +39,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-import urllib.parse
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import LoopbackProxy, free_port  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -167,61 +168,29 @@ def run_http(addr, question, stream):
         conn.close()
 
 
-class CuttingProxy:
+class CuttingProxy(LoopbackProxy):
     """Forwards /v1/chat/completions to the model server and, for streamed
     replies, closes the connection after the first `keep` bytes of the
     body: a stream cut mid-answer."""
 
     def __init__(self, upstream, keep=400):
-        self.upstream = urllib.parse.urlsplit(upstream)
         self.keep = keep
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        threading.Thread(target=self.serve, daemon=True).start()
+        super().__init__(upstream)
 
-    def serve(self):
+    def relay(self, client, resp, body):
+        streamed = json.loads(body).get("stream", False)
+        sent = 0
         while True:
-            try:
-                client, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self.handle, args=(client,), daemon=True).start()
-
-    def handle(self, client):
-        try:
-            data = b""
-            while b"\r\n\r\n" not in data:
-                data += client.recv(65536)
-            head, body = data.split(b"\r\n\r\n", 1)
-            length = int(re.search(rb"(?i)content-length:\s*(\d+)", head).group(1))
-            while len(body) < length:
-                body += client.recv(65536)
-            path = head.split(b" ")[1].decode()
-            up = http.client.HTTPConnection(self.upstream.hostname, self.upstream.port, timeout=300)
-            up.request("POST", path, body=body, headers={"content-type": "application/json"})
-            resp = up.getresponse()
-            streamed = json.loads(body).get("stream", False)
-            client.sendall(f"HTTP/1.1 {resp.status} X\r\ncontent-type: {resp.getheader('content-type')}\r\n"
-                           "connection: close\r\n\r\n".encode())
-            sent = 0
-            while True:
-                chunk = resp.read1(256) if streamed else resp.read()
-                if not chunk:
-                    break
-                if streamed and sent + len(chunk) >= self.keep:
-                    client.sendall(chunk[: self.keep - sent])
-                    break
-                client.sendall(chunk)
-                sent += len(chunk)
-                if not streamed:
-                    break
-            up.close()
-        except Exception as e:  # noqa: BLE001 - a test proxy: report and close
-            print(f"proxy: {e}", file=sys.stderr)
-        finally:
-            client.close()
+            chunk = resp.read1(256) if streamed else resp.read()
+            if not chunk:
+                break
+            if streamed and sent + len(chunk) >= self.keep:
+                client.sendall(chunk[: self.keep - sent])
+                break
+            client.sendall(chunk)
+            sent += len(chunk)
+            if not streamed:
+                break
 
 
 def write_config(path, index, base_url, structured, max_tokens, audit):
@@ -238,12 +207,6 @@ def write_config(path, index, base_url, structured, max_tokens, audit):
         "timeout_secs = 120\n"
         "max_retries = 0\n"
     )
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_server(config):

@@ -28,6 +28,7 @@ database=${SCALE_DATABASE_URL:-${GROUNDCITE_TEST_DATABASE_URL:-}}
 target_dir=${CARGO_TARGET_DIR:-target}
 case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
 bin="$target_dir/release/groundcite"
+. bench/serve.sh
 server_pid=
 trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true' EXIT
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -58,13 +59,7 @@ import json, statistics, sys
 ms = [o["total_ms"] for p in sys.argv[1:] for o in json.load(open(p))["outcomes"]]
 print(f"{statistics.median(ms):.1f}")' "${asks[@]}")
   # serve: resident memory after answering the dev questions over HTTP.
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  GROUNDCITE_MODEL_DIR= "$bin" --index "$work/index" serve --addr "127.0.0.1:$port" --no-audit > "$work/serve.log" 2>&1 &
-  server_pid=$!
-  for _ in $(seq 1 600); do
-    curl -fs "http://127.0.0.1:$port/healthz" > /dev/null && break
-    sleep 0.1
-  done
+  GROUNDCITE_MODEL_DIR= start_serve "$bin" "$work/serve.log" --index "$work/index"
   python3 - "$port" ../shared/cases/questions-paraphrase-dev.jsonl ../shared/cases/questions-dev.jsonl <<'PY'
 import json, sys, urllib.parse, urllib.request
 port = sys.argv[1]
@@ -77,7 +72,7 @@ for path in sys.argv[2:]:
             json.load(urllib.request.urlopen(req))
             urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/search?k=10&q={urllib.parse.quote(q)}").read()
 PY
-  hwm=$(awk '/VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$server_pid/status")
+  hwm=$(peak_rss_mb)
   kill "$server_pid"
   wait "$server_pid" 2>/dev/null || true
   server_pid=

@@ -34,7 +34,6 @@ MAX_TOKENS (default 160), REPORT (a JSON file for the figures).
 import http.client
 import json
 import os
-import re
 import socket
 import statistics
 import subprocess
@@ -42,8 +41,10 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.parse
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import LoopbackProxy, free_port  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -56,77 +57,42 @@ ENV = {k: v for k, v in os.environ.items() if k != "GROUNDCITE_MODEL_DIR"}
 ENV.setdefault("GROUNDCITE_TIMEOUT_SECS", "300")
 
 
-class TimingProxy:
+class TimingProxy(LoopbackProxy):
     """Forwards requests to the model server and, for each, records when it
     arrived and when each streamed content delta arrived from upstream,
     with the delta's text."""
 
     def __init__(self, upstream):
-        self.upstream = urllib.parse.urlsplit(upstream)
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         self.log = []
         self.lock = threading.Lock()
-        threading.Thread(target=self.serve, daemon=True).start()
+        self.started = threading.local()
+        super().__init__(upstream)
 
-    def serve(self):
+    def arrived(self, at):
+        self.started.at = at
+
+    def relay(self, client, resp, body):
+        record = {"arrived": self.started.at, "deltas": [], "stream": json.loads(body).get("stream", False)}
+        with self.lock:
+            self.log.append(record)
+        pending = b""
         while True:
-            try:
-                client, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self.handle, args=(client,), daemon=True).start()
-
-    def handle(self, client):
-        try:
-            data = b""
-            while b"\r\n\r\n" not in data:
-                data += client.recv(65536)
-            arrived = time.monotonic()
-            head, body = data.split(b"\r\n\r\n", 1)
-            length = int(re.search(rb"(?i)content-length:\s*(\d+)", head).group(1))
-            while len(body) < length:
-                body += client.recv(65536)
-            path = head.split(b" ")[1].decode()
-            record = {"arrived": arrived, "deltas": [], "stream": json.loads(body).get("stream", False)}
-            with self.lock:
-                self.log.append(record)
-            up = http.client.HTTPConnection(self.upstream.hostname, self.upstream.port, timeout=300)
-            up.request("POST", path, body=body, headers={"content-type": "application/json"})
-            resp = up.getresponse()
-            client.sendall(f"HTTP/1.1 {resp.status} X\r\ncontent-type: {resp.getheader('content-type')}\r\n"
-                           "connection: close\r\n\r\n".encode())
-            pending = b""
-            while True:
-                chunk = resp.read1(65536)
-                if not chunk:
-                    break
-                now = time.monotonic()
-                pending += chunk
-                while b"\n" in pending:
-                    line, pending = pending.split(b"\n", 1)
-                    line = line.strip()
-                    if line.startswith(b"data:") and line[5:].strip() != b"[DONE]":
-                        try:
-                            delta = json.loads(line[5:])["choices"][0].get("delta", {}).get("content") or ""
-                        except (ValueError, KeyError, IndexError):
-                            delta = ""
-                        if delta:
-                            record["deltas"].append((now, delta))
-                client.sendall(chunk)
-            up.close()
-        except Exception as e:  # noqa: BLE001 - a bench proxy: report and close
-            print(f"proxy: {e}", file=sys.stderr)
-        finally:
-            client.close()
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+            chunk = resp.read1(65536)
+            if not chunk:
+                break
+            now = time.monotonic()
+            pending += chunk
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                line = line.strip()
+                if line.startswith(b"data:") and line[5:].strip() != b"[DONE]":
+                    try:
+                        delta = json.loads(line[5:])["choices"][0].get("delta", {}).get("content") or ""
+                    except (ValueError, KeyError, IndexError):
+                        delta = ""
+                    if delta:
+                        record["deltas"].append((now, delta))
+            client.sendall(chunk)
 
 
 def first_sentence(addr, question):
