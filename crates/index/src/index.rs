@@ -508,13 +508,8 @@ impl Index {
     /// from analysed terms, not parsed. Empty when no term survives analysis.
     pub fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>> {
         let terms = self.query_terms(query)?;
-        if terms.is_empty() || k == 0 {
-            return Ok(Vec::new());
-        }
-        let searcher = self.reader.searcher();
         let mut hits = Vec::new();
-        for (raw, addr) in self.bm25(&terms, k)? {
-            let doc: TantivyDocument = searcher.doc(addr)?;
+        for (raw, _, doc) in self.bm25_top(&terms, k)? {
             let chunk = self.chunk_from_doc(&doc);
             let score = coverage_of(&terms, &chunk);
             hits.push(Hit {
@@ -527,7 +522,45 @@ impl Index {
         Ok(hits)
     }
 
-    /// BM25's top `k` for analysed query terms.
+    /// The top `k` chunks by BM25 with their raw score, id and stored
+    /// document; equal scores in chunk id order, so the order never depends
+    /// on how ingest laid the documents out in segments (two writer
+    /// threads share them out as they come). Every document tied with the
+    /// `k`-th is read before the ids decide.
+    fn bm25_top(
+        &self,
+        terms: &[QueryTerm],
+        k: usize,
+    ) -> Result<Vec<(f32, String, TantivyDocument)>> {
+        if terms.is_empty() || k == 0 {
+            return Ok(Vec::new());
+        }
+        let mut fetch = k + TIE_MARGIN;
+        let top = loop {
+            let top = self.bm25(terms, fetch)?;
+            if top.len() == fetch && top[k - 1].0 == top[fetch - 1].0 {
+                fetch *= 2;
+                continue;
+            }
+            break top;
+        };
+        let cutoff = top.get(k - 1).map(|&(raw, _)| raw);
+        let searcher = self.reader.searcher();
+        let mut out = Vec::new();
+        for (raw, addr) in top {
+            if cutoff.is_some_and(|c| raw < c) {
+                break;
+            }
+            let doc: TantivyDocument = searcher.doc(addr)?;
+            let id = doc
+                .get_first(self.fields.id)
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            out.push((raw, id, doc));
+        }
+        Ok(best_first(out, k))
+    }
+
     fn bm25(&self, terms: &[QueryTerm], k: usize) -> Result<Vec<(f32, DocAddress)>> {
         if terms.is_empty() || k == 0 {
             return Ok(Vec::new());
@@ -560,16 +593,11 @@ impl Index {
         lexical_depth: usize,
     ) -> Result<(Vec<crate::vectors::DenseHit>, Vec<LexicalHit>)> {
         let terms = self.query_terms(query)?;
-        let searcher = self.reader.searcher();
-        let mut lexical = Vec::new();
-        for (raw, addr) in self.bm25(&terms, lexical_depth)? {
-            let doc: TantivyDocument = searcher.doc(addr)?;
-            let id = doc
-                .get_first(self.fields.id)
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default();
-            lexical.push(LexicalHit { id, raw });
-        }
+        let lexical = self
+            .bm25_top(&terms, lexical_depth)?
+            .into_iter()
+            .map(|(raw, id, _)| LexicalHit { id, raw })
+            .collect();
         Ok((self.vectors.rank(vector), lexical))
     }
 
@@ -628,6 +656,17 @@ impl Index {
 
 /// The lexical normalised score of a chunk: the IDF-weighted share of the
 /// query terms its title, section or text contain.
+/// Hits beyond `k` read at first to see whether a tie crosses the cut.
+const TIE_MARGIN: usize = 8;
+
+/// The first `k` of `hits` by score, then id: what makes equal scores come
+/// out in the same order on every index of the same documents.
+fn best_first<T>(mut hits: Vec<(f32, String, T)>, k: usize) -> Vec<(f32, String, T)> {
+    hits.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    hits.truncate(k);
+    hits
+}
+
 fn coverage_of(terms: &[QueryTerm], chunk: &Chunk) -> f32 {
     let present: HashSet<String> = analyse(&chunk.title)
         .into_iter()

@@ -531,3 +531,45 @@ fn only_http_https_and_relative_links_leave_ingest_and_file_urls_are_encoded() {
     let odd = &index.search("herons leg", 1).unwrap()[0].chunk.source_url;
     assert!(odd.contains("odd%0Aname%20%3C%22%C3%A9%22%3E.md"), "{odd}");
 }
+
+/// Equal BM25 scores come out in chunk id order, whatever the segments:
+/// the copies of one section on twelve pages, ingested over three runs (so
+/// in three segments, newest pages first by name), tie; every top k is the
+/// first k ids, and the cut at k never depends on where a tie falls.
+#[test]
+fn equal_scores_come_out_in_id_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs");
+    let page =
+        "---\ntitle: Parking\n---\n\n## Bicycles\n\nBicycle racks are in the garage, level two.\n";
+    let mut index = Index::open_or_create(&dir.path().join("index")).unwrap();
+    for run in 0..3 {
+        for i in 0..4 {
+            write(
+                &docs,
+                &format!("p{}.md", 11 - (run * 4 + i)),
+                page.as_bytes(),
+            );
+        }
+        index
+            .ingest(&[docs.clone()], &IngestOptions::default(), &mut |_| {})
+            .unwrap();
+    }
+    let mut all = ids(&index);
+    all.sort();
+    assert_eq!(all.len(), 12);
+    for k in [1, 3, 5, 12] {
+        let hits = index.search("bicycle racks garage", k).unwrap();
+        let got: Vec<&str> = hits.iter().map(|h| h.chunk.id.as_str()).collect();
+        let raw: Vec<f32> = hits.iter().map(|h| h.raw_score).collect();
+        assert!(
+            raw.windows(2).all(|w| w[0] == w[1]),
+            "the copies tie: {raw:?}"
+        );
+        assert_eq!(
+            got,
+            all[..k].iter().map(String::as_str).collect::<Vec<_>>(),
+            "k = {k}"
+        );
+    }
+}
