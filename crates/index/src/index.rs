@@ -523,10 +523,13 @@ impl Index {
     }
 
     /// The top `k` chunks by BM25 with their raw score, id and stored
-    /// document; equal scores in chunk id order, so the order never depends
-    /// on how ingest laid the documents out in segments (two writer
-    /// threads share them out as they come). Every document tied with the
-    /// `k`-th is read before the ids decide.
+    /// document; equal scores in chunk id order, so the order does not
+    /// depend on how ingest laid the documents out in segments (tantivy
+    /// lists segments in no fixed order, and two writer threads share
+    /// documents out as they come). The documents tied with the `k`-th are
+    /// read before the ids decide, up to `k` + [`MAX_TIES_READ`] in all: a
+    /// query that only matches words every copy of a boilerplate section
+    /// shares must not read thousands of documents.
     fn bm25_top(
         &self,
         terms: &[QueryTerm],
@@ -538,8 +541,8 @@ impl Index {
         let mut fetch = k + TIE_MARGIN;
         let top = loop {
             let top = self.bm25(terms, fetch)?;
-            if top.len() == fetch && top[k - 1].0 == top[fetch - 1].0 {
-                fetch *= 2;
+            if top.len() == fetch && top[k - 1].0 == top[fetch - 1].0 && fetch < k + MAX_TIES_READ {
+                fetch = (fetch * 2).min(k + MAX_TIES_READ);
                 continue;
             }
             break top;
@@ -658,6 +661,8 @@ impl Index {
 /// query terms its title, section or text contain.
 /// Hits beyond `k` read at first to see whether a tie crosses the cut.
 const TIE_MARGIN: usize = 8;
+/// At most this many hits beyond `k` are read to order a tie at the cut.
+const MAX_TIES_READ: usize = 256;
 
 /// The first `k` of `hits` by score, then id: what makes equal scores come
 /// out in the same order on every index of the same documents.

@@ -68,8 +68,8 @@
 //! saturation, which measure how *much* a chunk talks about a word, not
 //! *whether* it covers the question; coverage separated answerable from
 //! unanswerable questions better on the development set. Ranking still uses
-//! BM25 (equal scores in chunk id order, so the order never depends on how
-//! ingest laid documents out in segments); the gate uses the best normalised
+//! BM25 (equal scores in chunk id order, among up to k + 256 tied hits, so
+//! the order does not depend on how ingest laid documents out in segments); the gate uses the best normalised
 //! score among the top-k.
 //! Coverage cannot tell "mentions the words" from "answers the question":
 //! lexically close unanswerable questions pass the gate and must be refused
