@@ -564,6 +564,7 @@ impl Index {
         Ok(best_first(out, k))
     }
 
+    /// BM25's top `k` for analysed query terms.
     fn bm25(&self, terms: &[QueryTerm], k: usize) -> Result<Vec<(f32, DocAddress)>> {
         if terms.is_empty() || k == 0 {
             return Ok(Vec::new());
@@ -657,8 +658,6 @@ impl Index {
     }
 }
 
-/// The lexical normalised score of a chunk: the IDF-weighted share of the
-/// query terms its title, section or text contain.
 /// Hits beyond `k` read at first to see whether a tie crosses the cut.
 const TIE_MARGIN: usize = 8;
 /// At most this many hits beyond `k` are read to order a tie at the cut.
@@ -672,6 +671,8 @@ fn best_first<T>(mut hits: Vec<(f32, String, T)>, k: usize) -> Vec<(f32, String,
     hits
 }
 
+/// The lexical normalised score of a chunk: the IDF-weighted share of the
+/// query terms its title, section or text contain.
 fn coverage_of(terms: &[QueryTerm], chunk: &Chunk) -> f32 {
     let present: HashSet<String> = analyse(&chunk.title)
         .into_iter()
