@@ -14,8 +14,11 @@
 //! unanswerable ones, under at least 90% of those refused, and
 //! `min_relevance` the same way on sentences: the best-scoring sentence sent
 //! that states an answerable question's fact against the best sentence sent
-//! for an unanswerable question, by score alone. It prints the
-//! fitted values, then asks every question end to end with the extractive
+//! for an unanswerable question, by score alone. It prints first how far
+//! the unit scores can go under the default adjustments (`report_ceiling`:
+//! how well the best unit's score separates answerable questions from
+//! unanswerable ones and near-misses, and how often the best unit states
+//! the fact), then the fitted values, then asks every question end to end with the extractive
 //! generator and the fitted values (and again with the defaults, when they
 //! differ), and prints the rates of each half,
 //! also restricted to questions whose gold page was sent. Retrieval is
@@ -52,6 +55,9 @@ struct Row {
 /// it states the fact. They do not depend on the thresholds.
 struct Judged {
     id: String,
+    /// The question file it comes from.
+    file: String,
+    hard: bool,
     held_out: bool,
     answerable: bool,
     gold_sent: bool,
@@ -145,7 +151,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let engine = engine_with(AnswerabilityConfig::default());
     let judge = engine.answerability().expect("a model is configured");
     let mut judged_all = Vec::new();
-    for (_, q) in &questions {
+    for (file, q) in &questions {
         let judged = engine
             .judge(&q.question, &AskOptions::default())?
             .expect("a model is configured");
@@ -170,6 +176,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .collect();
         judged_all.push(Judged {
             id: q.id.clone(),
+            file: file.clone(),
+            hard: q.hard,
             held_out: held_out(q),
             answerable: q.answerable,
             gold_sent,
@@ -184,6 +192,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         n_fit,
         judged_all.len() - n_fit
     );
+
+    report_ceiling(&judged_all);
 
     // The type adjustment, the retrieval weight and the threshold together.
     let mut config = AnswerabilityConfig::default();
@@ -309,6 +319,77 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     Ok(())
+}
+
+/// How far the unit scores can take the gate and the extractive answer,
+/// under the default type adjustments, per half: how well the best unit's
+/// score separates answerable questions whose fact-stating unit was sent
+/// from unanswerable ones and from the hard near-misses (AUC: the chance
+/// that a random answerable question outscores a random unanswerable one),
+/// and the ceiling of a perfect gate: the answerable questions whose
+/// best-scoring unit states the fact.
+fn report_ceiling(judged: &[Judged]) {
+    let d = AnswerabilityConfig::default();
+    for (name, want_held_out) in [("fit half", false), ("held-out half", true)] {
+        let rows: Vec<(&Judged, Row)> = judged
+            .iter()
+            .filter(|j| j.held_out == want_held_out)
+            .map(|j| (j, j.row(d.type_bonus, d.type_penalty)))
+            .collect();
+        let scores = |keep: &dyn Fn(&Judged, &Row) -> bool| -> Vec<f32> {
+            rows.iter()
+                .filter(|(j, r)| keep(j, r))
+                .map(|(_, r)| r.best_unit)
+                .collect()
+        };
+        let pos = scores(&|_, r| r.answerable && r.fact_unit.is_some());
+        let neg = scores(&|_, r| !r.answerable);
+        let hard = scores(&|j, r| !r.answerable && j.hard);
+        println!(
+            "{name}: AUC of the best unit's score, answerable with the fact sent ({}) against \
+             unanswerable ({}) {:.3}, against hard near-misses ({}) {:.3}",
+            pos.len(),
+            neg.len(),
+            auc(&pos, &neg),
+            hard.len(),
+            auc(&pos, &hard)
+        );
+        for file in FILES {
+            let answerable: Vec<&Row> = rows
+                .iter()
+                .filter(|(j, r)| j.file == *file && r.answerable)
+                .map(|(_, r)| r)
+                .collect();
+            let sent = answerable.iter().filter(|r| r.fact_unit.is_some()).count();
+            let best = answerable
+                .iter()
+                .filter(|r| r.fact_unit == Some(r.best_unit))
+                .count();
+            println!(
+                "  {file}: the best unit states the fact for {best}/{} answerable questions (a \
+                 perfect gate's ceiling for the extractive answer); a unit stating it was sent for {sent}",
+                answerable.len()
+            );
+        }
+    }
+}
+
+/// The chance that a score of `pos` exceeds one of `neg` (ties count half).
+fn auc(pos: &[f32], neg: &[f32]) -> f64 {
+    if pos.is_empty() || neg.is_empty() {
+        return f64::NAN;
+    }
+    let wins: f64 = pos
+        .iter()
+        .flat_map(|p| {
+            neg.iter().map(move |n| match p.partial_cmp(n) {
+                Some(std::cmp::Ordering::Greater) => 1.0,
+                Some(std::cmp::Ordering::Equal) => 0.5,
+                _ => 0.0,
+            })
+        })
+        .sum();
+    wins / (pos.len() * neg.len()) as f64
 }
 
 /// The issue's examples of answers that do not address the question.
