@@ -593,9 +593,7 @@ impl PgIndex {
             known,
             model_id,
             pending: Vec::new(),
-            buffer: Vec::new(),
-            buffered_chunks: 0,
-            buffered_bytes: 0,
+            batch: Batch::default(),
             batch_chunks: self.client.opts.ingest_batch_chunks.max(1),
         };
         plan.run(&mut run, opts, &mut summary, progress)?;
@@ -680,16 +678,16 @@ struct PendingChunk {
     texts: Vec<String>,
 }
 
-impl PendingChunk {
-    fn new(seq: i64, chunk: &Chunk) -> PendingChunk {
-        let mut texts = vec![embedding_text(chunk)];
-        texts.extend(
-            groundcite_core::unit::units(&[(chunk.section.as_str(), chunk.text.as_str())])
-                .into_iter()
-                .map(|u| u.embedded),
-        );
-        PendingChunk { seq, texts }
-    }
+/// What is embedded for `chunk`: its [`embedding_text`], then its answer
+/// units' embedded texts.
+fn texts_to_embed(chunk: &Chunk) -> Vec<String> {
+    let mut texts = vec![embedding_text(chunk)];
+    texts.extend(
+        groundcite_core::unit::units(&[(chunk.section.as_str(), chunk.text.as_str())])
+            .into_iter()
+            .map(|u| u.embedded),
+    );
+    texts
 }
 
 /// The PostgreSQL half of an ingest run: statements in the run's
@@ -706,71 +704,91 @@ struct PgRun<'a> {
     /// Chunks written this run, to embed before the commit.
     pending: Vec<PendingChunk>,
     /// Files added and not yet written ([`PgRun::flush`]).
-    buffer: Vec<BufferedFile>,
-    buffered_chunks: usize,
-    buffered_bytes: usize,
+    batch: Batch,
     /// `PgOptions::ingest_batch_chunks`.
     batch_chunks: usize,
 }
 
-/// A file added to a run, waiting for its batch.
-struct BufferedFile {
-    key: String,
-    root: String,
-    rel: String,
-    hash: String,
-    chunks: Vec<Chunk>,
+/// Files added to a run and not yet written: the columns of their chunks
+/// and of their `files` rows, as the two `INSERT`s take them, filled as
+/// each file is added.
+#[derive(Default)]
+struct Batch {
+    keys: Vec<String>,
+    ids: Vec<String>,
+    paths: Vec<String>,
+    titles: Vec<String>,
+    sections: Vec<String>,
+    urls: Vec<String>,
+    texts: Vec<String>,
+    starts: Vec<i64>,
+    ends: Vec<i64>,
+    metadata: Vec<String>,
+    file_keys: Vec<String>,
+    roots: Vec<String>,
+    rels: Vec<String>,
+    hashes: Vec<String>,
+    counts: Vec<i32>,
+    /// With a model: what is embedded for each chunk, in chunk order.
+    to_embed: Vec<Vec<String>>,
+    /// The bytes of `texts`.
+    text_bytes: usize,
+}
+
+impl Batch {
+    fn push(&mut self, src: &Source, hash: String, chunks: &[Chunk], embed: bool) {
+        for c in chunks {
+            self.keys.push(src.key.clone());
+            self.ids.push(c.id.clone());
+            self.paths.push(c.path.clone());
+            self.titles.push(c.title.clone());
+            self.sections.push(c.section.clone());
+            self.urls.push(c.source_url.clone());
+            self.texts.push(c.text.clone());
+            self.starts.push(c.start as i64);
+            self.ends.push(c.end as i64);
+            self.metadata.push(c.metadata.to_string());
+            self.text_bytes += c.text.len();
+            if embed {
+                self.to_embed.push(texts_to_embed(c));
+            }
+        }
+        self.file_keys.push(src.key.clone());
+        self.roots.push(src.root.clone());
+        self.rels.push(src.rel.clone());
+        self.hashes.push(hash);
+        self.counts
+            .push(i32::try_from(chunks.len()).unwrap_or(i32::MAX));
+    }
 }
 
 impl PgRun<'_> {
-    /// Writes the buffered files: their chunks in one statement, their
-    /// `files` rows in another; with a model, their chunks join those to
-    /// embed.
+    /// Writes the batch: its chunks in one statement, its `files` rows in
+    /// another; with a model, its chunks join those to embed.
     fn flush(&mut self) -> Result<(), Error> {
-        if self.buffer.is_empty() {
+        if self.batch.file_keys.is_empty() {
             return Ok(());
         }
-        let files = std::mem::take(&mut self.buffer);
-        self.buffered_chunks = 0;
-        self.buffered_bytes = 0;
-        let chunks = || {
-            files
-                .iter()
-                .flat_map(|f| f.chunks.iter().map(move |c| (f, c)))
-        };
-        let col = |g: fn(&BufferedFile, &Chunk) -> String| {
-            chunks().map(|(f, c)| g(f, c)).collect::<Vec<_>>()
-        };
-        let keys = col(|f, _| f.key.clone());
-        let ids = col(|_, c| c.id.clone());
-        let paths = col(|_, c| c.path.clone());
-        let titles = col(|_, c| c.title.clone());
-        let sections = col(|_, c| c.section.clone());
-        let urls = col(|_, c| c.source_url.clone());
-        let texts = col(|_, c| c.text.clone());
-        let metadata = col(|_, c| c.metadata.to_string());
-        let starts: Vec<i64> = chunks().map(|(_, c)| c.start as i64).collect();
-        let ends: Vec<i64> = chunks().map(|(_, c)| c.end as i64).collect();
-        let file_col = |g: fn(&BufferedFile) -> String| files.iter().map(g).collect::<Vec<_>>();
-        let file_keys = file_col(|f| f.key.clone());
-        let roots = file_col(|f| f.root.clone());
-        let rels = file_col(|f| f.rel.clone());
-        let hashes = file_col(|f| f.hash.clone());
-        let counts: Vec<i32> = files
-            .iter()
-            .map(|f| i32::try_from(f.chunks.len()).unwrap_or(i32::MAX))
-            .collect();
+        let b = std::mem::take(&mut self.batch);
         let tx = self.tx;
         let model_id = &self.model_id;
         let seqs = self.client.block(async {
             let mut seqs: Vec<i64> = Vec::new();
-            if !ids.is_empty() {
+            if !b.ids.is_empty() {
                 seqs = tx
                     .query(
                         self.insert,
                         &[
-                            &keys, &ids, &paths, &titles, &sections, &urls, &texts, &starts, &ends,
-                            &metadata,
+                            &b.keys,
+                            &b.ids,
+                            &b.paths,
+                            &b.titles,
+                            &b.sections,
+                            &b.urls,
+                            &b.texts,
+                            &b.starts,
+                            &b.ends,
+                            &b.metadata,
                         ],
                     )
                     .await?
@@ -780,7 +798,14 @@ impl PgRun<'_> {
             }
             tx.execute(
                 self.insert_files,
-                &[&file_keys, &roots, &rels, &hashes, &counts, model_id],
+                &[
+                    &b.file_keys,
+                    &b.roots,
+                    &b.rels,
+                    &b.hashes,
+                    &b.counts,
+                    model_id,
+                ],
             )
             .await?;
             Ok::<_, Error>(seqs)
@@ -790,18 +815,18 @@ impl PgRun<'_> {
             // ascending seqs are the chunks in order.
             let mut seqs = seqs;
             seqs.sort_unstable();
-            if seqs.len() != ids.len() {
+            if seqs.len() != b.ids.len() {
                 return Err(Error::Db(format!(
                     "{} chunks inserted for {} files, {} expected",
                     seqs.len(),
-                    files.len(),
-                    ids.len()
+                    b.file_keys.len(),
+                    b.ids.len()
                 )));
             }
             self.pending.extend(
                 seqs.into_iter()
-                    .zip(chunks())
-                    .map(|(seq, (_, c))| PendingChunk::new(seq, c)),
+                    .zip(b.to_embed)
+                    .map(|(seq, texts)| PendingChunk { seq, texts }),
             );
         }
         Ok(())
@@ -832,18 +857,11 @@ impl source::IngestStore for PgRun<'_> {
         if self.known.contains_key(&src.key) {
             self.remove(&src.key)?;
         }
-        self.buffered_chunks += chunks.len();
-        self.buffered_bytes += chunks.iter().map(|c| c.text.len()).sum::<usize>();
-        self.buffer.push(BufferedFile {
-            key: src.key.clone(),
-            root: src.root.clone(),
-            rel: src.rel.clone(),
-            hash: hash.clone(),
-            chunks: chunks.to_vec(),
-        });
+        self.batch
+            .push(src, hash.clone(), chunks, self.model_id.is_some());
         self.known
             .insert(src.key.clone(), (hash, self.model_id.clone()));
-        if self.buffered_chunks >= self.batch_chunks || self.buffered_bytes >= FLUSH_BYTES {
+        if self.batch.ids.len() >= self.batch_chunks || self.batch.text_bytes >= FLUSH_BYTES {
             self.flush()?;
         }
         Ok(())
