@@ -29,16 +29,21 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// Each line of `text` as JSON (reports on stdout, the fixture cases): a
+/// line that is not JSON, blank ones included, fails the test.
+fn json_lines(text: &str) -> Vec<serde_json::Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 #[test]
 fn check_cases_writes_one_report_per_line_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let dev = dev();
     let o = run(&["check", "--cases", &dev, "--fail-on", "none"], dir.path());
     assert!(o.status.success(), "{}", stderr(&o));
-    let lines: Vec<serde_json::Value> = stdout(&o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&stdout(&o));
     let expected: Vec<String> = std::fs::read_to_string(&dev)
         .unwrap()
         .lines()
@@ -95,10 +100,7 @@ fn bad_lines_are_reported_with_file_and_line_and_the_rest_is_checked() {
         Some(1),
         "a failed line makes the exit code say so"
     );
-    let lines: Vec<serde_json::Value> = stdout(&o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&stdout(&o));
     assert_eq!(lines.len(), 6);
     assert_eq!(lines[0]["id"], "s01");
     assert!(
@@ -174,12 +176,7 @@ fn run_with_stdin(args: &[&str], dir: &Path, stdin: &[u8]) -> Output {
 #[test]
 fn batch_check_output_does_not_depend_on_the_threads() {
     let dir = tempfile::tempdir().unwrap();
-    let good: Vec<serde_json::Value> = std::fs::read_to_string(dev())
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let good = json_lines(&std::fs::read_to_string(dev()).unwrap());
     let mut text = String::new();
     let mut ids = Vec::new();
     for i in 0..2_600 {
@@ -227,10 +224,7 @@ fn batch_check_output_does_not_depend_on_the_threads() {
             "the output depends on --jobs"
         );
     }
-    let lines: Vec<serde_json::Value> = stdout(&outputs[0])
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&stdout(&outputs[0]));
     assert_eq!(lines.len(), ids.len());
     for (i, (line, id)) in lines.iter().zip(&ids).enumerate() {
         match id {
@@ -278,10 +272,7 @@ fn batch_check_fields_keep_what_was_asked() {
         dir.path(),
     );
     assert!(compact.status.success(), "{}", stderr(&compact));
-    let whole: Vec<serde_json::Value> = stdout(&whole)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let whole = json_lines(&stdout(&whole));
     let compact_lines: Vec<&str> = std::str::from_utf8(&compact.stdout)
         .unwrap()
         .lines()
