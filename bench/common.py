@@ -3,12 +3,17 @@ port, a GET on loopback, waiting for a server's /readyz, and a loopback
 proxy in front of a model server."""
 
 import http.client
+import os
 import re
 import socket
 import sys
 import threading
 import time
 import urllib.parse
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
 
 
 def free_port():
@@ -97,4 +102,21 @@ class LoopbackProxy:
 
     def relay(self, client, resp, body):
         raise NotImplementedError
+
+
+def model_run():
+    """What the scripts .ci/llm.sh runs share: the groundcite binary
+    (GROUNDCITE_BIN), the model server's BASE_URL and MODEL, and the
+    environment for groundcite: without GROUNDCITE_MODEL_DIR (lexical
+    retrieval, so the handbook ingests in a second and the figures are the
+    generator's) and with a 300 s timeout (a small CPU model with one
+    regeneration can take over the default 60 s)."""
+    env = {k: v for k, v in os.environ.items() if k != "GROUNDCITE_MODEL_DIR"}
+    env.setdefault("GROUNDCITE_TIMEOUT_SECS", "300")
+    return (
+        os.environ["GROUNDCITE_BIN"],
+        os.environ.get("BASE_URL", "http://127.0.0.1:8765").rstrip("/"),
+        os.environ.get("MODEL", "smollm2"),
+        env,
+    )
 

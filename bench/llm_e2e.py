@@ -43,22 +43,15 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import LoopbackProxy, free_port  # noqa: E402
+from common import SHARED, LoopbackProxy, free_port, model_run  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
-BIN = os.environ["GROUNDCITE_BIN"]
-BASE_URL = os.environ.get("BASE_URL", "http://127.0.0.1:8765").rstrip("/")
-MODEL = os.environ.get("MODEL", "smollm2")
+BIN, BASE_URL, MODEL, ENV = model_run()
 SAMPLE = int(os.environ.get("SAMPLE", "6"))
 STREAM_SAMPLE = int(os.environ.get("STREAM_SAMPLE", "2"))
 DEADLINE = float(os.environ.get("DEADLINE", "1200"))
 MODES = os.environ.get("MODES", "free_text structured").split()
 MAX_TOKENS = int(os.environ.get("MAX_TOKENS", "192"))
 STARTED = time.monotonic()
-ENV = {k: v for k, v in os.environ.items() if k != "GROUNDCITE_MODEL_DIR"}
-# A small CPU model with one regeneration can take over the default 60 s.
-ENV.setdefault("GROUNDCITE_TIMEOUT_SECS", "300")
 
 MARKER = re.compile(r"\[(\d+(?:\s*[-,–]\s*\d+)*)\]")
 failures = []

@@ -44,17 +44,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import LoopbackProxy, free_port  # noqa: E402
+from common import SHARED, LoopbackProxy, free_port, model_run  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
-BIN = os.environ["GROUNDCITE_BIN"]
-BASE_URL = os.environ.get("BASE_URL", "http://127.0.0.1:8765").rstrip("/")
-MODEL = os.environ.get("MODEL", "smollm2")
+BIN, BASE_URL, MODEL, ENV = model_run()
 SAMPLE = int(os.environ.get("SAMPLE", "8"))
 MAX_TOKENS = int(os.environ.get("MAX_TOKENS", "160"))
-ENV = {k: v for k, v in os.environ.items() if k != "GROUNDCITE_MODEL_DIR"}
-ENV.setdefault("GROUNDCITE_TIMEOUT_SECS", "300")
 
 
 class TimingProxy(LoopbackProxy):
