@@ -28,8 +28,6 @@ impl Settings {
         env: &[(String, String)],
         flags: &[Override],
     ) -> Result<Configured, EngineError> {
-        let defaults = Settings::default();
-        let keys = key_types();
         let env_file = env
             .iter()
             .find(|(name, value)| name == CONFIG_ENV && !value.is_empty())
@@ -38,13 +36,33 @@ impl Settings {
             let local = Path::new("groundcite.toml");
             local.exists().then(|| local.to_path_buf())
         });
+        Settings::layered(path.as_deref(), env, flags)
+    }
+
+    /// The defaults, then `file` when given, then `flags`: no environment
+    /// and no `./groundcite.toml` found by looking. What a library caller
+    /// (the Python package) configures, where the process's working
+    /// directory and variables should not change a result silently.
+    pub fn explicit(file: Option<&Path>, flags: &[Override]) -> Result<Configured, EngineError> {
+        Settings::layered(file, &[], flags)
+    }
+
+    /// The layers over the defaults: `path` (already chosen), the
+    /// `GROUNDCITE_*` variables of `env`, then `flags`.
+    fn layered(
+        path: Option<&Path>,
+        env: &[(String, String)],
+        flags: &[Override],
+    ) -> Result<Configured, EngineError> {
+        let defaults = Settings::default();
+        let keys = key_types();
         let mut layers = vec![Layer {
             origin: Origin::Default,
             dict: to_dict(&defaults)?,
         }];
-        if let Some(path) = &path {
+        if let Some(path) = path {
             layers.push(Layer {
-                origin: Origin::File(path.clone()),
+                origin: Origin::File(path.to_path_buf()),
                 dict: file_dict(path)?,
             });
         }

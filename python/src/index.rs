@@ -1,0 +1,422 @@
+//! `Index`: ingest, search and ask over the embedded tantivy index (a
+//! folder) or PostgreSQL (`postgres://...`), with the same engine as the
+//! CLI and the service.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use groundcite_engine::settings::Override;
+use groundcite_engine::{AskOptions, Engine, Settings};
+use groundcite_index::{ChunkIndex, IngestOptions};
+use pyo3::exceptions::PyFileNotFoundError;
+use pyo3::prelude::*;
+use pyo3::types::{PyMapping, PyString};
+
+use crate::errors;
+use crate::report::{Answer, Owner, to_py};
+
+/// An index of your documents: a folder (created on first ingest) or a
+/// `postgres://` URL.
+#[pyclass(frozen, module = "groundcite")]
+pub struct Index {
+    location: String,
+    file: Option<PathBuf>,
+    flags: Vec<Override>,
+    settings: Settings,
+    runtime: tokio::runtime::Runtime,
+    /// Engines by generator (the overrides `ask` was given), built on first
+    /// use and dropped by an ingest.
+    engines: Mutex<HashMap<String, Engine>>,
+}
+
+impl Index {
+    /// The settings with the index's own keys and `extra` on top.
+    fn settings_with(&self, extra: &[Override]) -> PyResult<Settings> {
+        let mut flags = self.flags.clone();
+        flags.push(Override::flag("index", self.location.clone(), "Index(path)"));
+        flags.push(Override::flag("demo_on_first_use", "false", "Index(path)"));
+        flags.extend_from_slice(extra);
+        let settings = Settings::explicit(self.file.as_deref(), &flags)
+            .map_err(errors::engine)?
+            .settings;
+        settings.validate().map_err(errors::engine)?;
+        Ok(settings)
+    }
+
+    fn engine(&self, py: Python<'_>, generator: Option<&Bound<'_, PyAny>>) -> PyResult<Engine> {
+        let extra = match generator {
+            None => Vec::new(),
+            Some(g) if g.is_none() => Vec::new(),
+            Some(g) => match g.cast::<PyString>() {
+                Ok(name) => vec![Override::flag(
+                    "generator",
+                    name.to_str()?.to_owned(),
+                    "ask(generator=...)",
+                )],
+                Err(_) if g.cast::<PyMapping>().is_ok() => crate::overrides_of(Some(g))?,
+                Err(_) => {
+                    return Err(errors::invalid_input(format!(
+                        "generator: expected a name (\"extractive\", \"openai\", \"anthropic\") or a mapping of settings, got {}",
+                        g.get_type()
+                    )));
+                }
+            },
+        };
+        let key = extra
+            .iter()
+            .map(|o| format!("{}={}", o.key, o.value))
+            .collect::<Vec<_>>()
+            .join("\n");
+        if let Some(engine) = self.engines.lock().expect("engines lock").get(&key) {
+            return Ok(engine.clone());
+        }
+        let settings = self.settings_with(&extra)?;
+        let engine = py
+            .detach(|| Engine::from_settings(settings))
+            .map_err(errors::engine)?;
+        self.engines
+            .lock()
+            .expect("engines lock")
+            .insert(key, engine.clone());
+        Ok(engine)
+    }
+
+    fn open_for_ingest(&self) -> PyResult<Box<dyn ChunkIndex>> {
+        let embedder =
+            groundcite_engine::load_embedder(&self.settings).map_err(errors::engine)?;
+        if groundcite_pg::is_postgres_url(&self.location) {
+            let mut index = groundcite_pg::PgIndex::connect(&self.location, Default::default())
+                .map_err(|e| errors::error("index_unavailable", e.to_string()))?;
+            if let Some(embedder) = embedder {
+                index.set_embedder(embedder);
+            }
+            return Ok(Box::new(index));
+        }
+        let mut index = groundcite_index::Index::open_or_create(std::path::Path::new(&self.location)).map_err(|e| {
+            errors::error(
+                "index_unavailable",
+                format!("cannot open the index in {}: {e}", self.location),
+            )
+        })?;
+        if let Some(embedder) = embedder {
+            index.set_embedder(embedder);
+        }
+        Ok(Box::new(index))
+    }
+
+    fn summary(
+        &self,
+        index: &dyn ChunkIndex,
+        summary: groundcite_index::IngestSummary,
+        seconds: f64,
+    ) -> PyResult<IngestSummary> {
+        let list = |l: &[groundcite_index::IngestError]| {
+            l.iter()
+                .map(|e| (e.path.display().to_string(), e.message.clone()))
+                .collect()
+        };
+        Ok(IngestSummary {
+            files_seen: summary.files_seen,
+            indexed: summary.indexed,
+            unchanged: summary.unchanged,
+            removed: summary.removed,
+            skipped: summary.skipped,
+            chunks_written: summary.chunks,
+            chunks_in_index: index
+                .num_chunks()
+                .map_err(|e| errors::error("index_unavailable", e.to_string()))?,
+            errors: list(&summary.errors),
+            warnings: list(&summary.warnings),
+            embedded: summary.embedded,
+            model_changed_from: summary.model_changed.clone(),
+            seconds,
+        })
+    }
+}
+
+#[pymethods]
+impl Index {
+    /// Opens (or, at the first ingest, creates) the index at `path`.
+    /// `config` is a `Config` or a mapping of settings (as `Config`'s
+    /// `overrides`); `index` and `demo_on_first_use` are the index's own.
+    #[new]
+    #[pyo3(signature = (path, config=None))]
+    fn new(path: PathBuf, config: Option<&Bound<'_, PyAny>>) -> PyResult<Index> {
+        let (file, flags) = match config {
+            Some(c) if !c.is_none() => match c.cast::<crate::Config>() {
+                Ok(config) => {
+                    let config = config.get();
+                    (config.file.clone(), config.flags.clone())
+                }
+                Err(_) => (None, crate::overrides_of(Some(c))?),
+            },
+            _ => (None, Vec::new()),
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("groundcite")
+            .enable_all()
+            .build()
+            .map_err(|e| errors::error("internal", format!("starting the runtime: {e}")))?;
+        let mut index = Index {
+            location: path.to_string_lossy().into_owned(),
+            file,
+            flags,
+            settings: Settings::default(),
+            runtime,
+            engines: Mutex::new(HashMap::new()),
+        };
+        index.settings = index.settings_with(&[])?;
+        Ok(index)
+    }
+
+    /// Where the index is: its folder or URL.
+    #[getter]
+    fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// `lexical`, or `hybrid` with a model (`model_dir`) and vectors.
+    #[getter]
+    fn retrieval(&self, py: Python<'_>) -> PyResult<&'static str> {
+        Ok(self.engine(py, None)?.retrieval().as_str())
+    }
+
+    /// How many chunks the index holds.
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.engine(py, None)?.num_chunks().unwrap_or(0) as usize)
+    }
+
+    /// Ingests files and folders (Markdown, HTML, text): new and changed
+    /// files are (re)chunked, unchanged ones kept, files gone from an
+    /// ingested folder removed. A file that cannot be read is listed in
+    /// `errors`; the others are ingested.
+    #[pyo3(signature = (paths, *, url_template=None, strip_prefix=None, base_url=None, handbook=false))]
+    fn ingest(
+        &self,
+        py: Python<'_>,
+        paths: Vec<PathBuf>,
+        url_template: Option<String>,
+        strip_prefix: Option<String>,
+        base_url: Option<String>,
+        handbook: bool,
+    ) -> PyResult<IngestSummary> {
+        if paths.is_empty() {
+            return Err(errors::error("bad_request", "ingest: no paths given".into()));
+        }
+        for p in &paths {
+            if !p.exists() {
+                return Err(PyFileNotFoundError::new_err(format!(
+                    "{}: no such file or directory",
+                    p.display()
+                )));
+            }
+        }
+        let mut opts = if handbook {
+            IngestOptions::handbook()
+        } else {
+            IngestOptions::default()
+        };
+        opts.url_template = url_template.or(opts.url_template);
+        opts.strip_prefix = strip_prefix.or(opts.strip_prefix);
+        opts.base_url = base_url.or(opts.base_url);
+        let mut index = self.open_for_ingest()?;
+        let started = std::time::Instant::now();
+        let summary = py
+            .detach(|| index.ingest(&paths, &opts, &mut |_| {}))
+            .map_err(|e| errors::error("index_unavailable", e.to_string()))?;
+        let out = self.summary(index.as_ref(), summary, started.elapsed().as_secs_f64());
+        drop(index);
+        self.engines.lock().expect("engines lock").clear();
+        out
+    }
+
+    /// Ingests the embedded demo handbook (a fictional company's policies):
+    /// what the quick start and the examples search.
+    fn ingest_demo(&self, py: Python<'_>) -> PyResult<IngestSummary> {
+        let mut index = self.open_for_ingest()?;
+        let started = std::time::Instant::now();
+        let opts = IngestOptions::default();
+        let summary = py
+            .detach(|| {
+                index.ingest_documents(
+                    "demo",
+                    groundcite_index::demo_documents(),
+                    &opts,
+                    &mut |_| {},
+                )
+            })
+            .map_err(|e| errors::error("index_unavailable", e.to_string()))?;
+        let out = self.summary(index.as_ref(), summary, started.elapsed().as_secs_f64());
+        drop(index);
+        self.engines.lock().expect("engines lock").clear();
+        out
+    }
+
+    /// The top `k` passages for `query` (hybrid with a model, else BM25),
+    /// with normalised scores in 0..1. Hits are passages: pass them to
+    /// `check` and `render_prompt` as they are.
+    #[pyo3(signature = (query, k=5))]
+    fn search(&self, py: Python<'_>, query: &str, k: usize) -> PyResult<Vec<Hit>> {
+        if !(1..=50).contains(&k) {
+            return Err(errors::error(
+                "invalid_parameter",
+                format!("k = {k}: expected 1 to 50"),
+            ));
+        }
+        let engine = self.engine(py, None)?;
+        let query = query.to_owned();
+        let hits = py
+            .detach(|| engine.search(&query, k))
+            .map_err(errors::engine)?;
+        Ok(hits.into_iter().map(Hit::from).collect())
+    }
+
+    /// Answers `question`: retrieval, the gate, the generator under the
+    /// citation contract, validation (one regeneration on ids never sent),
+    /// support checking and sources; or a refusal that helps.
+    /// `generator`: None (the configuration's, by default the extractive
+    /// generator), a name (`"extractive"`, `"openai"`, `"anthropic"`), or a
+    /// mapping of settings (`groundcite.openai_compatible(...)` makes one).
+    #[pyo3(signature = (question, *, generator=None, top_k=None))]
+    fn ask(
+        &self,
+        py: Python<'_>,
+        question: &str,
+        generator: Option<&Bound<'_, PyAny>>,
+        top_k: Option<usize>,
+    ) -> PyResult<Answer> {
+        if question.trim().is_empty() {
+            return Err(errors::error("empty_question", "the question is empty".into()));
+        }
+        if let Some(k) = top_k.filter(|k| !(1..=50).contains(k)) {
+            return Err(errors::error(
+                "invalid_parameter",
+                format!("top_k = {k}: expected 1 to 50"),
+            ));
+        }
+        let engine = self.engine(py, generator)?;
+        let question = question.to_owned();
+        let opts = AskOptions { top_k };
+        let result = py
+            .detach(|| self.runtime.block_on(engine.ask(&question, &opts)))
+            .map_err(errors::engine)?;
+        Ok(Answer {
+            owner: Arc::new(Owner::Ask(result)),
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Index({:?})", self.location)
+    }
+}
+
+/// A passage found by `search`.
+#[pyclass(frozen, module = "groundcite")]
+pub struct Hit {
+    /// Stable id: `path#Lfirst-Llast`.
+    #[pyo3(get)]
+    pub id: String,
+    #[pyo3(get)]
+    pub text: String,
+    #[pyo3(get)]
+    pub section: String,
+    #[pyo3(get)]
+    pub source_url: String,
+    #[pyo3(get)]
+    pub title: String,
+    #[pyo3(get)]
+    pub path: String,
+    /// Normalised score in 0..1, comparable across queries (the gate's).
+    #[pyo3(get)]
+    pub score: f32,
+    /// The ranking's own score (BM25 or fused).
+    #[pyo3(get)]
+    pub raw_score: f32,
+    /// Byte offsets of the chunk in its file.
+    #[pyo3(get)]
+    pub start: usize,
+    #[pyo3(get)]
+    pub end: usize,
+    chunk_metadata: serde_json::Value,
+}
+
+impl From<groundcite_index::Hit> for Hit {
+    fn from(hit: groundcite_index::Hit) -> Hit {
+        let c = hit.chunk;
+        Hit {
+            id: c.id,
+            text: c.text,
+            section: c.section,
+            source_url: c.source_url,
+            title: c.title,
+            path: c.path,
+            score: hit.score,
+            raw_score: hit.raw_score,
+            start: c.start,
+            end: c.end,
+            chunk_metadata: c.metadata,
+        }
+    }
+}
+
+#[pymethods]
+impl Hit {
+    /// The page's front matter.
+    #[getter]
+    fn metadata(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, &self.chunk_metadata)
+    }
+    fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(
+            py,
+            &serde_json::json!({
+                "id": self.id, "text": self.text, "section": self.section,
+                "source_url": self.source_url, "title": self.title, "path": self.path,
+                "score": self.score, "raw_score": self.raw_score,
+                "start": self.start, "end": self.end, "metadata": self.chunk_metadata,
+            }),
+        )
+    }
+    fn __repr__(&self) -> String {
+        format!("Hit(id={:?}, score={:.3})", self.id, self.score)
+    }
+}
+
+/// What one ingest run did.
+#[pyclass(frozen, get_all, module = "groundcite")]
+pub struct IngestSummary {
+    pub files_seen: usize,
+    pub indexed: usize,
+    pub unchanged: usize,
+    pub removed: usize,
+    /// Files with an unsupported extension.
+    pub skipped: usize,
+    pub chunks_written: usize,
+    pub chunks_in_index: u64,
+    /// `(path, message)` of each file that could not be read.
+    pub errors: Vec<(String, String)>,
+    pub warnings: Vec<(String, String)>,
+    /// Chunk vectors computed (with a model).
+    pub embedded: usize,
+    /// The previous model's id when the model changed (everything was
+    /// re-embedded).
+    pub model_changed_from: Option<String>,
+    pub seconds: f64,
+}
+
+#[pymethods]
+impl IngestSummary {
+    fn __repr__(&self) -> String {
+        format!(
+            "IngestSummary(files_seen={}, indexed={}, unchanged={}, removed={}, chunks_in_index={}, errors={})",
+            self.files_seen,
+            self.indexed,
+            self.unchanged,
+            self.removed,
+            self.chunks_in_index,
+            self.errors.len()
+        )
+    }
+}
