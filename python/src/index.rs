@@ -82,9 +82,14 @@ impl Index {
         Ok(engine)
     }
 
-    fn open_for_ingest(&self) -> PyResult<Box<dyn ChunkIndex>> {
-        let embedder =
-            groundcite_engine::load_embedder(&self.settings).map_err(errors::engine)?;
+    /// The index opened for writing, with the configured model's
+    /// vectors when `with_model` (an ingest).
+    fn open_for_ingest(&self, with_model: bool) -> PyResult<Box<dyn ChunkIndex>> {
+        let embedder = if with_model {
+            groundcite_engine::load_embedder(&self.settings).map_err(errors::engine)?
+        } else {
+            None
+        };
         if groundcite_pg::is_postgres_url(&self.location) {
             let mut index = groundcite_pg::PgIndex::connect(&self.location, Default::default())
                 .map_err(|e| errors::error("index_unavailable", e.to_string()))?;
@@ -183,9 +188,18 @@ impl Index {
         Ok(self.engine(py, None)?.retrieval().as_str())
     }
 
-    /// How many chunks the index holds.
+    /// How many chunks the index holds (0 before the first ingest).
     fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
-        Ok(self.engine(py, None)?.num_chunks().unwrap_or(0) as usize)
+        if !groundcite_pg::is_postgres_url(&self.location)
+            && !std::path::Path::new(&self.location).exists()
+        {
+            return Ok(0);
+        }
+        let index = self.open_for_ingest(false)?;
+        let n = py
+            .detach(|| index.num_chunks())
+            .map_err(|e| errors::error("index_unavailable", e.to_string()))?;
+        Ok(n as usize)
     }
 
     /// Ingests files and folders (Markdown, HTML, text): new and changed
@@ -221,7 +235,7 @@ impl Index {
         opts.url_template = url_template.or(opts.url_template);
         opts.strip_prefix = strip_prefix.or(opts.strip_prefix);
         opts.base_url = base_url.or(opts.base_url);
-        let mut index = self.open_for_ingest()?;
+        let mut index = self.open_for_ingest(true)?;
         let started = std::time::Instant::now();
         let summary = py
             .detach(|| index.ingest(&paths, &opts, &mut |_| {}))
@@ -235,7 +249,7 @@ impl Index {
     /// Ingests the embedded demo handbook (a fictional company's policies):
     /// what the quick start and the examples search.
     fn ingest_demo(&self, py: Python<'_>) -> PyResult<IngestSummary> {
-        let mut index = self.open_for_ingest()?;
+        let mut index = self.open_for_ingest(true)?;
         let started = std::time::Instant::now();
         let opts = IngestOptions::default();
         let summary = py

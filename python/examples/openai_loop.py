@@ -1,0 +1,111 @@
+"""A plain OpenAI-SDK loop checked by groundcite.
+
+Search the index, send groundcite's citation contract to any
+OpenAI-compatible Chat Completions server, check the reply, regenerate once
+if it cites a passage never sent (then refuse), and print the verdicts and
+the sources.
+
+Against a real local server (llama.cpp's ``llama-server``, vLLM, Ollama)::
+
+    pip install groundcite -r python/examples/requirements.txt
+    python python/examples/openai_loop.py --base-url http://127.0.0.1:11434/v1 \\
+        --model llama3.1:8b "How long does reimbursement take?"
+
+``OPENAI_BASE_URL``, ``OPENAI_MODEL`` and ``OPENAI_API_KEY`` are read when
+set. The first run ingests the demo handbook into ``--index``. Exit status:
+0 when the final answer is grounded or an honest refusal, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+import openai
+
+import groundcite
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="An OpenAI-SDK loop checked by groundcite.")
+    parser.add_argument("question", nargs="?", default="How long does reimbursement take?")
+    parser.add_argument("--base-url", default=os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1"))
+    parser.add_argument("--model", default=os.environ.get("OPENAI_MODEL", "fake"))
+    parser.add_argument("--index", default="./.groundcite/py-example-index")
+    return parser.parse_args()
+
+
+def open_index(path: str) -> groundcite.Index:
+    """The index at ``path``, with the demo handbook ingested if it is new."""
+    index = groundcite.Index(path)
+    try:
+        empty = len(index) == 0
+    except groundcite.IndexUnavailableError:  # nothing ingested there yet
+        empty = True
+    if empty:
+        index.ingest_demo()
+    return index
+
+
+def corrective(bad_ids: Sequence[int], n_sent: int) -> str:
+    """What the pipeline tells a model that cited ids never sent."""
+    cited = ", ".join(f"[{i}]" for i in bad_ids)
+    return (
+        f"Your answer cited {cited}, which do not exist. Only passages [1] to [{n_sent}] exist. "
+        "Answer again, citing only those numbers, or refuse as the rules say."
+    )
+
+
+def print_report(answer: str, report: groundcite.Report) -> None:
+    print(f"answer: {answer}")
+    for sentence in report.sentences:
+        print(f"  [{sentence.verdict}] {sentence.text}  {sentence.message}".rstrip())
+    for source in report.sources:
+        print(f"  source: {source.label} <{source.url}> \"{source.quote}\"")
+    print(f"status={report.status} grounded={report.grounded} coverage={report.coverage:.2f}")
+
+
+def main() -> int:
+    args = parse_args()
+    index = open_index(args.index)
+    client = openai.OpenAI(base_url=args.base_url, api_key=os.environ.get("OPENAI_API_KEY", "unused"))
+
+    hits = index.search(args.question, k=5)
+    if not groundcite.should_answer([hit.score for hit in hits]):
+        # The retrieval gate: nothing relevant enough, so no model call.
+        answer = groundcite.REFUSAL
+        report = groundcite.check(hits or ["(nothing found)"], answer, question=args.question)
+    else:
+        prompt = groundcite.render_prompt(args.question, hits)
+        # The passages as numbered in the prompt ([k] is sent[k-1]): the
+        # prompt may drop duplicates or passages over its token budget.
+        by_id = {hit.id: hit for hit in hits}
+        sent = [by_id[p.id] for p in prompt.passages]
+        messages = prompt.messages()
+        for attempt in range(2):
+            reply = client.chat.completions.create(model=args.model, messages=messages, temperature=0)
+            answer = (reply.choices[0].message.content or "").strip() or groundcite.REFUSAL
+            report = groundcite.check(sent, answer, question=args.question)
+            if not report.bad_ids:
+                break
+            print(f"attempt {attempt + 1} cited passages never sent: {report.bad_ids}", file=sys.stderr)
+            messages += [
+                {"role": "assistant", "content": answer},
+                {"role": "user", "content": corrective(report.bad_ids, len(sent))},
+            ]
+        else:
+            # Still citing ids never sent: unverifiable, so refuse.
+            answer = groundcite.REFUSAL
+            report = groundcite.check(sent, answer, question=args.question)
+
+    print(f"question: {args.question}")
+    print_report(answer, report)
+    refused = report.refusal is not None
+    print("result:", "refusal" if refused else "grounded" if report.grounded else "not grounded")
+    return 0 if report.grounded or refused else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
