@@ -21,11 +21,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
-
-import openai
+from typing import Any
 
 import groundcite
+import openai
 
 
 def parse_args() -> argparse.Namespace:
@@ -40,22 +39,9 @@ def parse_args() -> argparse.Namespace:
 def open_index(path: str) -> groundcite.Index:
     """The index at ``path``, with the demo handbook ingested if it is new."""
     index = groundcite.Index(path)
-    try:
-        empty = len(index) == 0
-    except groundcite.IndexUnavailableError:  # nothing ingested there yet
-        empty = True
-    if empty:
+    if len(index) == 0:
         index.ingest_demo()
     return index
-
-
-def corrective(bad_ids: Sequence[int], n_sent: int) -> str:
-    """What the pipeline tells a model that cited ids never sent."""
-    cited = ", ".join(f"[{i}]" for i in bad_ids)
-    return (
-        f"Your answer cited {cited}, which do not exist. Only passages [1] to [{n_sent}] exist. "
-        "Answer again, citing only those numbers, or refuse as the rules say."
-    )
 
 
 def print_report(answer: str, report: groundcite.Report) -> None:
@@ -63,7 +49,7 @@ def print_report(answer: str, report: groundcite.Report) -> None:
     for sentence in report.sentences:
         print(f"  [{sentence.verdict}] {sentence.text}  {sentence.message}".rstrip())
     for source in report.sources:
-        print(f"  source: {source.label} <{source.url}> \"{source.quote}\"")
+        print(f'  source: {source.label} <{source.url}> "{source.quote}"')
     print(f"status={report.status} grounded={report.grounded} coverage={report.coverage:.2f}")
 
 
@@ -76,24 +62,23 @@ def main() -> int:
     if not groundcite.should_answer([hit.score for hit in hits]):
         # The retrieval gate: nothing relevant enough, so no model call.
         answer = groundcite.REFUSAL
-        report = groundcite.check(hits or ["(nothing found)"], answer, question=args.question)
+        report = groundcite.check(hits, answer, question=args.question)
     else:
         prompt = groundcite.render_prompt(args.question, hits)
-        # The passages as numbered in the prompt ([k] is sent[k-1]): the
-        # prompt may drop duplicates or passages over its token budget.
-        by_id = {hit.id: hit for hit in hits}
-        sent = [by_id[p.id] for p in prompt.passages]
-        messages = prompt.messages()
+        # The passages as sent ([k] is sent[k-1], with the text as sent): the
+        # prompt may drop duplicates or trim passages to its token budget.
+        sent = prompt.passages
+        messages: list[Any] = prompt.messages()  # system + user, then any correction
         for attempt in range(2):
             reply = client.chat.completions.create(model=args.model, messages=messages, temperature=0)
-            answer = (reply.choices[0].message.content or "").strip() or groundcite.REFUSAL
+            answer = (reply.choices[0].message.content or "").strip()  # empty: check raises
             report = groundcite.check(sent, answer, question=args.question)
             if not report.bad_ids:
                 break
             print(f"attempt {attempt + 1} cited passages never sent: {report.bad_ids}", file=sys.stderr)
             messages += [
                 {"role": "assistant", "content": answer},
-                {"role": "user", "content": corrective(report.bad_ids, len(sent))},
+                {"role": "user", "content": groundcite.corrective_message(report.bad_ids, len(sent))},
             ]
         else:
             # Still citing ids never sent: unverifiable, so refuse.

@@ -19,13 +19,15 @@ class _HasText(Protocol):
 class _HasPageContent(Protocol):
     page_content: str
 
-PassageLike = Union[str, Mapping[str, Any], _HasText, _HasPageContent, Any]
+PassageLike = Union[str, Mapping[str, Any], _HasText, _HasPageContent, tuple[Any, float], Any]
 """A passage: a ``str``; a mapping with ``text`` (or ``page_content``,
 ``content``) and optional ``id``, ``source_url`` (or ``url``, ``source``),
 ``section`` (or ``label``, ``title``), ``score`` and ``metadata``; or an
 object with those attributes (a dataclass, a LlamaIndex ``TextNode`` or
-``NodeWithScore``, a LangChain ``Document``, a :class:`Hit`). Fields missing
-on the object are read from its ``metadata``."""
+``NodeWithScore``, a LangChain ``Document``, a :class:`Hit`, a
+:class:`PromptPassage`); or a ``(passage, score)`` pair. Fields missing on
+the object are read from its ``metadata``. The text must be a ``str``; ids,
+urls and labels may be numbers or paths."""
 
 ConfigLike = Union["Config", Mapping[str, Any], None]
 """A :class:`Config`, a mapping of setting overrides, or None (defaults)."""
@@ -237,7 +239,12 @@ class PromptPassage:
     @property
     def section(self) -> str: ...
     @property
+    def text(self) -> str:
+        """The text sent (a prefix of the passage when ``trimmed``)."""
+    @property
     def trimmed(self) -> bool: ...
+    @property
+    def score(self) -> float | None: ...
 
 @final
 class Prompt:
@@ -393,3 +400,4 @@ def check(
 def resolve(answer: str, passages: Iterable[PassageLike], config: ConfigLike = None) -> Resolution: ...
 def render_prompt(question: str, passages: Iterable[PassageLike], config: ConfigLike = None) -> Prompt: ...
 def should_answer(scores: Sequence[float], min_best: float | None = None) -> bool: ...
+def corrective_message(bad_ids: Sequence[int], n_passages: int) -> str: ...

@@ -34,7 +34,11 @@ impl Index {
     /// The settings with the index's own keys and `extra` on top.
     fn settings_with(&self, extra: &[Override]) -> PyResult<Settings> {
         let mut flags = self.flags.clone();
-        flags.push(Override::flag("index", self.location.clone(), "Index(path)"));
+        flags.push(Override::flag(
+            "index",
+            self.location.clone(),
+            "Index(path)",
+        ));
         flags.push(Override::flag("demo_on_first_use", "false", "Index(path)"));
         flags.extend_from_slice(extra);
         let settings = Settings::explicit(self.file.as_deref(), &flags)
@@ -98,7 +102,10 @@ impl Index {
             }
             return Ok(Box::new(index));
         }
-        let mut index = groundcite_index::Index::open_or_create(std::path::Path::new(&self.location)).map_err(|e| {
+        let mut index = groundcite_index::Index::open_or_create(std::path::Path::new(
+            &self.location,
+        ))
+        .map_err(|e| {
             errors::error(
                 "index_unavailable",
                 format!("cannot open the index in {}: {e}", self.location),
@@ -217,7 +224,10 @@ impl Index {
         handbook: bool,
     ) -> PyResult<IngestSummary> {
         if paths.is_empty() {
-            return Err(errors::error("bad_request", "ingest: no paths given".into()));
+            return Err(errors::error(
+                "bad_request",
+                "ingest: no paths given".into(),
+            ));
         }
         for p in &paths {
             if !p.exists() {
@@ -302,7 +312,10 @@ impl Index {
         top_k: Option<usize>,
     ) -> PyResult<Answer> {
         if question.trim().is_empty() {
-            return Err(errors::error("empty_question", "the question is empty".into()));
+            return Err(errors::error(
+                "empty_question",
+                "the question is empty".into(),
+            ));
         }
         if let Some(k) = top_k.filter(|k| !(1..=50).contains(k)) {
             return Err(errors::error(

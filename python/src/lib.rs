@@ -57,7 +57,12 @@ fn flatten(prefix: &str, value: &Bound<'_, PyAny>, out: &mut Vec<Override>) -> P
         return Ok(());
     }
     let text = if value.is_instance_of::<PyBool>() {
-        if value.extract::<bool>()? { "true" } else { "false" }.to_owned()
+        if value.extract::<bool>()? {
+            "true"
+        } else {
+            "false"
+        }
+        .to_owned()
     } else if value.is_instance_of::<PyString>() {
         value.extract::<String>()?
     } else if value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>() {
@@ -267,21 +272,30 @@ pub struct Prompt {
     role: ContractRole,
 }
 
-/// A passage of the context as numbered: `[n]` is this passage.
+/// A passage of the context as numbered: `[n]` is this passage, `text` is
+/// what was sent. A prompt's passages, in order, are what to check its
+/// answer against: `check(prompt.passages, answer)`.
 #[pyclass(frozen, get_all, module = "groundcite")]
 pub struct PromptPassage {
     pub n: usize,
     pub id: String,
     pub source_url: String,
     pub section: String,
+    pub text: String,
     /// Cut to fit the token budget.
     pub trimmed: bool,
+    pub score: Option<f32>,
 }
 
 #[pymethods]
 impl PromptPassage {
     fn __repr__(&self) -> String {
-        format!("PromptPassage(n={}, id={:?}, trimmed={})", self.n, self.id, if self.trimmed { "True" } else { "False" })
+        format!(
+            "PromptPassage(n={}, id={:?}, trimmed={})",
+            self.n,
+            self.id,
+            if self.trimmed { "True" } else { "False" }
+        )
     }
 }
 
@@ -307,7 +321,9 @@ impl Prompt {
                 id: p.id.clone(),
                 source_url: p.source_url.clone(),
                 section: p.section.clone(),
+                text: p.text.clone(),
                 trimmed: p.trimmed,
+                score: p.score,
             })
             .collect()
     }
@@ -349,7 +365,10 @@ fn render_prompt(
     config: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Prompt> {
     if question.trim().is_empty() {
-        return Err(errors::error("empty_question", "the question is empty".into()));
+        return Err(errors::error(
+            "empty_question",
+            "the question is empty".into(),
+        ));
     }
     let passages: Vec<Passage> = passages::extract(passages)?;
     with_checker(config, |checker, settings| {
@@ -372,6 +391,13 @@ fn should_answer(scores: Vec<f32>, min_best: Option<f32>) -> bool {
     )
 }
 
+/// The message that asks a model to answer again after it cited ids never
+/// sent (the one regeneration the contract allows), as the engine sends it.
+#[pyfunction]
+fn corrective_message(bad_ids: Vec<u64>, n_passages: usize) -> String {
+    prompt::corrective_message(&bad_ids, n_passages)
+}
+
 /// The exact refusal sentence of the contract.
 const REFUSAL: &str = groundcite_core::refusal::REFUSAL_SENTENCE;
 
@@ -381,6 +407,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(render_prompt, m)?)?;
     m.add_function(wrap_pyfunction!(should_answer, m)?)?;
+    m.add_function(wrap_pyfunction!(corrective_message, m)?)?;
     m.add_class::<Config>()?;
     m.add_class::<Report>()?;
     m.add_class::<report::Sentence>()?;

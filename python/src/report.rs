@@ -504,7 +504,11 @@ impl Source {
     /// Byte spans of the answer's markers that cite it.
     #[getter]
     fn markers(&self) -> Vec<(usize, usize)> {
-        self.get().markers.iter().map(|s| (s.start, s.end)).collect()
+        self.get()
+            .markers
+            .iter()
+            .map(|s| (s.start, s.end))
+            .collect()
     }
     fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         to_py(py, self.get())

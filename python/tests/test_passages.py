@@ -138,3 +138,28 @@ def test_non_ascii_text_and_char_offsets() -> None:
         assert answer.encode()[s.start : s.end].decode() == s.text
         for m in s.markers:
             assert answer[m.char_start : m.char_end] == m.text == "[1]"
+
+
+def test_pairs_of_passage_and_score() -> None:
+    # LangChain's similarity_search_with_score returns (Document, score).
+    prompt = groundcite.render_prompt("How long?", [(LangChainDocument(TEXT, {"source": URL}), 0.8), (TEXT, 0.2)])
+    assert [p.score for p in prompt.passages] == [pytest.approx(0.8), pytest.approx(0.2)]
+    with pytest.raises(groundcite.InvalidInputError, match="needs a number as its score"):
+        groundcite.check([(TEXT, "high")], ANSWER)
+
+
+def test_numbers_for_ids_and_labels() -> None:
+    prompt = groundcite.render_prompt("How long?", [{"text": TEXT, "id": 7, "metadata": {"section": 3, "score": 0.5}}])
+    (p,) = prompt.passages
+    assert (p.id, p.section, p.score) == ("7", "3", 0.5)
+
+
+def test_check_against_the_passages_a_prompt_sent() -> None:
+    # The prompt sends each id once and at most the assembly's number of
+    # passages: its passages, not the list given, are what [k] means.
+    given = [{"id": "a", "text": "Other things."}, {"id": "a", "text": "Other things."}, {"text": TEXT, "id": "b"}]
+    prompt = groundcite.render_prompt("How long?", given)
+    assert [(p.n, p.id) for p in prompt.passages] == [(1, "a"), (2, "b")]
+    report = groundcite.check(prompt.passages, "Reimbursements settle within 30 days of approval [2].")
+    assert report.grounded and report.bad_ids == []
+    assert groundcite.check(prompt.passages, "Reimbursements settle within 30 days [3].").bad_ids == [3]

@@ -175,3 +175,8 @@ def test_contradiction_the_seed_cannot_see() -> None:
     assert sentence.verdict == "contradicted"
     assert "30 days" in sentence.message
     assert not report.grounded
+
+
+def test_the_corrective_message_names_the_ids_and_the_range() -> None:
+    message = groundcite.corrective_message([7], 3)
+    assert "[7]" in message and "[1]" in message and "[3]" in message

@@ -7,8 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use clap::Args;
 use groundcite_core::config::CheckConfig;
-use groundcite_core::passage::{ApproxTokens, assemble};
-use groundcite_core::{RefusalForm, prompt};
+use groundcite_core::RefusalForm;
 
 use crate::input;
 
@@ -58,23 +57,17 @@ pub fn run_prompt(args: PromptArgs) -> Result<ExitCode> {
     if args.question.trim().is_empty() {
         bail!("the question is empty");
     }
-    let mut config = CheckConfig::default().assembly;
+    let mut config = CheckConfig::default();
     if let Some(budget) = args.budget {
-        config.budget_tokens = budget;
+        config.assembly.budget_tokens = budget;
     }
-    let context = assemble(&passages, &config, &ApproxTokens);
-    let rendered = prompt::render(&args.question, &context, args.refusal_form.into());
+    config.refusal_form = args.refusal_form.into();
+    // The same prompt and JSON as `POST /v1/prompt` and Python's
+    // `render_prompt`: one place builds them.
+    let rendered = groundcite_engine::Checker::new(config).prompt(&args.question, &passages);
     let mut out = std::io::stdout().lock();
     if args.json {
-        let sent: Vec<serde_json::Value> = context
-            .passages
-            .iter()
-            .map(|p| serde_json::json!({"n": p.n, "id": p.passage.id, "source_url": p.passage.source_url, "section": p.passage.section, "trimmed": p.trimmed}))
-            .collect();
-        serde_json::to_writer_pretty(
-            &mut out,
-            &serde_json::json!({"system": rendered.system, "user": rendered.user, "passages": sent}),
-        )?;
+        serde_json::to_writer_pretty(&mut out, &rendered)?;
         writeln!(out)?;
     } else {
         writeln!(

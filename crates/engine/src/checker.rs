@@ -59,7 +59,9 @@ pub struct PromptOutput {
     pub passages: Vec<PromptPassage>,
 }
 
-/// A passage of the assembled context.
+/// A passage of the assembled context: `[n]` in the prompt. Its `text` is
+/// what was sent (a prefix of the passage when `trimmed`), so the
+/// passages of a prompt, in order, are what to check its answer against.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PromptPassage {
@@ -67,8 +69,13 @@ pub struct PromptPassage {
     pub id: String,
     pub source_url: String,
     pub section: String,
+    /// The text sent.
+    pub text: String,
     /// Cut to fit the token budget.
     pub trimmed: bool,
+    /// The retrieval score the caller gave, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<f32>,
 }
 
 impl Checker {
@@ -196,7 +203,9 @@ impl Checker {
                     id: p.passage.id.clone(),
                     source_url: p.passage.source_url.clone(),
                     section: p.passage.section.clone(),
+                    text: p.text.to_owned(),
                     trimmed: p.trimmed,
+                    score: p.passage.score,
                 })
                 .collect(),
         }

@@ -303,7 +303,8 @@ async fn prompt_renders_the_contract_and_numbered_passages() {
     assert_eq!(v["user"], "How long does reimbursement take?");
     assert_eq!(
         v["passages"][1],
-        json!({"n": 2, "id": "hr-2", "source_url": "https://hr.example/policy", "section": "Reimbursement", "trimmed": false})
+        json!({"n": 2, "id": "hr-2", "source_url": "https://hr.example/policy", "section": "Reimbursement",
+               "text": "Reimbursements settle within 30 days of approval. Per diem claims follow the same schedule.", "trimmed": false})
     );
 }
 
