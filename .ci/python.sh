@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Python package (issue 16), as CI runs it: build the wheel from
 # python/ with maturin, install it into a fresh virtual environment, run the
-# pytest suite (python/tests), then the examples in their own environment
+# pytest suite (python/tests), check the type stubs against the module
+# (mypy's stubtest) and the tests against the stubs, then the examples in their own environment
 # (python/examples/run.sh: the OpenAI SDK, LlamaIndex and LangChain against
 # a loopback OpenAI-compatible server).
 #
@@ -22,8 +23,8 @@ wheels="$target_dir/wheels-ci"
 started=$SECONDS
 rm -rf "$venv" "$wheels"
 python3 -m venv "$venv"
-"$venv/bin/pip" install --quiet --disable-pip-version-check "maturin==1.16.0" "pytest==9.2.0"
-echo "python: fresh venv with maturin and pytest in $((SECONDS - started)) s"
+"$venv/bin/pip" install --quiet --disable-pip-version-check "maturin==1.16.0" "pytest==9.2.0" "mypy==2.4.1"
+echo "python: fresh venv with maturin, pytest and mypy in $((SECONDS - started)) s"
 
 started=$SECONDS
 (cd python && CARGO_TARGET_DIR="$target_dir" "$venv/bin/maturin" build --profile dev \
@@ -38,6 +39,14 @@ started=$SECONDS
 (cd "$target_dir" && GROUNDCITE_BIN="${GROUNDCITE_BIN:-$target_dir/debug/groundcite}" \
   "$venv/bin/python" -m pytest -q -p no:cacheprovider "$OLDPWD/python/tests")
 echo "python: pytest in $((SECONDS - started)) s"
+
+started=$SECONDS
+# The type stubs say what the compiled module has (stubtest imports it and
+# compares every class, method and argument), and the tests type-check
+# against them.
+(cd "$target_dir" && "$venv/bin/python" -m mypy.stubtest groundcite)
+"$venv/bin/python" -m mypy --strict --no-incremental python/tests
+echo "python: stubtest and mypy in $((SECONDS - started)) s"
 
 started=$SECONDS
 GROUNDCITE_WHEEL="$wheel" python/examples/run.sh "$target_dir/py-examples-venv"

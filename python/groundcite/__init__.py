@@ -20,7 +20,6 @@ The pipeline::
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from . import errors
@@ -104,7 +103,7 @@ def openai_compatible(
     *,
     api_key_env: str | None = None,
     **settings: Any,
-) -> Mapping[str, Any]:
+) -> dict[str, Any]:
     """The settings of an OpenAI-compatible generator (vLLM, Ollama,
     llama.cpp's server, OpenAI), for ``Index.ask(generator=...)`` or
     ``Index(config=...)``. The API key is read from the environment variable
@@ -128,7 +127,7 @@ def anthropic(
     *,
     api_key_env: str | None = None,
     **settings: Any,
-) -> Mapping[str, Any]:
+) -> dict[str, Any]:
     """The settings of Anthropic's Messages API as the generator (the key
     from ``api_key_env``, default ``ANTHROPIC_API_KEY``). Other keyword
     arguments are ``[anthropic]`` settings."""

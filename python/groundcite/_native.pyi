@@ -9,6 +9,32 @@ from collections.abc import Iterable, Mapping, Sequence
 from os import PathLike
 from typing import Any, Literal, Protocol, Union, final
 
+__all__ = [
+    "Answer",
+    "Config",
+    "Counts",
+    "Evidence",
+    "Hit",
+    "Index",
+    "IngestSummary",
+    "Marker",
+    "Prompt",
+    "PromptPassage",
+    "REFUSAL",
+    "Refusal",
+    "Report",
+    "Resolution",
+    "Sentence",
+    "Source",
+    "Span",
+    "__version__",
+    "check",
+    "corrective_message",
+    "render_prompt",
+    "resolve",
+    "should_answer",
+]
+
 __version__: str
 REFUSAL: str
 """The exact refusal sentence: ``Not covered by the provided documents.``"""
@@ -19,7 +45,7 @@ class _HasText(Protocol):
 class _HasPageContent(Protocol):
     page_content: str
 
-PassageLike = Union[str, Mapping[str, Any], _HasText, _HasPageContent, tuple[Any, float], Any]
+_PassageLike = Union[str, Mapping[str, Any], _HasText, _HasPageContent, tuple[Any, float], Any]
 """A passage: a ``str``; a mapping with ``text`` (or ``page_content``,
 ``content``) and optional ``id``, ``source_url`` (or ``url``, ``source``),
 ``section`` (or ``label``, ``title``), ``score`` and ``metadata``; or an
@@ -29,11 +55,11 @@ object with those attributes (a dataclass, a LlamaIndex ``TextNode`` or
 the object are read from its ``metadata``. The text must be a ``str``; ids,
 urls and labels may be numbers or paths."""
 
-ConfigLike = Union["Config", Mapping[str, Any], None]
+_ConfigLike = Union[Config, Mapping[str, Any], None]
 """A :class:`Config`, a mapping of setting overrides, or None (defaults)."""
 
-Status = Literal["ok", "unverified", "no_evidence"]
-Verdict = Literal["supported", "contradicted", "unsupported", "uncited", "not_factual"]
+_Status = Literal["ok", "unverified", "no_evidence"]
+_Verdict = Literal["supported", "contradicted", "unsupported", "uncited", "not_factual"]
 
 @final
 class Config:
@@ -43,11 +69,11 @@ class Config:
     ConfigError for an unknown key (naming the key meant), a wrong type, or
     a ``model_dir`` that is missing or broken."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         path: str | PathLike[str] | None = None,
         overrides: Mapping[str, Any] | None = None,
-    ) -> None: ...
+    ) -> Config: ...
     @property
     def verifier(self) -> Literal["lexical", "semantic", "llm"]: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -125,7 +151,7 @@ class Sentence:
     @property
     def reason(self) -> str: ...
     @property
-    def verdict(self) -> Verdict: ...
+    def verdict(self) -> _Verdict: ...
     @property
     def message(self) -> str: ...
     @property
@@ -194,7 +220,7 @@ class Report:
     @property
     def answer(self) -> str: ...
     @property
-    def status(self) -> Status: ...
+    def status(self) -> _Status: ...
     @property
     def grounded(self) -> bool: ...
     @property
@@ -223,7 +249,7 @@ class Report:
 @final
 class Resolution:
     @property
-    def status(self) -> Status: ...
+    def status(self) -> _Status: ...
     @property
     def sources(self) -> list[Source]: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -327,7 +353,7 @@ class Answer:
     @property
     def refusal(self) -> dict[str, Any] | None: ...
     @property
-    def status(self) -> Status: ...
+    def status(self) -> _Status: ...
     @property
     def grounded(self) -> bool: ...
     @property
@@ -366,7 +392,7 @@ class Index:
     """An index of your documents: a folder (created by the first ingest)
     or a ``postgres://`` URL."""
 
-    def __init__(self, path: str | PathLike[str], config: ConfigLike = None) -> None: ...
+    def __new__(cls, path: str | PathLike[str], config: _ConfigLike = None) -> Index: ...
     @property
     def location(self) -> str: ...
     @property
@@ -392,12 +418,12 @@ class Index:
     ) -> Answer: ...
 
 def check(
-    passages: Iterable[PassageLike],
+    passages: Iterable[_PassageLike],
     answer: str,
     question: str | None = None,
-    config: ConfigLike = None,
+    config: _ConfigLike = None,
 ) -> Report: ...
-def resolve(answer: str, passages: Iterable[PassageLike], config: ConfigLike = None) -> Resolution: ...
-def render_prompt(question: str, passages: Iterable[PassageLike], config: ConfigLike = None) -> Prompt: ...
+def resolve(answer: str, passages: Iterable[_PassageLike], config: _ConfigLike = None) -> Resolution: ...
+def render_prompt(question: str, passages: Iterable[_PassageLike], config: _ConfigLike = None) -> Prompt: ...
 def should_answer(scores: Sequence[float], min_best: float | None = None) -> bool: ...
 def corrective_message(bad_ids: Sequence[int], n_passages: int) -> str: ...

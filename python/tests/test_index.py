@@ -111,8 +111,8 @@ def test_ingest_a_folder_incrementally(tmp_path: Path) -> None:
     write(docs, "travel.md", "# Travel\n\nBook trains through the travel desk.\n")
     write(docs, "notes.bin", "\x00\x01")
     index = groundcite.Index(tmp_path / "index")
-    urls = {"url_template": "https://intranet.example/{path}/", "strip_prefix": f"{docs}/"}
-    first = index.ingest([docs], **urls)
+    template, prefix = "https://intranet.example/{path}/", f"{docs}/"
+    first = index.ingest([docs], url_template=template, strip_prefix=prefix)
     assert (first.files_seen, first.indexed, first.skipped, first.errors) == (3, 2, 1, [])
     assert len(index) == first.chunks_in_index > 0
     (hit, *_) = index.search("annual leave days")
@@ -120,14 +120,14 @@ def test_ingest_a_folder_incrementally(tmp_path: Path) -> None:
     answer = index.ask("How many days of annual leave do staff get?")
     assert "25 days" in answer.answer and answer.grounded
 
-    again = index.ingest([docs], **urls)
+    again = index.ingest([docs], url_template=template, strip_prefix=prefix)
     assert (again.indexed, again.unchanged) == (0, 2)
     # Other URL options change every file's chunks: all are re-indexed.
     assert index.ingest([docs]).indexed == 2
-    assert index.ingest([docs], **urls).indexed == 2
+    assert index.ingest([docs], url_template=template, strip_prefix=prefix).indexed == 2
     write(docs, "leave.md", "# Annual leave\n\nStaff get 27 days of annual leave a year.\n")
     (docs / "travel.md").unlink()
-    third = index.ingest([docs], **urls)
+    third = index.ingest([docs], url_template=template, strip_prefix=prefix)
     assert (third.indexed, third.removed) == (1, 1)
     answer = index.ask("How many days of annual leave do staff get?")
     assert "27 days" in answer.answer  # the engine saw the new run

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import groundcite
 from conftest import REPO, SHARED, need, read_jsonl
@@ -26,7 +27,7 @@ def case_files() -> list[Path]:
     return files
 
 
-def cli_reports(binary: Path, path: Path, extra: list[str]) -> list[dict]:
+def cli_reports(binary: Path, path: Path, extra: list[str]) -> list[dict[str, Any]]:
     out = subprocess.run(
         [str(binary), "check", "--cases", str(path), *extra],
         capture_output=True,

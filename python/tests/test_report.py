@@ -95,7 +95,7 @@ def test_prompt_messages_and_contract_role() -> None:
 
 def test_checks_from_many_threads_agree() -> None:
     want = groundcite.check(HR, ANSWER).to_dict()
-    got: list[dict] = []
+    got: list[dict[str, object]] = []
 
     def run() -> None:
         for _ in range(50):

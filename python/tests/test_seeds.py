@@ -5,6 +5,7 @@ documents, as written there)."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import groundcite
 
@@ -15,7 +16,7 @@ MARKER = re.compile(r"\[(\d+)\]")
 REFUSAL = "Not covered by the provided documents."
 
 
-def seed_check(answer: str, passages: list[str]) -> dict:
+def seed_check(answer: str, passages: list[str]) -> dict[str, Any]:
     valid = set(range(1, len(passages) + 1))
     cited = {int(m) for m in MARKER.findall(answer)}
     sentences = [s for s in SENTENCE.split(answer) if s.strip()]
@@ -23,11 +24,12 @@ def seed_check(answer: str, passages: list[str]) -> dict:
     return {"cited": sorted(cited), "bad_ids": sorted(cited - valid), "unmarked": unmarked}
 
 
-def seed_resolve(answer: str, passages: list[dict]) -> dict:
+def seed_resolve(answer: str, passages: list[dict[str, str]]) -> dict[str, Any]:
     markers = [int(m) for m in re.findall(r"\[(\d+)\]", answer)]
     if answer.strip() == REFUSAL:
         return {"status": "no_evidence", "sources": []}
-    sources, seen = [], set()
+    sources: list[dict[str, str]] = []
+    seen: set[str] = set()
     for i in sorted(set(markers)):
         if not 1 <= i <= len(passages):
             continue  # the seed indexes passages[i - 1] unguarded; an id never sent has no row
@@ -39,11 +41,11 @@ def seed_resolve(answer: str, passages: list[dict]) -> dict:
     return {"status": "ok" if not bad else "unverified", "sources": sources}
 
 
-def seed_should_answer(scores, min_best=0.55):
+def seed_should_answer(scores: list[float], min_best: float = 0.55) -> bool:
     return bool(scores) and max(scores) >= min_best
 
 
-def seed_check_citations(answer, context_ids):
+def seed_check_citations(answer: str, context_ids: set[int]) -> dict[str, Any]:
     cited = {int(x) for x in re.findall(r"\[(\d+)\]", answer)}
     return {"cited": sorted(cited), "unknown_ids": sorted(cited - context_ids), "has_citation": bool(cited)}
 
