@@ -221,12 +221,11 @@ impl Resolution {
     }
     #[getter]
     fn sources(&self) -> Vec<Source> {
-        (0..self.owner.findings().sources.len())
-            .map(|i| Source {
-                owner: Arc::clone(&self.owner),
-                i,
-            })
-            .collect()
+        report::views(
+            &self.owner,
+            self.owner.findings().sources.len(),
+            |owner, i| Source { owner, i },
+        )
     }
     /// `{"status": ..., "sources": [...]}`, the sources as in the check's
     /// JSON.

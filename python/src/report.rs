@@ -15,7 +15,9 @@ use groundcite_engine::AskResult;
 use pyo3::prelude::*;
 use serde::Serialize;
 
-/// What a report's views read: a check's output or an answer's.
+/// What a report's views read: a check's output or an answer's. One per
+/// report, behind an `Arc`: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum Owner {
     Check { output: CheckOutput, answer: String },
     Ask(AskResult),
@@ -42,6 +44,11 @@ impl Owner {
         let byte = byte.min(answer.len());
         answer.get(..byte).map_or(byte, |s| s.chars().count())
     }
+}
+
+/// One view per item of a list of the findings: `make(owner, i)`.
+pub fn views<T>(owner: &Arc<Owner>, len: usize, make: impl Fn(Arc<Owner>, usize) -> T) -> Vec<T> {
+    (0..len).map(|i| make(Arc::clone(owner), i)).collect()
 }
 
 pub fn to_py<T: Serialize + ?Sized>(py: Python<'_>, value: &T) -> PyResult<Py<PyAny>> {
@@ -105,12 +112,11 @@ macro_rules! findings_getters {
             /// Factual sentences without a marker.
             #[getter]
             fn unmarked(&self) -> Vec<Span> {
-                (0..self.owner.findings().unmarked.len())
-                    .map(|i| Span {
-                        owner: Arc::clone(&self.owner),
-                        i,
-                    })
-                    .collect()
+                views(
+                    &self.owner,
+                    self.owner.findings().unmarked.len(),
+                    |owner, i| Span { owner, i },
+                )
             }
             /// Cited factual sentences over factual sentences (1.0 when none).
             #[getter]
@@ -119,22 +125,20 @@ macro_rules! findings_getters {
             }
             #[getter]
             fn sentences(&self) -> Vec<Sentence> {
-                (0..self.owner.findings().sentences.len())
-                    .map(|i| Sentence {
-                        owner: Arc::clone(&self.owner),
-                        i,
-                    })
-                    .collect()
+                views(
+                    &self.owner,
+                    self.owner.findings().sentences.len(),
+                    |owner, i| Sentence { owner, i },
+                )
             }
             /// One source per document cited, in citation order.
             #[getter]
             fn sources(&self) -> Vec<Source> {
-                (0..self.owner.findings().sources.len())
-                    .map(|i| Source {
-                        owner: Arc::clone(&self.owner),
-                        i,
-                    })
-                    .collect()
+                views(
+                    &self.owner,
+                    self.owner.findings().sources.len(),
+                    |owner, i| Source { owner, i },
+                )
             }
             /// `lexical`, `semantic`, `llm`, or None when no support check ran.
             #[getter]

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 use clap::Args;
-use groundcite_core::config::CheckConfig;
 use groundcite_core::RefusalForm;
+use groundcite_core::config::CheckConfig;
 
 use crate::input;
 
