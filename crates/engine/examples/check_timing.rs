@@ -12,7 +12,9 @@ use groundcite_engine::{Checker, Settings};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let path = args.next().ok_or("usage: check_timing CASES.jsonl [PASSES]")?;
+    let path = args
+        .next()
+        .ok_or("usage: check_timing CASES.jsonl [PASSES]")?;
     let passes: usize = args.next().map(|p| p.parse()).transpose()?.unwrap_or(200);
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
     let cases: Vec<Case> = text
