@@ -11,6 +11,7 @@ from typing import Any, Literal, Protocol, Union, final
 
 __all__ = [
     "Answer",
+    "AskStream",
     "Config",
     "Counts",
     "Evidence",
@@ -24,9 +25,11 @@ __all__ = [
     "Refusal",
     "Report",
     "Resolution",
+    "Retraction",
     "Sentence",
     "Source",
     "Span",
+    "StreamedSentence",
     "__version__",
     "check",
     "corrective_message",
@@ -388,6 +391,43 @@ class Answer:
     def to_json(self) -> str: ...
 
 @final
+class StreamedSentence:
+    """A sentence of a streamed answer, shown once its markers resolve."""
+
+    @property
+    def index(self) -> int: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int: ...
+    @property
+    def citations(self) -> list[int]: ...
+    @property
+    def verdict(self) -> str: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
+class Retraction:
+    """Every sentence streamed so far is withdrawn; the final answer
+    replaces them."""
+
+    @property
+    def count(self) -> int: ...
+    @property
+    def reason(self) -> Literal["regenerated", "refused", "dropped", "error"]: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
+class AskStream:
+    """The events of :meth:`Index.ask_stream`: sentences, maybe a
+    retraction, then the final :class:`Answer`."""
+
+    def __iter__(self) -> AskStream: ...
+    def __next__(self) -> StreamedSentence | Retraction | Answer: ...
+
+@final
 class Index:
     """An index of your documents: a folder (created by the first ingest)
     or a ``postgres://`` URL."""
@@ -416,6 +456,13 @@ class Index:
         generator: str | Mapping[str, Any] | None = None,
         top_k: int | None = None,
     ) -> Answer: ...
+    def ask_stream(
+        self,
+        question: str,
+        *,
+        generator: str | Mapping[str, Any] | None = None,
+        top_k: int | None = None,
+    ) -> AskStream: ...
 
 def check(
     passages: Iterable[_PassageLike],

@@ -6,8 +6,10 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use futures::StreamExt;
+use futures::stream::BoxStream;
 use groundcite_engine::settings::Override;
-use groundcite_engine::{AskOptions, Engine, Settings};
+use groundcite_engine::{AskEvent, AskOptions, Engine, Settings};
 use groundcite_index::{ChunkIndex, IngestOptions};
 use pyo3::exceptions::PyFileNotFoundError;
 use pyo3::prelude::*;
@@ -24,7 +26,7 @@ pub struct Index {
     file: Option<PathBuf>,
     flags: Vec<Override>,
     settings: Settings,
-    runtime: tokio::runtime::Runtime,
+    runtime: Arc<tokio::runtime::Runtime>,
     /// Engines by generator (the overrides `ask` was given), built on first
     /// use and dropped by an ingest.
     engines: Mutex<HashMap<String, Engine>>,
@@ -170,6 +172,7 @@ impl Index {
             .thread_name("groundcite")
             .enable_all()
             .build()
+            .map(Arc::new)
             .map_err(|e| errors::error("internal", format!("starting the runtime: {e}")))?;
         let mut index = Index {
             location: path.to_string_lossy().into_owned(),
@@ -311,18 +314,7 @@ impl Index {
         generator: Option<&Bound<'_, PyAny>>,
         top_k: Option<usize>,
     ) -> PyResult<Answer> {
-        if question.trim().is_empty() {
-            return Err(errors::error(
-                "empty_question",
-                "the question is empty".into(),
-            ));
-        }
-        if let Some(k) = top_k.filter(|k| !(1..=50).contains(k)) {
-            return Err(errors::error(
-                "invalid_parameter",
-                format!("top_k = {k}: expected 1 to 50"),
-            ));
-        }
+        check_question(question, top_k)?;
         let engine = self.engine(py, generator)?;
         let question = question.to_owned();
         let opts = AskOptions { top_k };
@@ -334,8 +326,171 @@ impl Index {
         })
     }
 
+    /// Answers `question` as a stream: each sentence once it is validated
+    /// (its markers resolve; with its support verdict), a `Retraction` if
+    /// the sentences shown are withdrawn (the answer was regenerated,
+    /// refused or a sentence dropped), then the final `Answer`, the same
+    /// as `ask` returns. Arguments as `ask`; an error is raised by the
+    /// iteration that meets it.
+    #[pyo3(signature = (question, *, generator=None, top_k=None))]
+    fn ask_stream(
+        &self,
+        py: Python<'_>,
+        question: &str,
+        generator: Option<&Bound<'_, PyAny>>,
+        top_k: Option<usize>,
+    ) -> PyResult<AskStream> {
+        check_question(question, top_k)?;
+        let engine = self.engine(py, generator)?;
+        // The stream's task is spawned on this index's runtime.
+        let _entered = self.runtime.enter();
+        let stream = engine.ask_stream(question, &AskOptions { top_k });
+        Ok(AskStream {
+            runtime: Arc::clone(&self.runtime),
+            stream: Mutex::new(Some(stream)),
+        })
+    }
+
     fn __repr__(&self) -> String {
         format!("Index({:?})", self.location)
+    }
+}
+
+/// `ask`'s and `ask_stream`'s checks of their arguments.
+fn check_question(question: &str, top_k: Option<usize>) -> PyResult<()> {
+    if question.trim().is_empty() {
+        return Err(errors::error(
+            "empty_question",
+            "the question is empty".into(),
+        ));
+    }
+    if let Some(k) = top_k.filter(|k| !(1..=50).contains(k)) {
+        return Err(errors::error(
+            "invalid_parameter",
+            format!("top_k = {k}: expected 1 to 50"),
+        ));
+    }
+    Ok(())
+}
+
+/// The events of `Index.ask_stream`: `StreamedSentence`s, maybe a
+/// `Retraction`, then the final `Answer`.
+#[pyclass(frozen, module = "groundcite")]
+pub struct AskStream {
+    runtime: Arc<tokio::runtime::Runtime>,
+    /// `None` once the final answer or an error has been given.
+    stream: Mutex<Option<BoxStream<'static, AskEvent>>>,
+}
+
+#[pymethods]
+impl AskStream {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        // Wait without the GIL; the lock is taken without it too, so a
+        // second thread iterating the same stream waits here, not on the GIL.
+        let event = py.detach(|| {
+            let mut stream = self.stream.lock().expect("stream lock");
+            let event = stream
+                .as_mut()
+                .and_then(|s| self.runtime.block_on(s.next()));
+            if matches!(
+                event,
+                None | Some(AskEvent::Final(_)) | Some(AskEvent::Error(_))
+            ) {
+                *stream = None;
+            }
+            event
+        });
+        Ok(Some(match event {
+            None => return Ok(None),
+            Some(AskEvent::Sentence(s)) => Py::new(py, StreamedSentence(s))?.into_any(),
+            Some(AskEvent::Retract(r)) => Py::new(py, Retraction(r))?.into_any(),
+            Some(AskEvent::Final(result)) => Py::new(
+                py,
+                Answer {
+                    owner: Arc::new(Owner::Ask(*result)),
+                },
+            )?
+            .into_any(),
+            Some(AskEvent::Error(e)) => return Err(errors::engine(e)),
+        }))
+    }
+}
+
+/// A sentence of a streamed answer, shown once its markers resolve.
+#[pyclass(frozen, module = "groundcite")]
+pub struct StreamedSentence(groundcite_engine::StreamedSentence);
+
+#[pymethods]
+impl StreamedSentence {
+    /// Its position among the sentences streamed (0-based).
+    #[getter]
+    fn index(&self) -> usize {
+        self.0.index
+    }
+    #[getter]
+    fn text(&self) -> &str {
+        &self.0.text
+    }
+    /// Byte offsets into the answer being streamed.
+    #[getter]
+    fn start(&self) -> usize {
+        self.0.start
+    }
+    #[getter]
+    fn end(&self) -> usize {
+        self.0.end
+    }
+    #[getter]
+    fn citations(&self) -> Vec<u64> {
+        self.0.citations.clone()
+    }
+    /// `supported`, `contradicted`, `unsupported`, `uncited`, or
+    /// `unchecked` with support checking off.
+    #[getter]
+    fn verdict(&self) -> &str {
+        &self.0.verdict
+    }
+    /// As the service's `sentence` event.
+    fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, &self.0)
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "StreamedSentence({:?}, verdict={:?})",
+            self.0.text, self.0.verdict
+        )
+    }
+}
+
+/// The sentences streamed so far are withdrawn; the final answer replaces
+/// them.
+#[pyclass(frozen, module = "groundcite")]
+pub struct Retraction(groundcite_engine::Retraction);
+
+#[pymethods]
+impl Retraction {
+    /// How many sentences are withdrawn (all shown so far).
+    #[getter]
+    fn count(&self) -> usize {
+        self.0.count
+    }
+    /// `regenerated`, `refused`, `dropped` or `error`.
+    #[getter]
+    fn reason(&self) -> &str {
+        &self.0.reason
+    }
+    fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, &self.0)
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "Retraction(count={}, reason={:?})",
+            self.0.count, self.0.reason
+        )
     }
 }
 

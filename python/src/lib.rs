@@ -423,6 +423,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<index::Index>()?;
     m.add_class::<index::Hit>()?;
     m.add_class::<index::IngestSummary>()?;
+    m.add_class::<index::AskStream>()?;
+    m.add_class::<index::StreamedSentence>()?;
+    m.add_class::<index::Retraction>()?;
     m.add("REFUSAL", REFUSAL)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

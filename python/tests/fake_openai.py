@@ -9,7 +9,9 @@ replies with the refusal sentence. A ``response_format`` with a JSON schema
 gets the structured form (``{"sentences": [...], "refusal": null}``).
 
 ``bad_id`` mode cites a passage number one past the last (an id never
-sent), to exercise regeneration.
+sent), to exercise regeneration; ``trailing_bad_id`` answers with a good
+sentence and then one citing an id never sent (a streamed answer shows the
+first, then must withdraw it).
 
 Run on its own (for the examples): ``python tests/fake_openai.py [PORT]``
 prints ``http://127.0.0.1:PORT/v1`` and serves until killed.
@@ -42,8 +44,9 @@ def first_sentence(text: str) -> str:
     return sentence.rstrip(".!?")
 
 
-def reply_for(messages: list[dict[str, Any]], bad_id: bool) -> tuple[str | None, int]:
-    """(first sentence of the best passage, its number), or (None, 0)."""
+def reply_for(messages: list[dict[str, Any]], bad_id: bool) -> tuple[str | None, int, int]:
+    """(first sentence of the best passage, its number, how many passages
+    were sent), or (None, 0, n)."""
     whole = "\n\n".join(m.get("content") or "" for m in messages if isinstance(m.get("content"), str))
     passages = [(int(n), t) for n, t in PASSAGE.findall(whole)]
     question = ""
@@ -58,10 +61,10 @@ def reply_for(messages: list[dict[str, Any]], bad_id: bool) -> tuple[str | None,
         if overlap > best_overlap:
             best, best_n, best_overlap = text, n, overlap
     if best is None:
-        return None, 0
+        return None, 0, len(passages)
     if bad_id:
         best_n = len(passages) + 1
-    return first_sentence(best), best_n
+    return first_sentence(best), best_n, len(passages)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -91,7 +94,7 @@ class Handler(BaseHTTPRequestHandler):
             self._send(404, {"error": {"message": f"no route {self.path}"}})
             return
         self.server.requests.append(body)
-        sentence, n = reply_for(body.get("messages", []), self.server.bad_id)
+        sentence, n, sent = reply_for(body.get("messages", []), self.server.bad_id)
         fmt = body.get("response_format") or {}
         if fmt.get("type") in ("json_schema", "json_object"):
             if sentence is None:
@@ -100,6 +103,8 @@ class Handler(BaseHTTPRequestHandler):
                 content = json.dumps({"sentences": [{"text": sentence + ".", "citations": [n]}], "refusal": None})
         else:
             content = REFUSAL if sentence is None else f"{sentence} [{n}]."
+            if sentence is not None and self.server.trailing_bad_id and len(self.server.requests) == 1:
+                content += f" It was confirmed by the finance team [{sent + 1}]."
         if body.get("stream"):
             self._stream(content, body.get("model", "fake"))
             return
@@ -147,10 +152,11 @@ class FakeOpenAI(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, port: int = 0, bad_id: bool = False) -> None:
+    def __init__(self, port: int = 0, bad_id: bool = False, trailing_bad_id: bool = False) -> None:
         super().__init__(("127.0.0.1", port), Handler)
         self.requests: list[dict[str, Any]] = []
         self.bad_id = bad_id
+        self.trailing_bad_id = trailing_bad_id
         self._thread: threading.Thread | None = None
 
     @property

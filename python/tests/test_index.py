@@ -140,3 +140,52 @@ def test_config_reaches_the_engine(tmp_path: Path) -> None:
     assert len(answer.passages) <= 2
     answer = index.ask(QUESTION, top_k=1)
     assert len(answer.passages) == 1
+
+
+def test_ask_stream_shows_sentences_then_the_answer(demo_index: groundcite.Index, fake_openai: FakeOpenAI) -> None:
+    generator = groundcite.openai_compatible(fake_openai.base_url, "fake", api_key_required=False, structured="off")
+    events = list(demo_index.ask_stream(QUESTION, generator=generator))
+    final = events[-1]
+    assert isinstance(final, groundcite.Answer)
+    assert not final.refused and final.status == "ok"
+    shown = [e for e in events[:-1] if isinstance(e, groundcite.StreamedSentence)]
+    assert shown and len(shown) == len(events) - 1  # no retraction
+    for s in shown:
+        assert final.answer.encode()[s.start : s.end].decode() == s.text
+        assert all(1 <= c <= len(final.passages) for c in s.citations)
+    assert fake_openai.requests[0]["stream"] is True
+    assert shown[0].to_dict()["text"] == shown[0].text
+
+
+def test_ask_stream_withdraws_what_it_showed(demo_index: groundcite.Index) -> None:
+    # The first reply has a good sentence, then one citing an id never
+    # sent: the first is shown, the answer is regenerated, and what was
+    # shown is withdrawn before the final answer.
+    with FakeOpenAI(trailing_bad_id=True) as server:
+        generator = groundcite.openai_compatible(server.base_url, "fake", api_key_required=False, structured="off")
+        events = list(demo_index.ask_stream(QUESTION, generator=generator))
+        assert len(server.requests) == 2
+    kinds = [type(e).__name__ for e in events]
+    assert kinds[0] == "StreamedSentence"
+    (retraction,) = [e for e in events if isinstance(e, groundcite.Retraction)]
+    assert retraction.count == kinds.index("Retraction") and retraction.reason == "regenerated"
+    final = events[-1]
+    assert isinstance(final, groundcite.Answer) and final.regenerated and final.bad_ids == []
+
+
+def test_ask_stream_with_the_extractive_generator(demo_index: groundcite.Index) -> None:
+    events = list(demo_index.ask_stream(QUESTION))
+    final = events[-1]
+    assert isinstance(final, groundcite.Answer) and "30 days" in final.answer
+    assert any(isinstance(e, groundcite.StreamedSentence) for e in events)
+
+
+def test_ask_stream_raises_what_goes_wrong(demo_index: groundcite.Index) -> None:
+    generator = groundcite.openai_compatible("http://127.0.0.1:9/v1", "none", api_key_required=False, max_retries=0)
+    stream = demo_index.ask_stream(QUESTION, generator=generator)
+    with pytest.raises(groundcite.GeneratorError) as e:
+        list(stream)
+    assert e.value.code == "llm_connect"
+    assert list(stream) == []  # finished
+    with pytest.raises(groundcite.BadRequestError):
+        demo_index.ask_stream(" ")
