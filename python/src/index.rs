@@ -198,6 +198,24 @@ impl Index {
         Ok(self.engine(py, None)?.retrieval().as_str())
     }
 
+    /// Applies the pending schema migrations of a PostgreSQL index (as
+    /// `groundcite db migrate`: idempotent, safe to run concurrently) and
+    /// returns those applied now, `(version, name)`. A folder index needs
+    /// none: `[]`.
+    fn migrate(&self, py: Python<'_>) -> PyResult<Vec<(i32, String)>> {
+        if !groundcite_pg::is_postgres_url(&self.location) {
+            return Ok(Vec::new());
+        }
+        let report = py
+            .detach(|| groundcite_pg::migrate(&self.location, &Default::default()))
+            .map_err(|e| errors::error("index_unavailable", e.to_string()))?;
+        Ok(report
+            .applied_now
+            .into_iter()
+            .map(|(version, name)| (version, name.to_owned()))
+            .collect())
+    }
+
     /// How many chunks the index holds (0 before the first ingest).
     fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
         if !groundcite_pg::is_postgres_url(&self.location)
