@@ -310,6 +310,9 @@ impl Index {
                 format!("k = {k}: expected 1 to 50"),
             ));
         }
+        if query.trim().is_empty() {
+            return Err(errors::error("empty_query", "the query is empty".into()));
+        }
         let engine = self.engine(py, None)?;
         let query = query.to_owned();
         let hits = py

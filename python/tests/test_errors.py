@@ -111,7 +111,7 @@ def test_ingest_of_a_missing_path(tmp_path: Path) -> None:
 def test_bad_parameters(demo_index: groundcite.Index) -> None:
     with pytest.raises(groundcite.BadRequestError) as e:
         demo_index.search("   ")
-    assert e.value.code == "bad_request"
+    assert e.value.code == "empty_query"
     with pytest.raises(groundcite.BadRequestError) as e:
         demo_index.search("leave", k=0)
     assert e.value.code == "invalid_parameter"
