@@ -339,9 +339,8 @@ impl Index {
         let engine = self.engine(py, generator)?;
         let question = question.to_owned();
         let opts = AskOptions { top_k };
-        let result = py
-            .detach(|| self.runtime.block_on(engine.ask(&question, &opts)))
-            .map_err(errors::engine)?;
+        let result =
+            wait(py, &self.runtime, engine.ask(&question, &opts))?.map_err(errors::engine)?;
         Ok(Answer {
             owner: Arc::new(Owner::Ask(result)),
         })
@@ -368,12 +367,39 @@ impl Index {
         let stream = engine.ask_stream(question, &AskOptions { top_k });
         Ok(AskStream {
             runtime: Arc::clone(&self.runtime),
-            stream: Mutex::new(Some(stream)),
+            slot: Mutex::new(Slot::Ready(stream)),
         })
     }
 
     fn __repr__(&self) -> String {
         format!("Index({:?})", self.location)
+    }
+}
+
+/// Runs `future` on `runtime` without the GIL, in slices of 100 ms between
+/// which Python's signal handlers run: Ctrl-C interrupts a slow answer
+/// (`KeyboardInterrupt`; the request is dropped) instead of waiting for the
+/// model.
+fn wait<F: Future + Send>(
+    py: Python<'_>,
+    runtime: &tokio::runtime::Runtime,
+    future: F,
+) -> PyResult<F::Output>
+where
+    F::Output: Send,
+{
+    let mut future = std::pin::pin!(future);
+    loop {
+        // The timer is made inside the runtime (it needs its clock).
+        let slice = py.detach(|| {
+            runtime.block_on(async {
+                tokio::time::timeout(std::time::Duration::from_millis(100), future.as_mut()).await
+            })
+        });
+        match slice {
+            Ok(output) => return Ok(output),
+            Err(_elapsed) => py.check_signals()?,
+        }
     }
 }
 
@@ -399,8 +425,16 @@ fn check_question(question: &str, top_k: Option<usize>) -> PyResult<()> {
 #[pyclass(frozen, module = "groundcite")]
 pub struct AskStream {
     runtime: Arc<tokio::runtime::Runtime>,
-    /// `None` once the final answer or an error has been given.
-    stream: Mutex<Option<BoxStream<'static, AskEvent>>>,
+    slot: Mutex<Slot>,
+}
+
+/// Where an `AskStream`'s events come from.
+enum Slot {
+    Ready(BoxStream<'static, AskEvent>),
+    /// Being read (by `__next__`, without the GIL).
+    Busy,
+    /// The final answer or an error has been given.
+    Done,
 }
 
 #[pymethods]
@@ -410,21 +444,33 @@ impl AskStream {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        // Wait without the GIL; the lock is taken without it too, so a
-        // second thread iterating the same stream waits here, not on the GIL.
-        let event = py.detach(|| {
-            let mut stream = self.stream.lock().expect("stream lock");
-            let event = stream
-                .as_mut()
-                .and_then(|s| self.runtime.block_on(s.next()));
-            if matches!(
-                event,
-                None | Some(AskEvent::Final(_)) | Some(AskEvent::Error(_))
-            ) {
-                *stream = None;
+        // The stream is taken out while it is read (the lock is never held
+        // while waiting), and put back unless it has ended.
+        let taken = {
+            let mut slot = self.slot.lock().expect("stream lock");
+            match std::mem::replace(&mut *slot, Slot::Busy) {
+                Slot::Ready(stream) => stream,
+                Slot::Busy => {
+                    return Err(errors::error(
+                        "bad_request",
+                        "this stream is being read by another thread".into(),
+                    ));
+                }
+                Slot::Done => {
+                    *slot = Slot::Done;
+                    return Ok(None);
+                }
             }
-            event
-        });
+        };
+        let mut stream = taken;
+        // Interrupted (Ctrl-C): the answer is abandoned.
+        let event = wait(py, &self.runtime, stream.next()).inspect_err(|_| {
+            *self.slot.lock().expect("stream lock") = Slot::Done;
+        })?;
+        *self.slot.lock().expect("stream lock") = match event {
+            None | Some(AskEvent::Final(_)) | Some(AskEvent::Error(_)) => Slot::Done,
+            _ => Slot::Ready(stream),
+        };
         Ok(Some(match event {
             None => return Ok(None),
             Some(AskEvent::Sentence(s)) => Py::new(py, StreamedSentence(s))?.into_any(),

@@ -11,7 +11,8 @@ gets the structured form (``{"sentences": [...], "refusal": null}``).
 ``bad_id`` mode cites a passage number one past the last (an id never
 sent), to exercise regeneration; ``trailing_bad_id`` answers with a good
 sentence and then one citing an id never sent (a streamed answer shows the
-first, then must withdraw it).
+first, then must withdraw it); ``hold`` keeps every request waiting until
+the test releases it.
 
 Run on its own (for the examples): ``python tests/fake_openai.py [PORT]``
 prints ``http://127.0.0.1:PORT/v1`` and serves until killed.
@@ -94,6 +95,8 @@ class Handler(BaseHTTPRequestHandler):
             self._send(404, {"error": {"message": f"no route {self.path}"}})
             return
         self.server.requests.append(body)
+        if self.server.hold is not None:
+            self.server.hold.wait(30)  # until the test lets it answer
         sentence, n, sent = reply_for(body.get("messages", []), self.server.bad_id)
         fmt = body.get("response_format") or {}
         if fmt.get("type") in ("json_schema", "json_object"):
@@ -152,9 +155,13 @@ class FakeOpenAI(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, port: int = 0, bad_id: bool = False, trailing_bad_id: bool = False) -> None:
+    def __init__(
+        self, port: int = 0, bad_id: bool = False, trailing_bad_id: bool = False, hold: bool = False
+    ) -> None:
         super().__init__(("127.0.0.1", port), Handler)
         self.requests: list[dict[str, Any]] = []
+        # With `hold`, every request waits until `hold.set()`.
+        self.hold: threading.Event | None = threading.Event() if hold else None
         self.bad_id = bad_id
         self.trailing_bad_id = trailing_bad_id
         self._thread: threading.Thread | None = None

@@ -4,6 +4,7 @@ OpenAI-compatible server on loopback."""
 
 from __future__ import annotations
 
+import signal
 import threading
 from pathlib import Path
 
@@ -189,3 +190,34 @@ def test_ask_stream_raises_what_goes_wrong(demo_index: groundcite.Index) -> None
     assert list(stream) == []  # finished
     with pytest.raises(groundcite.BadRequestError):
         demo_index.ask_stream(" ")
+
+
+def test_ctrl_c_interrupts_a_slow_answer(demo_index: groundcite.Index) -> None:
+    # The model server holds the request; a SIGINT arrives meanwhile: ask()
+    # raises KeyboardInterrupt at once instead of waiting for the model.
+    with FakeOpenAI(hold=True) as server:
+        generator = groundcite.openai_compatible(server.base_url, "fake", api_key_required=False, structured="off")
+
+        def interrupt() -> None:
+            while not server.requests:  # the request is waiting at the server
+                threading.Event().wait(0.01)
+            signal.raise_signal(signal.SIGINT)
+
+        threading.Thread(target=interrupt, daemon=True).start()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                demo_index.ask(QUESTION, generator=generator)
+            assert server.hold is not None and not server.hold.is_set(), "interrupted before any answer"
+            server.requests.clear()
+            threading.Thread(target=interrupt, daemon=True).start()
+            stream: groundcite.AskStream | None = None
+            with pytest.raises(KeyboardInterrupt):
+                # The task sends the request as soon as the stream exists:
+                # the signal may come before next() is reached.
+                stream = demo_index.ask_stream(QUESTION, generator=generator)
+                next(stream)
+            if stream is not None:
+                assert list(stream) == []  # the interrupted answer is abandoned
+        finally:
+            assert server.hold is not None
+            server.hold.set()
