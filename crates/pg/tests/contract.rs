@@ -804,3 +804,79 @@ fn runs_larger_than_a_batch_match_the_embedded_index() {
     drop(pg);
     groundcite_pg::drop_schema(&url, &opts).unwrap();
 }
+
+/// Lexical search over the rarest terms' matches first (`candidate_rows`)
+/// gives exactly the ranking of every chunk matching any term, whether the
+/// candidates suffice or the search falls back: the same hits, scores and
+/// order for budgets from none to everything.
+#[test]
+fn pruned_candidates_rank_as_every_match_does() {
+    let Some(url) = database_url() else { return };
+    let schema = schema_for("pruned");
+    let with_budget = |rows: i64| PgOptions {
+        candidate_rows: rows,
+        ..PgOptions::default().with_schema(schema.clone())
+    };
+    groundcite_pg::migrate(&url, &with_budget(0)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // Words of every frequency: `leave` in every paragraph, `travel` in
+    // every other, `badge{i % 7}` in a seventh, `topic{i}x{p}` once.
+    for i in 0..30 {
+        let text: String = (0..6)
+            .map(|p| {
+                let travel = if p % 2 == 0 {
+                    "travel claims and travel"
+                } else {
+                    "expenses"
+                };
+                format!(
+                    "Note {i} paragraph {p}: leave rules, {travel}, badge{} access, topic{i}x{p} \
+                     in detail, with more words on leave and its approval.\n\n",
+                    i % 7
+                )
+            })
+            .collect();
+        fs::write(dir.path().join(format!("note-{i:02}.txt")), text).unwrap();
+    }
+    let mut index = PgIndex::connect(&url, with_budget(0)).unwrap();
+    ingest(&mut index, dir.path());
+    let budgets = [0, 1, 7, 40, 200, i64::MAX];
+    let indexes: Vec<PgIndex> = budgets
+        .iter()
+        .map(|&b| PgIndex::connect(&url, with_budget(b)).unwrap())
+        .collect();
+    let queries = [
+        "topic3x1 leave travel",
+        "leave travel",
+        "leave",
+        "badge2 leave approval",
+        "topic1x1 topic2x2 topic29x5",
+        "badge4 travel expenses topic4x0",
+        "approval detail words",
+    ];
+    for q in queries {
+        for k in [1, 3, 10, 50] {
+            let want: Vec<(String, f32, f32)> = indexes
+                .last()
+                .unwrap()
+                .search(q, k)
+                .unwrap()
+                .into_iter()
+                .map(|h| (h.chunk.id, h.score, h.raw_score))
+                .collect();
+            assert!(!want.is_empty(), "{q}");
+            for (index, budget) in indexes.iter().zip(budgets) {
+                let got: Vec<(String, f32, f32)> = index
+                    .search(q, k)
+                    .unwrap()
+                    .into_iter()
+                    .map(|h| (h.chunk.id, h.score, h.raw_score))
+                    .collect();
+                assert_eq!(got, want, "{q:?}, k {k}, candidate_rows {budget}");
+            }
+        }
+    }
+    drop(indexes);
+    drop(index);
+    groundcite_pg::drop_schema(&url, &with_budget(0)).unwrap();
+}
