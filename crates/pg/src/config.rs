@@ -33,13 +33,6 @@ pub struct PgOptions {
     /// statistics are then updated once per batch. Default 20,000 (about
     /// 20 MB of chunks held; see `index::FLUSH_CHUNKS` for the measurements).
     pub ingest_batch_chunks: usize,
-    /// Lexical search ranks the chunks matching the query's rarest terms
-    /// first, adding terms while their document frequencies sum to at most
-    /// this many rows, and falls back to every term only when a chunk
-    /// outside those candidates could still rank in the top k (see
-    /// `index::candidate_terms`): the results are those of ranking every
-    /// chunk that matches any term. Default 50,000.
-    pub candidate_rows: i64,
 }
 
 impl Default for PgOptions {
@@ -51,7 +44,6 @@ impl Default for PgOptions {
             connect_timeout: Duration::from_secs(5),
             read_attempts: 3,
             ingest_batch_chunks: crate::index::FLUSH_CHUNKS,
-            candidate_rows: 50_000,
         }
     }
 }

@@ -336,19 +336,27 @@ impl PgIndex {
         let any = words.join(" | ");
         let depth = i64::try_from(fusion.lexical_depth).unwrap_or(i64::MAX);
         let query_vector = vector.to_vec();
-        let budget = self.client.opts.candidate_rows;
-        let (dense, lexical, terms) = self.client.retry(is_transient, || async {
+        let (dense, lexical, term_words, idfs) = self.client.retry(is_transient, || async {
             let client = self.client.conn().await?;
-            let terms = if words.is_empty() {
-                Terms::default()
+            let (term_words, idfs) = if words.is_empty() {
+                (Vec::new(), Vec::new())
             } else {
                 let stmt = client.prepare_cached(TERMS_SQL).await?;
                 term_params(&client.query(&stmt, &[&words]).await?)
             };
             let mut lexical = Vec::new();
-            if !terms.words.is_empty() {
-                let sql = lexical_sql(terms.words.len());
-                lexical = top_ranked(&client, &sql, &terms, &any, depth, 1, budget)
+            if !term_words.is_empty() {
+                let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
+                    vec![&any, &depth];
+                for (w, f) in term_words.iter().zip(&idfs) {
+                    params.push(w);
+                    params.push(f);
+                }
+                let stmt = client
+                    .prepare_cached(&lexical_sql(term_words.len()))
+                    .await?;
+                lexical = client
+                    .query(&stmt, &params)
                     .await?
                     .iter()
                     .map(|r| LexicalHit {
@@ -381,19 +389,19 @@ impl PgIndex {
                     cosine,
                 })
                 .collect();
-            Ok((dense, lexical, terms))
+            Ok((dense, lexical, term_words, idfs))
         })?;
         let fused = fusion::fuse(&dense, &lexical, fusion, k);
         let seqs: Vec<i64> = fused.iter().filter_map(|f| f.id.parse().ok()).collect();
         let (rows, unit_rows) = self.client.retry(is_transient, || async {
             let client = self.client.conn().await?;
             let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![&seqs];
-            for (w, f) in terms.words.iter().zip(&terms.idfs) {
+            for (w, f) in term_words.iter().zip(&idfs) {
                 params.push(w);
                 params.push(f);
             }
             let stmt = client
-                .prepare_cached(&chunks_by_seq_sql(terms.words.len()))
+                .prepare_cached(&chunks_by_seq_sql(term_words.len()))
                 .await?;
             let chunks = client.query(&stmt, &params).await?;
             let stmt = client.prepare_cached(UNITS_SQL).await?;
@@ -475,16 +483,20 @@ impl PgIndex {
         }
         let any = words.join(" | ");
         let limit = i64::try_from(k).unwrap_or(i64::MAX);
-        let budget = self.client.opts.candidate_rows;
         let rows = self.client.retry(is_transient, || async {
             let client = self.client.conn().await?;
             let stmt = client.prepare_cached(TERMS_SQL).await?;
-            let terms = term_params(&client.query(&stmt, &[&words]).await?);
-            if terms.words.is_empty() {
+            let (term_words, idfs) = term_params(&client.query(&stmt, &[&words]).await?);
+            if term_words.is_empty() {
                 return Ok(Vec::new());
             }
-            let sql = search_sql(terms.words.len());
-            top_ranked(&client, &sql, &terms, &any, limit, 10, budget).await
+            let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![&any, &limit];
+            for (w, f) in term_words.iter().zip(&idfs) {
+                params.push(w);
+                params.push(f);
+            }
+            let stmt = client.prepare_cached(&search_sql(term_words.len())).await?;
+            Ok(client.query(&stmt, &params).await?)
         })?;
         Ok(rows
             .iter()
@@ -876,97 +888,17 @@ impl source::IngestStore for PgRun<'_> {
 
 /// The query's lexemes as [`TERMS_SQL`] returned them: each one's word and
 /// idf.
-fn term_params(terms: &[Row]) -> Terms {
-    let mut out = Terms::default();
-    for r in terms {
-        let (df, n): (i64, i64) = (r.get(2), r.get(3));
-        out.words.push(r.get::<_, String>(1));
-        out.idfs
-            .push(f64::from(idf(df.max(0) as u64, n.max(0) as u64)));
-        out.dfs.push(df.max(0));
-    }
-    out
-}
-
-/// A query's lexemes: a representative word of each, its idf and its
-/// document frequency, in [`TERMS_SQL`]'s order.
-#[derive(Debug, Default)]
-struct Terms {
-    words: Vec<String>,
-    idfs: Vec<f64>,
-    dfs: Vec<i64>,
-}
-
-/// The most `ts_rank` (weights at most 1, normalisation 1) gives one term:
-/// `(w + Σ w_j / j² − w / (m+1)²) / (π²/6)` over the term's positions,
-/// at most `(1 + π²/6) / (π²/6)`; normalisation 1 only divides it (by 1 +
-/// log length).
-const TS_RANK_MAX: f64 = (1.0 + 1.644_934_066_85) / 1.644_934_066_85;
-
-/// The terms whose matches are searched first: the rarest, while their
-/// document frequencies add up to at most `budget` rows (the rarest
-/// always), in the query's order; and the most a chunk matching none of
-/// them can rank (each other term adds at most [`TS_RANK_MAX`] times its
-/// idf). When the k-th of those candidates ranks above that bound, no
-/// other chunk can enter the top k and they are the exact result.
-fn candidate_terms(terms: &Terms, budget: i64) -> (Vec<usize>, f64) {
-    let mut by_rarity: Vec<usize> = (0..terms.words.len()).collect();
-    by_rarity.sort_by_key(|&i| (terms.dfs[i], i));
-    let mut chosen = Vec::new();
-    let mut rows = 0i64;
-    for i in by_rarity {
-        if !chosen.is_empty() && rows.saturating_add(terms.dfs[i]) > budget {
-            break;
-        }
-        rows = rows.saturating_add(terms.dfs[i]);
-        chosen.push(i);
-    }
-    chosen.sort_unstable();
-    let bound = (0..terms.words.len())
-        .filter(|i| !chosen.contains(i))
-        .map(|i| TS_RANK_MAX * terms.idfs[i])
-        .sum();
-    (chosen, bound)
-}
-
-/// The top `limit` rows of `sql` (a statement of [`search_sql`]'s
-/// parameters, whose column `rank_column` is the rank) for `terms`: first
-/// over the chunks matching [`candidate_terms`], then, only when a chunk
-/// outside them could still rank among them, over every chunk matching
-/// `any` (every query word). The same rows as the second query alone.
-async fn top_ranked(
-    client: &deadpool_postgres::Object,
-    sql: &str,
-    terms: &Terms,
-    any: &str,
-    limit: i64,
-    rank_column: usize,
-    budget: i64,
-) -> Result<Vec<Row>, Error> {
-    let stmt = client.prepare_cached(sql).await?;
-    let run = |candidates: String| {
-        let stmt = stmt.clone();
-        async move {
-            let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
-                vec![&candidates, &limit];
-            for (w, f) in terms.words.iter().zip(&terms.idfs) {
-                params.push(w);
-                params.push(f);
-            }
-            client.query(&stmt, &params).await
-        }
-    };
-    let (chosen, bound) = candidate_terms(terms, budget);
-    if chosen.len() < terms.words.len() {
-        let candidates: Vec<&str> = chosen.iter().map(|&i| terms.words[i].as_str()).collect();
-        let rows = run(candidates.join(" | ")).await?;
-        let kth = rows.last().map(|r| f64::from(r.get::<_, f32>(rank_column)));
-        // float4 ranks: a margin for their rounding.
-        if rows.len() as i64 == limit && kth.is_some_and(|kth| kth > bound * (1.0 + 1e-5)) {
-            return Ok(rows);
-        }
-    }
-    Ok(run(any.to_string()).await?)
+fn term_params(terms: &[Row]) -> (Vec<String>, Vec<f64>) {
+    terms
+        .iter()
+        .map(|r| {
+            let (df, n): (i64, i64) = (r.get(2), r.get(3));
+            (
+                r.get::<_, String>(1),
+                f64::from(idf(df.max(0) as u64, n.max(0) as u64)),
+            )
+        })
+        .unzip()
 }
 
 fn chunk_from_row(row: &Row) -> Chunk {
@@ -1022,58 +954,5 @@ impl ChunkIndex for PgIndex {
             "{} (schema {})",
             self.client.target.redacted, self.client.opts.schema
         )
-    }
-}
-
-#[cfg(test)]
-mod candidate_tests {
-    use super::*;
-
-    fn terms(dfs: &[i64], idfs: &[f64]) -> Terms {
-        Terms {
-            words: (0..dfs.len()).map(|i| format!("w{i}")).collect(),
-            idfs: idfs.to_vec(),
-            dfs: dfs.to_vec(),
-        }
-    }
-
-    #[test]
-    fn the_rarest_terms_within_the_budget_and_the_bound_of_the_rest() {
-        let t = terms(&[900, 20, 300, 5], &[0.1, 2.0, 0.5, 3.0]);
-        // Rarest first: 5, 20, then 300 (sum 325), then 900 is over 400.
-        let (chosen, bound) = candidate_terms(&t, 400);
-        assert_eq!(chosen, [1, 2, 3]);
-        assert!((bound - TS_RANK_MAX * 0.1).abs() < 1e-12);
-        // The rarest always, even over the budget.
-        let (chosen, bound) = candidate_terms(&t, 0);
-        assert_eq!(chosen, [3]);
-        assert!((bound - TS_RANK_MAX * 2.6).abs() < 1e-9);
-        // Everything: nothing outside, no bound.
-        let (chosen, bound) = candidate_terms(&t, i64::MAX);
-        assert_eq!(chosen, [0, 1, 2, 3]);
-        assert_eq!(bound, 0.0);
-    }
-
-    #[test]
-    fn equal_frequencies_keep_the_query_order() {
-        let (chosen, _) = candidate_terms(&terms(&[10, 10, 10], &[1.0; 3]), 20);
-        assert_eq!(chosen, [0, 1]);
-    }
-
-    #[test]
-    fn one_term_can_rank_at_most_ts_rank_max() {
-        // `ts_rank`'s formula for one term can pass 1: a title word (weight
-        // 0.5) first, then the word a thousand times in the text (weight 1):
-        // the best weight is not the first. Still under the bound.
-        let w: Vec<f64> = std::iter::once(0.5)
-            .chain(std::iter::repeat_n(1.0, 1000))
-            .collect();
-        let sum: f64 = w
-            .iter()
-            .enumerate()
-            .map(|(j, w)| w / ((j + 1) * (j + 1)) as f64)
-            .sum();
-        let one = (1.0 + sum - 1.0 / 4.0) / 1.644_934_066_85;
-        assert!(one > 1.1 && one < TS_RANK_MAX, "{one}");
     }
 }
