@@ -5,7 +5,7 @@ Byte offsets (``start`` / ``end``) are those of the JSON report; the
 slicing the answer in Python.
 """
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from os import PathLike
 from typing import Any, Literal, Protocol, Union, final
 
@@ -446,8 +446,9 @@ class Index:
         strip_prefix: str | None = None,
         base_url: str | None = None,
         handbook: bool = False,
+        progress: Callable[[dict[str, Any]], object] | None = None,
     ) -> IngestSummary: ...
-    def ingest_demo(self) -> IngestSummary: ...
+    def ingest_demo(self, *, progress: Callable[[dict[str, Any]], object] | None = None) -> IngestSummary: ...
     def migrate(self) -> list[tuple[int, str]]: ...
     def search(self, query: str, k: int = 5) -> list[Hit]: ...
     def ask(

@@ -10,7 +10,7 @@ use futures::StreamExt;
 use futures::stream::BoxStream;
 use groundcite_engine::settings::Override;
 use groundcite_engine::{AskEvent, AskOptions, Engine, Settings};
-use groundcite_index::{ChunkIndex, IngestOptions};
+use groundcite_index::{ChunkIndex, IngestOptions, Progress};
 use pyo3::exceptions::PyFileNotFoundError;
 use pyo3::prelude::*;
 use pyo3::types::{PyMapping, PyString};
@@ -234,7 +234,15 @@ impl Index {
     /// files are (re)chunked, unchanged ones kept, files gone from an
     /// ingested folder removed. A file that cannot be read is listed in
     /// `errors`; the others are ingested.
-    #[pyo3(signature = (paths, *, url_template=None, strip_prefix=None, base_url=None, handbook=false))]
+    ///
+    /// `progress`, when given, is called with a dict per step, from the
+    /// thread that called `ingest`: `{"stage": "started", "total_files"}`,
+    /// `{"stage": "file", "path", "done", "total"}`, `{"stage":
+    /// "embedding", "done", "total"}` (with a model), `{"stage":
+    /// "committing"}`. An exception it raises stops its calls and is raised
+    /// once the run (which completes) has been committed.
+    #[pyo3(signature = (paths, *, url_template=None, strip_prefix=None, base_url=None, handbook=false, progress=None))]
+    #[allow(clippy::too_many_arguments)]
     fn ingest(
         &self,
         py: Python<'_>,
@@ -243,6 +251,7 @@ impl Index {
         strip_prefix: Option<String>,
         base_url: Option<String>,
         handbook: bool,
+        progress: Option<Py<PyAny>>,
     ) -> PyResult<IngestSummary> {
         if paths.is_empty() {
             return Err(errors::error(
@@ -268,34 +277,40 @@ impl Index {
         opts.base_url = base_url.or(opts.base_url);
         let mut index = self.open_for_ingest(true)?;
         let started = std::time::Instant::now();
+        let mut reporter = Reporter::new(progress);
         let summary = py
-            .detach(|| index.ingest(&paths, &opts, &mut |_| {}))
+            .detach(|| index.ingest(&paths, &opts, &mut |p| reporter.report(p)))
             .map_err(|e| errors::error("index_unavailable", e.to_string()))?;
         let out = self.summary(index.as_ref(), summary, started.elapsed().as_secs_f64());
         drop(index);
         self.engines.lock().expect("engines lock").clear();
+        reporter.finish()?;
         out
     }
 
     /// Ingests the embedded demo handbook (a fictional company's policies):
-    /// what the quick start and the examples search.
-    fn ingest_demo(&self, py: Python<'_>) -> PyResult<IngestSummary> {
+    /// what the quick start and the examples search. `progress` as
+    /// `ingest`'s.
+    #[pyo3(signature = (*, progress=None))]
+    fn ingest_demo(&self, py: Python<'_>, progress: Option<Py<PyAny>>) -> PyResult<IngestSummary> {
         let mut index = self.open_for_ingest(true)?;
         let started = std::time::Instant::now();
         let opts = IngestOptions::default();
+        let mut reporter = Reporter::new(progress);
         let summary = py
             .detach(|| {
                 index.ingest_documents(
                     "demo",
                     groundcite_index::demo_documents(),
                     &opts,
-                    &mut |_| {},
+                    &mut |p| reporter.report(p),
                 )
             })
             .map_err(|e| errors::error("index_unavailable", e.to_string()))?;
         let out = self.summary(index.as_ref(), summary, started.elapsed().as_secs_f64());
         drop(index);
         self.engines.lock().expect("engines lock").clear();
+        reporter.finish()?;
         out
     }
 
@@ -399,6 +414,58 @@ where
         match slice {
             Ok(output) => return Ok(output),
             Err(_elapsed) => py.check_signals()?,
+        }
+    }
+}
+
+/// An ingest's `progress` callback, called with the GIL taken for each
+/// step; the first exception it raises is kept (and no more calls made).
+struct Reporter {
+    callback: Option<Py<PyAny>>,
+    failed: Option<PyErr>,
+}
+
+impl Reporter {
+    fn new(callback: Option<Py<PyAny>>) -> Reporter {
+        Reporter {
+            callback: callback.filter(|c| Python::attach(|py| !c.is_none(py))),
+            failed: None,
+        }
+    }
+
+    fn report(&mut self, step: Progress) {
+        let Some(callback) = &self.callback else {
+            return;
+        };
+        if self.failed.is_some() {
+            return;
+        }
+        let event = match step {
+            Progress::Started { total_files } => {
+                serde_json::json!({"stage": "started", "total_files": total_files})
+            }
+            Progress::File { path, done, total } => serde_json::json!({
+                "stage": "file", "path": path.display().to_string(), "done": done, "total": total,
+            }),
+            Progress::Embedding { done, total } => {
+                serde_json::json!({"stage": "embedding", "done": done, "total": total})
+            }
+            Progress::Committing => serde_json::json!({"stage": "committing"}),
+        };
+        let outcome = Python::attach(|py| -> PyResult<()> {
+            callback.call1(py, (to_py(py, &event)?,))?;
+            Ok(())
+        });
+        if let Err(e) = outcome {
+            self.failed = Some(e);
+        }
+    }
+
+    /// The exception the callback raised, if any.
+    fn finish(self) -> PyResult<()> {
+        match self.failed {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
     }
 }

@@ -221,3 +221,33 @@ def test_ctrl_c_interrupts_a_slow_answer(demo_index: groundcite.Index) -> None:
         finally:
             assert server.hold is not None
             server.hold.set()
+
+
+def test_ingest_reports_its_progress(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    for i in range(3):
+        write(docs, f"page-{i}.md", f"# Page {i}\n\nPage {i} says {i} things.\n")
+    events: list[dict[str, object]] = []
+    index = groundcite.Index(tmp_path / "index")
+    index.ingest([docs], progress=events.append)
+    stages = [e["stage"] for e in events]
+    assert stages[0] == "started" and events[0]["total_files"] == 3
+    files = [e for e in events if e["stage"] == "file"]
+    assert [e["done"] for e in files] == [1, 2, 3] and all(e["total"] == 3 for e in files)
+    assert {str(e["path"]).rsplit("/", 1)[-1] for e in files} == {"page-0.md", "page-1.md", "page-2.md"}
+    assert stages[-1] == "committing"
+
+    # An exception in the callback stops its calls and is raised after the
+    # run, which completes.
+    write(docs, "page-3.md", "# Page 3\n\nPage 3 is new.\n")
+    calls: list[dict[str, object]] = []
+
+    def failing(event: dict[str, object]) -> None:
+        calls.append(event)
+        raise RuntimeError("the progress bar broke")
+
+    with pytest.raises(RuntimeError, match="progress bar broke"):
+        index.ingest([docs], progress=failing)
+    assert len(calls) == 1
+    assert index.search("Page 3 is new")[0].id.startswith("page-3.md")
+    assert groundcite.Index(tmp_path / "demo").ingest_demo(progress=None).indexed > 0
