@@ -137,10 +137,13 @@ impl Config {
     }
 }
 
-/// The checker of the defaults, built on first use.
-fn default_checker() -> &'static Checker {
-    static DEFAULT: OnceLock<Checker> = OnceLock::new();
-    DEFAULT.get_or_init(|| Checker::new(Settings::default().check))
+/// The defaults and their checker, built on first use.
+fn defaults() -> &'static (Checker, Settings) {
+    static DEFAULTS: OnceLock<(Checker, Settings)> = OnceLock::new();
+    DEFAULTS.get_or_init(|| {
+        let settings = Settings::default();
+        (Checker::new(settings.check.clone()), settings)
+    })
 }
 
 /// The checker of `config`: a `Config`, a mapping of overrides (built for
@@ -149,9 +152,10 @@ fn with_checker<T>(
     config: Option<&Bound<'_, PyAny>>,
     f: impl FnOnce(&Checker, &Settings) -> PyResult<T>,
 ) -> PyResult<T> {
+    let (checker, settings) = defaults();
     match config {
-        None => f(default_checker(), &default_settings()),
-        Some(c) if c.is_none() => f(default_checker(), &default_settings()),
+        None => f(checker, settings),
+        Some(c) if c.is_none() => f(checker, settings),
         Some(c) => match c.cast::<Config>() {
             Ok(config) => {
                 let config = config.get();
@@ -163,10 +167,6 @@ fn with_checker<T>(
             }
         },
     }
-}
-
-fn default_settings() -> Settings {
-    Settings::default()
 }
 
 fn answer_text(answer: &Bound<'_, PyAny>) -> PyResult<String> {
