@@ -59,7 +59,9 @@ the object are read from its ``metadata``. The text must be a ``str``; ids,
 urls and labels may be numbers or paths."""
 
 _ConfigLike = Union[Config, Mapping[str, Any], None]
-"""A :class:`Config`, a mapping of setting overrides, or None (defaults)."""
+"""A :class:`Config`, a mapping of setting overrides, or None (defaults). A
+mapping is read anew at every call (with ``model_dir``, the model is loaded
+each time): build a :class:`Config` once to reuse it."""
 
 _Status = Literal["ok", "unverified", "no_evidence"]
 _Verdict = Literal["supported", "contradicted", "unsupported", "uncited", "not_factual"]

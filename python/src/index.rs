@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use groundcite_engine::settings::Override;
-use groundcite_engine::{AskEvent, AskOptions, Engine, Settings};
+use groundcite_engine::{AskEvent, AskOptions, Engine, MAX_TOP_K, Settings};
 use groundcite_index::{ChunkIndex, IngestOptions, Progress};
 use pyo3::exceptions::PyFileNotFoundError;
 use pyo3::prelude::*;
@@ -319,12 +319,7 @@ impl Index {
     /// `check` and `render_prompt` as they are.
     #[pyo3(signature = (query, k=5))]
     fn search(&self, py: Python<'_>, query: &str, k: usize) -> PyResult<Vec<Hit>> {
-        if !(1..=50).contains(&k) {
-            return Err(errors::error(
-                "invalid_parameter",
-                format!("k = {k}: expected 1 to 50"),
-            ));
-        }
+        check_k("k", k)?;
         if query.trim().is_empty() {
             return Err(errors::error("empty_query", "the query is empty".into()));
         }
@@ -428,7 +423,7 @@ struct Reporter {
 impl Reporter {
     fn new(callback: Option<Py<PyAny>>) -> Reporter {
         Reporter {
-            callback: callback.filter(|c| Python::attach(|py| !c.is_none(py))),
+            callback,
             failed: None,
         }
     }
@@ -478,13 +473,22 @@ fn check_question(question: &str, top_k: Option<usize>) -> PyResult<()> {
             "the question is empty".into(),
         ));
     }
-    if let Some(k) = top_k.filter(|k| !(1..=50).contains(k)) {
-        return Err(errors::error(
-            "invalid_parameter",
-            format!("top_k = {k}: expected 1 to 50"),
-        ));
+    match top_k {
+        Some(k) => check_k("top_k", k),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// `k` and `top_k` are held to the service's bound, with its message.
+fn check_k(name: &str, k: usize) -> PyResult<()> {
+    if (1..=MAX_TOP_K).contains(&k) {
+        Ok(())
+    } else {
+        Err(errors::error(
+            "invalid_parameter",
+            format!("{name} must be between 1 and {MAX_TOP_K}, got {k}"),
+        ))
+    }
 }
 
 /// The events of `Index.ask_stream`: `StreamedSentence`s, maybe a

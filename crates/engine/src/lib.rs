@@ -23,6 +23,11 @@ pub use answer::{
     RefusalReason, Retraction, Retrieval, SentPassageInfo, StreamedSentence, Timings,
     render_refusal,
 };
+/// The most passages one question or search retrieves (`top_k`, `k`): the
+/// one bound the settings, the pipeline, the service and the Python package
+/// hold requests to.
+pub const MAX_TOP_K: usize = 50;
+
 pub use answerability::{Answerability, AnswerabilityConfig, AnswersQuestion, Relevance};
 pub use checker::{Checker, PromptOutput, PromptPassage};
 pub use extractive::{ExtractiveConfig, ExtractiveGenerator};

@@ -354,7 +354,7 @@ impl Engine {
         if question.trim().is_empty() {
             return Err(EngineError::BadRequest("the question is empty".into()));
         }
-        let k = opts.top_k.unwrap_or(s.top_k).clamp(1, 50);
+        let k = opts.top_k.unwrap_or(s.top_k).clamp(1, crate::MAX_TOP_K);
         let hits = self.retrieve(question, k)?;
         let retrieve_ms = ms(started);
         let scores: Vec<f32> = hits.iter().map(|h| h.score).collect();
@@ -455,7 +455,7 @@ impl Engine {
             return Ok(None);
         };
         let s = &self.inner.settings;
-        let k = opts.top_k.unwrap_or(s.top_k).clamp(1, 50);
+        let k = opts.top_k.unwrap_or(s.top_k).clamp(1, crate::MAX_TOP_K);
         let hits = self.search(question, k)?;
         let scores: Vec<f32> = hits.iter().map(|h| h.score).collect();
         let sent = assemble(&passages_of(&hits), &s.check.assembly, &ApproxTokens).sent();

@@ -333,10 +333,11 @@ impl Settings {
             groundcite_support::VerifierKind::Llm => self.judge.validate(self.generator)?,
             _ => {}
         }
-        if self.top_k == 0 || self.top_k > 50 {
+        if !(1..=crate::MAX_TOP_K).contains(&self.top_k) {
             return Err(EngineError::Config(format!(
-                "top_k = {} (expected 1..=50)",
-                self.top_k
+                "top_k = {} (expected 1..={})",
+                self.top_k,
+                crate::MAX_TOP_K
             )));
         }
         if !(0.0..=1.0).contains(&self.gate_threshold) {

@@ -23,7 +23,7 @@ use crate::audit::{self, JsonText};
 use crate::error::{ApiError, Envelope, ErrorCode};
 
 /// Largest `top_k` and `k`.
-pub const MAX_K: usize = 50;
+pub const MAX_K: usize = groundcite_engine::MAX_TOP_K;
 /// Checks over more text than this run on the blocking pool.
 const INLINE_CHECK_BYTES: usize = 64 * 1024;
 
