@@ -174,6 +174,7 @@
 //! skipped (its previous chunks, if any, are removed).
 
 mod analysis;
+pub mod ann;
 mod block;
 pub mod chunk;
 pub mod demo;
