@@ -23,7 +23,8 @@ sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(985 9850 98500)
 scale_dir=${SCALE_DIR:-/tmp/groundcite-scale}
 mkdir -p "$scale_dir"
-cargo build --release -q -p groundcite -p groundcite-index --example scale -p groundcite-pg --example scale_pg
+cargo build --release -q -p groundcite
+cargo build --release -q -p groundcite-index --example scale -p groundcite-pg --example scale_pg
 database=${SCALE_DATABASE_URL:-${GROUNDCITE_TEST_DATABASE_URL:-}}
 target_dir=${CARGO_TARGET_DIR:-target}
 case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac

@@ -53,6 +53,15 @@ impl Default for Fusion {
     }
 }
 
+/// How many chunks the dense side contributes (with the cosines of BM25's
+/// hits, whatever their dense rank): fusion keeps at most `k` (50 at most
+/// in the engine), and under weighted, re-scoring or dense fusion a chunk
+/// outside both BM25's top and the dense top 200 is below at least 100
+/// chunks that are not, so it can never be kept. Under RRF, a BM25 hit
+/// below the dense top gets the dense rank of its place among the chunks
+/// returned, which can only be better than its true rank.
+pub const DENSE_DEPTH: usize = 200;
+
 /// One BM25 hit: the chunk id and the raw score.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LexicalHit {
@@ -71,8 +80,9 @@ pub struct Fused {
     pub raw: f32,
 }
 
-/// The first `k` chunks under `fusion`. `dense` ranks every chunk (best
-/// first); `lexical` is BM25's order. Lexical hits are joined to dense rows
+/// The first `k` chunks under `fusion`. `dense` ranks the chunks (best
+/// first): every chunk, or the dense top and BM25's hits
+/// ([`DENSE_DEPTH`]); `lexical` is BM25's order. Lexical hits are joined to dense rows
 /// by chunk id. Ties keep the dense order, so the result is deterministic.
 pub fn fuse(dense: &[DenseHit], lexical: &[LexicalHit], fusion: &Fusion, k: usize) -> Vec<Fused> {
     let lexical = &lexical[..lexical.len().min(fusion.lexical_depth)];

@@ -345,8 +345,9 @@ impl Index {
             ..
         } = run;
         if let Some(mut w) = writer {
-            let vectors =
+            let mut vectors =
                 self.next_vectors(&manifest, &touched, pending, &mut summary, progress)?;
+            vectors.refresh_ann();
             progress(Progress::Committing);
             w.commit()?;
             w.wait_merging_threads()?;
@@ -382,10 +383,8 @@ impl Index {
                 if !store.is_empty() {
                     summary.model_changed = Some(store.model_id.clone());
                 }
-                store = VectorStore {
-                    model_id: model_id.to_string(),
-                    ..VectorStore::default()
-                };
+                store = VectorStore::default();
+                store.model_id = model_id.to_string();
             }
         }
         store
@@ -588,21 +587,36 @@ impl Index {
         Ok(searcher.search(&query, &TopDocs::with_limit(k).order_by_score())?)
     }
 
-    /// The two rankings hybrid search fuses: every chunk by cosine to
-    /// `vector`, and BM25's top `lexical_depth` (chunk ids and raw scores).
+    /// The two rankings hybrid search fuses: the [`fusion::DENSE_DEPTH`]
+    /// chunks most similar to `vector` and BM25's hits, by similarity
+    /// (`VectorStore::rank_for`: exact, or through the approximate index of
+    /// a large store), and BM25's top `lexical_depth` (chunk ids and raw
+    /// scores).
     pub fn rankings(
         &self,
         query: &str,
         vector: &[f32],
         lexical_depth: usize,
     ) -> Result<(Vec<crate::vectors::DenseHit>, Vec<LexicalHit>)> {
+        self.rankings_to(query, vector, lexical_depth, fusion::DENSE_DEPTH)
+    }
+
+    fn rankings_to(
+        &self,
+        query: &str,
+        vector: &[f32],
+        lexical_depth: usize,
+        dense_depth: usize,
+    ) -> Result<(Vec<crate::vectors::DenseHit>, Vec<LexicalHit>)> {
         let terms = self.query_terms(query)?;
-        let lexical = self
+        let lexical: Vec<LexicalHit> = self
             .bm25_top(&terms, lexical_depth)?
             .into_iter()
             .map(|(raw, id, _)| LexicalHit { id, raw })
             .collect();
-        Ok((self.vectors.rank(vector), lexical))
+        let ids: Vec<&str> = lexical.iter().map(|h| h.id.as_str()).collect();
+        let dense = self.vectors.rank_for(vector, dense_depth, &ids);
+        Ok((dense, lexical))
     }
 
     /// Hybrid search: the top `k` chunks by `fusion` of the exact dense
@@ -620,7 +634,9 @@ impl Index {
             return Ok(Vec::new());
         }
         let terms = self.query_terms(query)?;
-        let (dense, lexical) = self.rankings(query, vector, fusion.lexical_depth)?;
+        // A k beyond the dense depth's guarantee reads deeper.
+        let depth = fusion::DENSE_DEPTH.max(4 * k);
+        let (dense, lexical) = self.rankings_to(query, vector, fusion.lexical_depth, depth)?;
         let mut hits = Vec::new();
         for f in fusion::fuse(&dense, &lexical, fusion, k) {
             let Some(chunk) = self.chunk_by_key(&f.key, &f.id)? else {

@@ -213,3 +213,71 @@ fn hybrid_search_ranks_by_meaning_and_keeps_scores_in_range() {
         .unwrap();
     assert_eq!(hits.len(), 1);
 }
+
+#[test]
+fn a_large_index_searches_through_its_approximate_index_and_keeps_it_current() {
+    use groundcite_index::vectors::ANN_MIN_CHUNKS;
+    let dir = tempfile::tempdir().unwrap();
+    let (root, at) = (dir.path().join("docs"), dir.path().join("index"));
+    fs::create_dir_all(&root).unwrap();
+    // ANN_MIN_CHUNKS chunks: files of 20 sections, each about its own
+    // made-up product.
+    let files = ANN_MIN_CHUNKS / 20;
+    for f in 0..files {
+        let mut page = format!("# Page {f}\n\n");
+        for s in 0..20 {
+            let n = f * 20 + s;
+            page.push_str(&format!(
+                "## Section {n}\n\nThe product zq{n}x ships in crate {s} with part pk{n}y.\n\n"
+            ));
+        }
+        fs::write(root.join(format!("p{f}.md")), page).unwrap();
+    }
+    let mut index = Index::open_or_create(&at).unwrap();
+    index.set_embedder(HashEmbedder::new("toy-1"));
+    ingest(&mut index, &root);
+    assert!(
+        index.vectors().len() >= ANN_MIN_CHUNKS,
+        "{}",
+        index.vectors().len()
+    );
+    assert!(index.vectors().has_ann());
+    // Fusion over the approximate dense ranking (its candidates and
+    // BM25's hits, each scored exactly) gives the exact fusion's top.
+    let fusion = Fusion::default();
+    for query in [
+        "which crate ships product zq12345x",
+        "part pk77y",
+        "crate 7",
+    ] {
+        let v = HashEmbedder::vector(query);
+        let (approx, lexical) = index.rankings(query, &v, fusion.lexical_depth).unwrap();
+        assert!(
+            approx.len() < index.vectors().len(),
+            "candidates, not every chunk"
+        );
+        let exact = index.vectors().rank(&v);
+        let top = |dense| {
+            groundcite_index::fusion::fuse(dense, &lexical, &fusion, 5)
+                .into_iter()
+                .map(|f| f.id)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(top(&approx), top(&exact), "{query}");
+        let hits = index.search_hybrid(query, &v, 5, &fusion).unwrap();
+        let ids: Vec<String> = hits.into_iter().map(|h| h.chunk.id).collect();
+        assert_eq!(ids, top(&exact), "{query}");
+    }
+    // Reopened: read from the vectors file, not rebuilt.
+    drop(index);
+    let mut index = Index::open_or_create(&at).unwrap();
+    assert!(index.vectors().has_ann());
+    // Below the threshold again: the next ingest drops it.
+    for f in 1..files {
+        fs::remove_file(root.join(format!("p{f}.md"))).unwrap();
+    }
+    index.set_embedder(HashEmbedder::new("toy-1"));
+    ingest(&mut index, &root);
+    assert_eq!(index.vectors().len(), 20);
+    assert!(!index.vectors().has_ann());
+}
