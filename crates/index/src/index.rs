@@ -619,9 +619,10 @@ impl Index {
         Ok((dense, lexical))
     }
 
-    /// Hybrid search: the top `k` chunks by `fusion` of the exact dense
-    /// ranking (the query's vector `vector`, of the model the index was
-    /// ingested with) and BM25; each hit's score is
+    /// Hybrid search: the top `k` chunks by `fusion` of the dense ranking
+    /// (the query's vector `vector`, of the model the index was ingested
+    /// with; exact, or through the approximate index from
+    /// `vectors::ANN_MIN_CHUNKS` chunks) and BM25; each hit's score is
     /// [`fusion::hybrid_score`] of its cosine and lexical coverage.
     pub fn search_hybrid(
         &self,

@@ -392,7 +392,7 @@ impl VectorStore {
     /// [`ANN_CANDIDATES`] chunks it proposes from [`ANN_PROBES`] cells and
     /// the chunks named. Either way only the chunks returned are copied
     /// out: materialising every chunk's key and id cost more than scoring
-    /// it (`bench/ann.sh`: 240 against 41 ms at 100,000 chunks).
+    /// it (`bench/ann.sh`, exact at 100,000 chunks: 240 against 61 ms p50).
     pub fn rank_for(&self, query: &[f32], depth: usize, also: &[&str]) -> Vec<DenseHit> {
         if query.len() != self.dim {
             return Vec::new();
