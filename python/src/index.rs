@@ -239,7 +239,8 @@ impl Index {
     /// thread that called `ingest`: `{"stage": "started", "total_files"}`,
     /// `{"stage": "file", "path", "done", "total"}`, `{"stage":
     /// "embedding", "done", "total"}` (with a model), `{"stage":
-    /// "committing"}`. An exception it raises stops its calls and is raised
+    /// "indexing_vectors", "chunks"}` (with a model, from 20,000 chunks),
+    /// `{"stage": "committing"}`. An exception it raises stops its calls and is raised
     /// once the run (which completes) has been committed.
     #[pyo3(signature = (paths, *, url_template=None, strip_prefix=None, base_url=None, handbook=false, progress=None))]
     #[allow(clippy::too_many_arguments)]
@@ -444,6 +445,9 @@ impl Reporter {
             }),
             Progress::Embedding { done, total } => {
                 serde_json::json!({"stage": "embedding", "done": done, "total": total})
+            }
+            Progress::IndexingVectors { chunks } => {
+                serde_json::json!({"stage": "indexing_vectors", "chunks": chunks})
             }
             Progress::Committing => serde_json::json!({"stage": "committing"}),
         };

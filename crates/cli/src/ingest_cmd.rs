@@ -90,6 +90,9 @@ pub fn run_ingest(common: &CommonArgs, args: IngestArgs) -> Result<ExitCode> {
                     bar.set_position(done as u64);
                     bar.set_message("embedding chunks and their sentences");
                 }
+                Progress::IndexingVectors { chunks } => {
+                    bar.set_message(format!("indexing {chunks} chunk vectors for search"))
+                }
                 Progress::Committing => bar.set_message("committing"),
             }
         }

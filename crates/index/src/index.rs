@@ -347,6 +347,11 @@ impl Index {
         if let Some(mut w) = writer {
             let mut vectors =
                 self.next_vectors(&manifest, &touched, pending, &mut summary, progress)?;
+            if vectors.wants_ann() {
+                progress(Progress::IndexingVectors {
+                    chunks: vectors.len(),
+                });
+            }
             vectors.refresh_ann();
             progress(Progress::Committing);
             w.commit()?;

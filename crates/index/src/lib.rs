@@ -406,6 +406,11 @@ pub enum Progress {
         done: usize,
         total: usize,
     },
+    /// Building the approximate index over `chunks` chunk vectors (an
+    /// index of `vectors::ANN_MIN_CHUNKS` or more; 40 s at a million).
+    IndexingVectors {
+        chunks: usize,
+    },
     Committing,
 }
 

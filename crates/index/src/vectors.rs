@@ -505,11 +505,17 @@ impl VectorStore {
     /// million chunks on 2 cores, 2.6 s at 100,000: every ingest that
     /// changes a large index pays it).
     pub fn refresh_ann(&mut self) {
-        if self.len() >= ANN_MIN_CHUNKS {
+        if self.wants_ann() {
             self.build_ann(&IvfParams::for_rows(self.len()));
         } else {
             self.drop_ann();
         }
+    }
+
+    /// Whether the store is large enough for an approximate index
+    /// ([`ANN_MIN_CHUNKS`]).
+    pub fn wants_ann(&self) -> bool {
+        self.len() >= ANN_MIN_CHUNKS
     }
 
     /// Drops the approximate index: search is exact again.

@@ -235,11 +235,20 @@ fn a_large_index_searches_through_its_approximate_index_and_keeps_it_current() {
     }
     let mut index = Index::open_or_create(&at).unwrap();
     index.set_embedder(HashEmbedder::new("toy-1"));
-    ingest(&mut index, &root);
-    assert!(
-        index.vectors().len() >= ANN_MIN_CHUNKS,
-        "{}",
-        index.vectors().len()
+    let mut events = Vec::new();
+    index
+        .ingest(&[root.clone()], &IngestOptions::default(), &mut |p| {
+            if matches!(p, Progress::IndexingVectors { .. } | Progress::Committing) {
+                events.push(p)
+            }
+        })
+        .unwrap();
+    let chunks = index.vectors().len();
+    assert!(chunks >= ANN_MIN_CHUNKS, "{chunks}");
+    assert_eq!(
+        events,
+        [Progress::IndexingVectors { chunks }, Progress::Committing],
+        "the progress says what the ingest does while it builds"
     );
     assert!(index.vectors().has_ann());
     // Fusion over the approximate dense ranking (its candidates and
