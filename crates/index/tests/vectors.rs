@@ -237,11 +237,15 @@ fn a_large_index_searches_through_its_approximate_index_and_keeps_it_current() {
     index.set_embedder(HashEmbedder::new("toy-1"));
     let mut events = Vec::new();
     index
-        .ingest(&[root.clone()], &IngestOptions::default(), &mut |p| {
-            if matches!(p, Progress::IndexingVectors { .. } | Progress::Committing) {
-                events.push(p)
-            }
-        })
+        .ingest(
+            std::slice::from_ref(&root),
+            &IngestOptions::default(),
+            &mut |p| {
+                if matches!(p, Progress::IndexingVectors { .. } | Progress::Committing) {
+                    events.push(p)
+                }
+            },
+        )
         .unwrap();
     let chunks = index.vectors().len();
     assert!(chunks >= ANN_MIN_CHUNKS, "{chunks}");
