@@ -383,11 +383,18 @@ fn quantize(v: &[f32], out: &mut [i8]) -> f32 {
     scale
 }
 
-/// Dot product, eight lanes at a time (so the compiler vectorises it).
+/// Dot product of two vectors of the same length, eight lanes at a time
+/// (so the compiler vectorises it).
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    debug_assert_eq!(
+        a.len(),
+        b.len(),
+        "dot product of vectors of different lengths"
+    );
+    let n = a.len().min(b.len());
     let mut lanes = [0f32; 8];
-    let (a8, a_rest) = a.split_at(a.len() - a.len() % 8);
-    let (b8, b_rest) = b.split_at(a8.len().min(b.len()));
+    let (a8, a_rest) = a[..n].split_at(n - n % 8);
+    let (b8, b_rest) = b[..n].split_at(n - n % 8);
     for (x, y) in a8.chunks_exact(8).zip(b8.chunks_exact(8)) {
         for l in 0..8 {
             lanes[l] += x[l] * y[l];
