@@ -61,9 +61,9 @@ impl Replay {
     fn of(index: &Index) -> Replay {
         let store = index.vectors();
         let mut by_id = HashMap::new();
-        for (key, file) in &store.files {
+        for (key, file) in store.files().expect("a small store is in memory") {
             for (id, row) in file.ids.iter().zip(file.data.chunks_exact(store.dim)) {
-                let units = store.units_of(key, id).unwrap();
+                let units = store.units_of(key, id).unwrap().unwrap();
                 by_id.insert(id.clone(), (row.to_vec(), units));
             }
         }

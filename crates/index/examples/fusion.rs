@@ -80,7 +80,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let store = index.vectors();
         Some(
             store
-                .files
+                .to_resident()?
+                .files()
+                .expect("in memory")
                 .values()
                 .flat_map(|f| {
                     f.ids

@@ -245,7 +245,7 @@ impl Index {
             .reload_policy(ReloadPolicy::Manual)
             .try_into()?;
         let manifest = read_manifest(&dir.join(MANIFEST))?;
-        let vectors = VectorStore::read(dir)?;
+        let vectors = VectorStore::open(dir)?;
         Ok(Index {
             dir: dir.to_path_buf(),
             index,
@@ -361,7 +361,13 @@ impl Index {
             // manifest older than the vectors, and the next run redoes those
             // files.
             vectors.write(&self.dir)?;
-            self.vectors = vectors;
+            // A store with an approximate index searches with its rows
+            // left in the file, as when the index is opened.
+            self.vectors = if vectors.has_ann() {
+                VectorStore::open(&self.dir)?
+            } else {
+                vectors
+            };
             self.manifest = Manifest {
                 version: 1,
                 ..manifest
@@ -381,17 +387,18 @@ impl Index {
         summary: &mut IngestSummary,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<VectorStore> {
-        let mut store = self.vectors.clone();
-        if let Some(embedder) = &self.embedder {
-            let model_id = embedder.model_id();
-            if store.model_id != model_id {
-                if !store.is_empty() {
-                    summary.model_changed = Some(store.model_id.clone());
+        let old = &self.vectors;
+        let mut store = match &self.embedder {
+            Some(embedder) if old.model_id != embedder.model_id() => {
+                if !old.is_empty() {
+                    summary.model_changed = Some(old.model_id.clone());
                 }
-                store = VectorStore::default();
-                store.model_id = model_id.to_string();
+                VectorStore::from_files(embedder.model_id().to_string(), 0, BTreeMap::new())
             }
-        }
+            // The rows kept are read into memory (from the file, for a
+            // store on disk): the run writes them with the new ones.
+            _ => old.to_resident()?,
+        };
         store
             .files
             .retain(|key, _| manifest.files.contains_key(key) && !touched.contains(key));
@@ -402,26 +409,38 @@ impl Index {
             .iter()
             .flat_map(|f| f.texts.iter().map(String::as_str))
             .collect();
-        let (data, dim) = embed_all(embedder.as_ref(), &texts, store.dim, &mut |done, total| {
-            progress(Progress::Embedding { done, total })
-        })
-        .map_err(Error::Embedding)?;
+        let (mut data, dim) =
+            embed_all(embedder.as_ref(), &texts, store.dim, &mut |done, total| {
+                progress(Progress::Embedding { done, total })
+            })
+            .map_err(Error::Embedding)?;
+        drop(texts);
         store.dim = dim;
-        let mut offset = 0;
-        for file in pending {
+        // Each file's rows are moved out from the end, and the rows left
+        // shrunk to fit, so the run holds its vectors once, not twice (a
+        // million chunks' rows are 9.8 GB): shrinking a large allocation
+        // returns its tail to the system.
+        let mut end = data.len();
+        for file in pending.into_iter().rev() {
             summary.embedded += file.ids.len();
-            let n = file.ids.len() * store.dim;
-            let units = (file.texts.len() - file.ids.len()) * store.dim;
+            let start = end - file.texts.len() * dim;
+            let split = start + file.ids.len() * dim;
+            let unit_data = data[split..end].to_vec();
+            let chunk_data = data[start..split].to_vec();
+            data.truncate(start);
+            if data.capacity() - data.len() >= SHRINK_BYTES / 4 {
+                data.shrink_to_fit();
+            }
+            end = start;
             store.files.insert(
                 file.key,
                 FileVectors {
                     ids: file.ids,
-                    data: data[offset..offset + n].to_vec(),
+                    data: chunk_data,
                     unit_counts: file.unit_counts,
-                    unit_data: data[offset + n..offset + n + units].to_vec(),
+                    unit_data,
                 },
             );
-            offset += n + units;
         }
         Ok(store)
     }
@@ -603,24 +622,26 @@ impl Index {
         vector: &[f32],
         lexical_depth: usize,
     ) -> Result<(Vec<crate::vectors::DenseHit>, Vec<LexicalHit>)> {
-        self.rankings_to(query, vector, lexical_depth, fusion::DENSE_DEPTH)
+        let terms = self.query_terms(query)?;
+        self.rankings_to(&terms, vector, lexical_depth, fusion::DENSE_DEPTH)
     }
 
+    /// [`Index::rankings`] of the query's `terms`, the dense one to
+    /// `dense_depth`.
     fn rankings_to(
         &self,
-        query: &str,
+        terms: &[QueryTerm],
         vector: &[f32],
         lexical_depth: usize,
         dense_depth: usize,
     ) -> Result<(Vec<crate::vectors::DenseHit>, Vec<LexicalHit>)> {
-        let terms = self.query_terms(query)?;
         let lexical: Vec<LexicalHit> = self
-            .bm25_top(&terms, lexical_depth)?
+            .bm25_top(terms, lexical_depth)?
             .into_iter()
             .map(|(raw, id, _)| LexicalHit { id, raw })
             .collect();
         let ids: Vec<&str> = lexical.iter().map(|h| h.id.as_str()).collect();
-        let dense = self.vectors.rank_for(vector, dense_depth, &ids);
+        let dense = self.vectors.rank_for(vector, dense_depth, &ids)?;
         Ok((dense, lexical))
     }
 
@@ -642,7 +663,7 @@ impl Index {
         let terms = self.query_terms(query)?;
         // A k beyond the dense depth's guarantee reads deeper.
         let depth = fusion::DENSE_DEPTH.max(4 * k);
-        let (dense, lexical) = self.rankings_to(query, vector, fusion.lexical_depth, depth)?;
+        let (dense, lexical) = self.rankings_to(&terms, vector, fusion.lexical_depth, depth)?;
         let mut hits = Vec::new();
         for f in fusion::fuse(&dense, &lexical, fusion, k) {
             let Some(chunk) = self.chunk_by_key(&f.key, &f.id)? else {
@@ -653,7 +674,7 @@ impl Index {
                 score: fusion::hybrid_score(f.cosine, coverage),
                 chunk,
                 raw_score: f.raw,
-                units: self.vectors.units_of(&f.key, &f.id),
+                units: self.vectors.units_of(&f.key, &f.id)?,
             });
         }
         Ok(hits)
@@ -703,6 +724,10 @@ fn coverage_of(terms: &[QueryTerm], chunk: &Chunk) -> f32 {
         .collect();
     score::coverage(terms, |t| present.contains(t))
 }
+
+/// Rows of vectors (in bytes) moved out of an ingest's embeddings between
+/// two shrinks of what is left.
+const SHRINK_BYTES: usize = 64 << 20;
 
 /// A file written this run whose chunks still need vectors.
 struct PendingFile {

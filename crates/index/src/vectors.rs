@@ -44,8 +44,9 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -214,15 +215,91 @@ impl UnitVectors {
 }
 
 /// Every chunk vector of an index, by file key, for one model.
+///
+/// Its rows are either in memory (a store built by an ingest, or read by
+/// [`VectorStore::read`]) or left in the vectors file and read at need (a
+/// store with an approximate index opened by [`VectorStore::open`]: a
+/// query reads only its candidates' rows, so a million chunks search in
+/// the memory of their approximate index, not of their 9.8 GB of rows).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct VectorStore {
     /// The model the vectors are of; empty for a store with no vectors.
     pub model_id: String,
     pub dim: usize,
-    pub files: BTreeMap<String, FileVectors>,
+    /// Each file's ids and unit counts, and its rows unless `disk` is set
+    /// (then `data` and `unit_data` are empty).
+    pub(crate) files: BTreeMap<String, FileVectors>,
     /// The approximate index over the chunk vectors, when built for the
     /// current `files` ([`VectorStore::build_ann`]).
     ann: Option<Ann>,
+    /// Where the rows are when they stay in the file.
+    disk: Option<Arc<RowFile>>,
+}
+
+/// A vectors file whose rows are read at need, by offset: the file stays
+/// open, so an ingest that replaces it (a new file renamed over it) leaves
+/// this store reading the rows it was opened with.
+#[derive(Debug)]
+struct RowFile {
+    path: PathBuf,
+    file: fs::File,
+    /// Each file's first chunk row, in bytes from the start, in key order
+    /// (the order of `Ann::keys`); its unit rows follow its chunk rows.
+    at: Vec<u64>,
+}
+
+impl PartialEq for RowFile {
+    fn eq(&self, other: &RowFile) -> bool {
+        self.path == other.path && self.at == other.at
+    }
+}
+
+impl RowFile {
+    /// Fills `out` with the values stored from byte `offset`.
+    fn read(&self, offset: u64, out: &mut [f32]) -> Result<()> {
+        read_exact_at(&self.file, bytemuck::cast_slice_mut(out), offset).map_err(|e| {
+            Error::Io {
+                path: self.path.clone(),
+                error: e,
+            }
+        })?;
+        if cfg!(target_endian = "big") {
+            for v in out.iter_mut() {
+                *v = f32::from_bits(u32::from_le(v.to_bits()));
+            }
+        }
+        Ok(())
+    }
+
+    /// File `f`'s chunk rows and unit rows, read whole.
+    fn file_rows(&self, f: usize, file: &FileVectors, dim: usize) -> Result<(Vec<f32>, Vec<f32>)> {
+        let mut data = vec![0.0; file.ids.len() * dim];
+        let units: usize = file.unit_counts.iter().map(|&n| n as usize).sum();
+        let mut unit_data = vec![0.0; units * dim];
+        self.read(self.at[f], &mut data)?;
+        self.read(self.at[f] + (data.len() * 4) as u64, &mut unit_data)?;
+        Ok((data, unit_data))
+    }
+}
+
+#[cfg(unix)]
+fn read_exact_at(file: &fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+#[cfg(windows)]
+fn read_exact_at(file: &fs::File, mut buf: &mut [u8], mut offset: u64) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match file.seek_read(buf, offset)? {
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => {
+                buf = &mut buf[n..];
+                offset += n as u64;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// An [`Ivf`] over a store's chunk vectors and how its rows map back.
@@ -344,6 +421,33 @@ struct HeaderFile {
 }
 
 impl VectorStore {
+    /// A store of the rows in `files`, in memory, with no approximate index.
+    pub fn from_files(
+        model_id: String,
+        dim: usize,
+        files: BTreeMap<String, FileVectors>,
+    ) -> VectorStore {
+        VectorStore {
+            model_id,
+            dim,
+            files,
+            ann: None,
+            disk: None,
+        }
+    }
+
+    /// Each file's vectors by key, when the rows are in memory; `None` for
+    /// a store whose rows stay in its file ([`VectorStore::open`]; see
+    /// [`VectorStore::to_resident`]).
+    pub fn files(&self) -> Option<&BTreeMap<String, FileVectors>> {
+        self.disk.is_none().then_some(&self.files)
+    }
+
+    /// Whether the rows stay in the vectors file, read at need.
+    pub fn is_on_disk(&self) -> bool {
+        self.disk.is_some()
+    }
+
     /// Number of vectors.
     pub fn len(&self) -> usize {
         self.files.values().map(|f| f.ids.len()).sum()
@@ -353,20 +457,36 @@ impl VectorStore {
         self.files.values().all(|f| f.ids.is_empty())
     }
 
-    /// The unit vectors of chunk `id` of the file `key`, if stored.
-    pub fn units_of(&self, key: &str, id: &str) -> Option<UnitVectors> {
-        let file = self.files.get(key)?;
-        let at = file.ids.iter().position(|i| i == id)?;
-        let before = file.unit_counts.get(..at)?;
-        let start: usize = before.iter().map(|&n| n as usize).sum();
-        let n = *file.unit_counts.get(at)? as usize;
-        let data = file
-            .unit_data
-            .get(start * self.dim..(start + n) * self.dim)?;
-        Some(UnitVectors {
-            dim: self.dim,
-            data: data.to_vec(),
-        })
+    /// The unit vectors of chunk `id` of the file `key`, if stored (read
+    /// from the file for a store on disk).
+    pub fn units_of(&self, key: &str, id: &str) -> Result<Option<UnitVectors>> {
+        let Some(file) = self.files.get(key) else {
+            return Ok(None);
+        };
+        let Some(at) = file.ids.iter().position(|i| i == id) else {
+            return Ok(None);
+        };
+        let start: usize = file.unit_counts[..at].iter().map(|&n| n as usize).sum();
+        let n = file.unit_counts[at] as usize;
+        let d = self.dim;
+        let data = match (&self.disk, &self.ann) {
+            (Some(disk), Some(ann)) => {
+                let Ok(f) = ann.keys.binary_search_by(|k| k.as_str().cmp(key)) else {
+                    return Ok(None);
+                };
+                let mut data = vec![0.0; n * d];
+                disk.read(
+                    disk.at[f] + ((file.ids.len() + start) * d * 4) as u64,
+                    &mut data,
+                )?;
+                data
+            }
+            _ => match file.unit_data.get(start * d..(start + n) * d) {
+                Some(data) => data.to_vec(),
+                None => return Ok(None),
+            },
+        };
+        Ok(Some(UnitVectors { dim: d, data }))
     }
 
     /// Whether `key`'s vectors are of `model_id`.
@@ -376,13 +496,14 @@ impl VectorStore {
 
     /// Every chunk by its [`dense_similarity`] to `query` (dot products:
     /// the vectors are unit length), best first; ties by key and id, so
-    /// the order is deterministic. Exact, whatever the store holds.
-    pub fn rank(&self, query: &[f32]) -> Vec<DenseHit> {
+    /// the order is deterministic. Exact, whatever the store holds (a
+    /// store on disk reads every row).
+    pub fn rank(&self, query: &[f32]) -> Result<Vec<DenseHit>> {
         if query.len() != self.dim {
-            return Vec::new();
+            return Ok(Vec::new());
         }
-        let scored = self.score_every_chunk(query, &HashSet::new());
-        Self::best_first(scored, usize::MAX)
+        let scored = self.score_every_chunk(query, &HashSet::new())?;
+        Ok(Self::best_first(scored, usize::MAX))
     }
 
     /// The `depth` chunks most similar to `query` and the chunks `also`
@@ -393,74 +514,100 @@ impl VectorStore {
     /// the chunks named. Either way only the chunks returned are copied
     /// out: materialising every chunk's key and id cost more than scoring
     /// it (`bench/ann.sh`, exact at 100,000 chunks: 240 against 61 ms p50).
-    pub fn rank_for(&self, query: &[f32], depth: usize, also: &[&str]) -> Vec<DenseHit> {
+    /// A store on disk reads the rows of those chunks alone.
+    pub fn rank_for(&self, query: &[f32], depth: usize, also: &[&str]) -> Result<Vec<DenseHit>> {
         if query.len() != self.dim {
-            return Vec::new();
+            return Ok(Vec::new());
         }
         let ann = self.ann.as_ref().filter(|a| a.rows.len() == self.len());
         let Some(ann) = ann else {
             let named: HashSet<&str> = also.iter().copied().collect();
-            return Self::best_first(self.score_every_chunk(query, &named), depth);
+            return Ok(Self::best_first(
+                self.score_every_chunk(query, &named)?,
+                depth,
+            ));
         };
-        let mut rows: Vec<u32> = ann
+        // (row, named), in row order: the order of the rows in the file.
+        let mut rows: Vec<(u32, bool)> = ann
             .ivf
             .search(query, ANN_PROBES, ANN_CANDIDATES)
             .into_iter()
-            .map(|c| c.row)
+            .map(|c| (c.row, false))
             .collect();
-        let candidates = rows.len();
         for id in also {
-            rows.extend(ann.rows_of(&self.files, id));
+            rows.extend(ann.rows_of(&self.files, id).map(|row| (row, true)));
         }
-        let scored = rows
-            .into_iter()
-            .enumerate()
-            .map(|(at, row)| {
-                let (f, i) = ann.rows[row as usize];
-                let key = &ann.keys[f as usize];
-                let file = &self.files[key];
-                let start = ann.unit_starts[row as usize] as usize;
-                Scored {
-                    cosine: self.similarity(file, i as usize, start, query),
-                    key,
-                    file,
-                    i: i as usize,
-                    named: at >= candidates,
+        rows.sort_unstable();
+        let d = self.dim;
+        let (mut chunk, mut units) = (vec![0.0; d], Vec::new());
+        let mut scored = Vec::with_capacity(rows.len());
+        for (row, named) in rows {
+            let (f, i) = ann.rows[row as usize];
+            let (f, i) = (f as usize, i as usize);
+            let key = &ann.keys[f];
+            let file = &self.files[key];
+            let start = ann.unit_starts[row as usize] as usize;
+            let n = file.unit_counts[i] as usize;
+            let cosine = match &self.disk {
+                None => similarity(
+                    &file.data[i * d..(i + 1) * d],
+                    &file.unit_data[start * d..(start + n) * d],
+                    query,
+                ),
+                Some(disk) => {
+                    disk.read(disk.at[f] + (i * d * 4) as u64, &mut chunk)?;
+                    units.resize(n * d, 0.0);
+                    let units_at = disk.at[f] + ((file.ids.len() + start) * d * 4) as u64;
+                    disk.read(units_at, &mut units)?;
+                    similarity(&chunk, &units, query)
                 }
-            })
-            .collect();
-        Self::best_first(scored, depth)
+            };
+            scored.push(Scored {
+                cosine,
+                key,
+                file,
+                i,
+                named,
+            });
+        }
+        Ok(Self::best_first(scored, depth))
     }
 
     /// Every chunk scored, those whose id is in `named` marked.
-    fn score_every_chunk<'a>(&'a self, query: &[f32], named: &HashSet<&str>) -> Vec<Scored<'a>> {
+    fn score_every_chunk<'a>(
+        &'a self,
+        query: &[f32],
+        named: &HashSet<&str>,
+    ) -> Result<Vec<Scored<'a>>> {
+        let d = self.dim;
         let mut out = Vec::with_capacity(self.len());
-        for (key, file) in &self.files {
+        for (f, (key, file)) in self.files.iter().enumerate() {
+            let read;
+            let (data, unit_data) = match &self.disk {
+                None => (&file.data, &file.unit_data),
+                Some(disk) => {
+                    read = disk.file_rows(f, file, d)?;
+                    (&read.0, &read.1)
+                }
+            };
             let mut start = 0;
             for i in 0..file.ids.len() {
+                let n = file.unit_counts[i] as usize;
                 out.push(Scored {
-                    cosine: self.similarity(file, i, start, query),
+                    cosine: similarity(
+                        &data[i * d..(i + 1) * d],
+                        &unit_data[start * d..(start + n) * d],
+                        query,
+                    ),
                     key,
                     file,
                     i,
                     named: !named.is_empty() && named.contains(file.ids[i].as_str()),
                 });
-                start += file.unit_counts.get(i).copied().unwrap_or(0) as usize;
+                start += n;
             }
         }
-        out
-    }
-
-    /// Chunk `i` of `file`, whose units start at unit `start`, by
-    /// [`dense_similarity`] to `query`.
-    fn similarity(&self, file: &FileVectors, i: usize, start: usize, query: &[f32]) -> f32 {
-        let d = self.dim;
-        let n = file.unit_counts.get(i).copied().unwrap_or(0) as usize;
-        let best = file.unit_data[start * d..(start + n) * d]
-            .chunks_exact(d)
-            .map(|u| dot(u, query))
-            .reduce(f32::max);
-        dense_similarity(dot(&file.data[i * d..(i + 1) * d], query), best)
+        Ok(out)
     }
 
     /// The `depth` best of `scored` and every named one, best first (ties
@@ -490,9 +637,39 @@ impl VectorStore {
             .collect()
     }
 
-    /// Builds the approximate index over the chunk vectors (replacing any).
-    /// The ingest does so for stores of [`ANN_MIN_CHUNKS`] or more.
+    /// The same store with every row in memory (a copy of a store on disk
+    /// read from its file), as an ingest needs it to change and write it.
+    pub fn to_resident(&self) -> Result<VectorStore> {
+        let Some(disk) = &self.disk else {
+            return Ok(self.clone());
+        };
+        let mut files = BTreeMap::new();
+        for (f, (key, file)) in self.files.iter().enumerate() {
+            let (data, unit_data) = disk.file_rows(f, file, self.dim)?;
+            files.insert(
+                key.clone(),
+                FileVectors {
+                    ids: file.ids.clone(),
+                    data,
+                    unit_counts: file.unit_counts.clone(),
+                    unit_data,
+                },
+            );
+        }
+        Ok(VectorStore {
+            files,
+            disk: None,
+            ..self.clone()
+        })
+    }
+
+    /// Builds the approximate index over the chunk vectors (replacing any)
+    /// of a store in memory (a store on disk keeps the one it was opened
+    /// with). The ingest does so for stores of [`ANN_MIN_CHUNKS`] or more.
     pub fn build_ann(&mut self, params: &IvfParams) {
+        if self.disk.is_some() {
+            return;
+        }
         let mut data = Vec::with_capacity(self.len() * self.dim);
         for file in self.files.values() {
             data.extend_from_slice(&file.data);
@@ -518,9 +695,12 @@ impl VectorStore {
         self.len() >= ANN_MIN_CHUNKS
     }
 
-    /// Drops the approximate index: search is exact again.
+    /// Drops the approximate index of a store in memory: search is exact
+    /// again.
     pub fn drop_ann(&mut self) {
-        self.ann = None;
+        if self.disk.is_none() {
+            self.ann = None;
+        }
     }
 
     /// Whether search goes through an approximate index.
@@ -528,7 +708,8 @@ impl VectorStore {
         self.ann.is_some()
     }
 
-    /// Reads the store in `dir`; an empty store when there is no file.
+    /// Reads the store in `dir` with every row in memory; an empty store
+    /// when there is no file.
     pub fn read(dir: &Path) -> Result<VectorStore> {
         let path = dir.join(VECTORS_FILE);
         let bytes = match fs::read(&path) {
@@ -541,24 +722,116 @@ impl VectorStore {
         decode(&bytes).map_err(|message| Error::Manifest { path, message })
     }
 
-    /// Writes the store into `dir` atomically (temporary file, sync, rename).
+    /// Opens the store in `dir` for search: a store with an approximate
+    /// index reads its header and approximate index and leaves the rows in
+    /// the file ([`VectorStore::is_on_disk`]); any other is read whole
+    /// ([`VectorStore::read`]). An empty store when there is no file.
+    pub fn open(dir: &Path) -> Result<VectorStore> {
+        let path = dir.join(VECTORS_FILE);
+        let mut file = match fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(VectorStore::default());
+            }
+            Err(e) => return Err(Error::Io { path, error: e }),
+        };
+        let io = |e| Error::Io {
+            path: path.clone(),
+            error: e,
+        };
+        let size = file.metadata().map_err(io)?.len();
+        let mut head = vec![0u8; MAGIC.len() + 8];
+        if size < head.len() as u64 {
+            return VectorStore::read(dir);
+        }
+        file.read_exact(&mut head).map_err(io)?;
+        let json_len = u64::from_le_bytes(head[MAGIC.len()..].try_into().expect("8 bytes"));
+        if !head.starts_with(MAGIC) || json_len > size {
+            // Another format, or damaged: read whole, which says how.
+            return VectorStore::read(dir);
+        }
+        head.resize(head.len() + json_len as usize, 0);
+        file.read_exact(&mut head[MAGIC.len() + 8..]).map_err(io)?;
+        let head = parse_head(&head).map_err(|message| Error::Manifest {
+            path: path.clone(),
+            message,
+        })?;
+        let ann_at = (head.len + head.vector_bytes) as u64;
+        let mut ann_len = [0u8; 8];
+        if ann_at + 8 > size {
+            return VectorStore::read(dir);
+        }
+        read_exact_at(&file, &mut ann_len, ann_at).map_err(io)?;
+        let ann_len = u64::from_le_bytes(ann_len);
+        if ann_len == 0 || ann_at + 8 + ann_len != size {
+            return VectorStore::read(dir);
+        }
+        let mut ann = vec![0u8; ann_len as usize];
+        read_exact_at(&file, &mut ann, ann_at + 8).map_err(io)?;
+        let mut at = Vec::with_capacity(head.header.files.len());
+        let mut offset = head.len as u64;
+        let mut files = BTreeMap::new();
+        for f in head.header.files {
+            at.push(offset);
+            let units: u64 = f.units.iter().map(|&n| u64::from(n)).sum();
+            offset += (f.ids.len() as u64 + units) * head.header.dim as u64 * 4;
+            files.insert(
+                f.key,
+                FileVectors {
+                    ids: f.ids,
+                    data: Vec::new(),
+                    unit_counts: f.units,
+                    unit_data: Vec::new(),
+                },
+            );
+        }
+        let mut store = VectorStore::from_files(head.header.model_id, head.header.dim, files);
+        store.ann = Some(store.ann_of(&ann).map_err(|message| Error::Manifest {
+            path: path.clone(),
+            message,
+        })?);
+        store.disk = Some(Arc::new(RowFile { path, file, at }));
+        Ok(store)
+    }
+
+    /// The approximate index encoded in `bytes`, for this store's chunks.
+    fn ann_of(&self, bytes: &[u8]) -> std::result::Result<Ann, String> {
+        let ivf = Ivf::decode(bytes)?;
+        if ivf.len() != self.len() || (!ivf.is_empty() && ivf.dim() != self.dim) {
+            return Err(format!(
+                "an ANN index of {} rows for {} chunks",
+                ivf.len(),
+                self.len()
+            ));
+        }
+        Ok(Ann::new(ivf, &self.files))
+    }
+
+    /// Writes the store into `dir` atomically (temporary file, sync,
+    /// rename); a store on disk is read whole first.
     pub fn write(&self, dir: &Path) -> Result<()> {
+        if self.disk.is_some() {
+            return self.to_resident()?.write(dir);
+        }
         let path = dir.join(VECTORS_FILE);
         let tmp: PathBuf = path.with_extension("bin.tmp");
         let io = |e| Error::Io {
             path: tmp.clone(),
             error: e,
         };
-        let bytes = self.encode();
         {
-            let mut f = fs::File::create(&tmp).map_err(io)?;
-            f.write_all(&bytes).map_err(io)?;
+            let f = fs::File::create(&tmp).map_err(io)?;
+            let mut out = std::io::BufWriter::with_capacity(1 << 20, f);
+            self.encode_to(&mut out).map_err(io)?;
+            let f = out.into_inner().map_err(|e| io(e.into_error()))?;
             f.sync_all().map_err(io)?;
         }
         fs::rename(&tmp, &path).map_err(|e| Error::Io { path, error: e })
     }
 
-    fn encode(&self) -> Vec<u8> {
+    /// Writes the file's bytes, of a store in memory, to `out` (streamed:
+    /// a million chunks' rows are 9.8 GB).
+    fn encode_to(&self, out: &mut impl Write) -> std::io::Result<()> {
         let header = Header {
             model_id: self.model_id.clone(),
             dim: self.dim,
@@ -573,26 +846,57 @@ impl VectorStore {
                 .collect(),
         };
         let json = serde_json::to_vec(&header).expect("a header of strings serialises");
-        let mut out = Vec::with_capacity(MAGIC.len() + 8 + json.len() + self.len() * self.dim * 4);
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&(json.len() as u64).to_le_bytes());
-        out.extend_from_slice(&json);
+        out.write_all(MAGIC)?;
+        out.write_all(&(json.len() as u64).to_le_bytes())?;
+        out.write_all(&json)?;
+        let mut bytes = Vec::new();
         for f in self.files.values() {
-            for v in f.data.iter().chain(&f.unit_data) {
-                out.extend_from_slice(&v.to_le_bytes());
+            for rows in [&f.data, &f.unit_data] {
+                bytes.clear();
+                bytes.extend(rows.iter().flat_map(|v| v.to_le_bytes()));
+                out.write_all(&bytes)?;
             }
         }
         let mut ann = Vec::new();
         if let Some(a) = &self.ann {
             a.ivf.encode(&mut ann);
         }
-        out.extend_from_slice(&(ann.len() as u64).to_le_bytes());
-        out.extend_from_slice(&ann);
+        out.write_all(&(ann.len() as u64).to_le_bytes())?;
+        out.write_all(&ann)
+    }
+
+    /// The file's bytes, of a store in memory.
+    #[cfg(test)]
+    fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode_to(&mut out).expect("a Vec takes every byte");
         out
     }
 }
 
-fn decode(bytes: &[u8]) -> std::result::Result<VectorStore, String> {
+/// Chunk `chunk`'s [`dense_similarity`] to `query`, its units' rows in
+/// `units`.
+fn similarity(chunk: &[f32], units: &[f32], query: &[f32]) -> f32 {
+    let best = units
+        .chunks_exact(query.len())
+        .map(|u| dot(u, query))
+        .reduce(f32::max);
+    dense_similarity(dot(chunk, query), best)
+}
+
+/// A vectors file's magic and header, checked.
+struct Head {
+    version: u8,
+    header: Header,
+    /// Bytes of the magic, the header length and the header: where the
+    /// rows start.
+    len: usize,
+    /// Bytes of rows the header announces.
+    vector_bytes: usize,
+}
+
+/// The head of a vectors file at the start of `bytes` (which may go on).
+fn parse_head(bytes: &[u8]) -> std::result::Result<Head, String> {
     let (rest, version) = if let Some(rest) = bytes.strip_prefix(MAGIC) {
         (rest, 3)
     } else if let Some(rest) = bytes.strip_prefix(MAGIC_V2) {
@@ -602,7 +906,6 @@ fn decode(bytes: &[u8]) -> std::result::Result<VectorStore, String> {
     } else {
         return Err("not a groundcite vectors file (bad magic)".into());
     };
-    let v1 = version == 1;
     let (len, rest) = rest
         .split_first_chunk::<8>()
         .ok_or("truncated: no header length")?;
@@ -610,9 +913,9 @@ fn decode(bytes: &[u8]) -> std::result::Result<VectorStore, String> {
     if rest.len() < len {
         return Err("truncated header".into());
     }
-    let (json, mut data) = rest.split_at(len);
-    let mut header: Header = serde_json::from_slice(json).map_err(|e| format!("header: {e}"))?;
-    if v1 {
+    let mut header: Header =
+        serde_json::from_slice(&rest[..len]).map_err(|e| format!("header: {e}"))?;
+    if version == 1 {
         for f in &mut header.files {
             f.units = vec![0; f.ids.len()];
         }
@@ -635,9 +938,20 @@ fn decode(bytes: &[u8]) -> std::result::Result<VectorStore, String> {
         .checked_mul(4)
         .and_then(|b| rows.checked_mul(b))
         .ok_or("too many vectors")?;
+    Ok(Head {
+        version,
+        header,
+        len: bytes.len() - rest.len() + len,
+        vector_bytes,
+    })
+}
+
+fn decode(bytes: &[u8]) -> std::result::Result<VectorStore, String> {
+    let head = parse_head(bytes)?;
+    let mut data = &bytes[head.len..];
     let mut ann_bytes: &[u8] = &[];
-    if version == 3 && data.len() >= vector_bytes {
-        let (vectors, tail) = data.split_at(vector_bytes);
+    if head.version == 3 && data.len() >= head.vector_bytes {
+        let (vectors, tail) = data.split_at(head.vector_bytes);
         let (len, ann) = tail
             .split_first_chunk::<8>()
             .ok_or("truncated: no ANN length after the vectors")?;
@@ -650,22 +964,23 @@ fn decode(bytes: &[u8]) -> std::result::Result<VectorStore, String> {
         }
         (data, ann_bytes) = (vectors, ann);
     }
-    if data.len() != vector_bytes {
+    let dim = head.header.dim;
+    if data.len() != head.vector_bytes {
         return Err(format!(
-            "{} bytes of vectors for {rows} rows of {} values",
+            "{} bytes of vectors for {} rows of {dim} values",
             data.len(),
-            header.dim
+            head.vector_bytes.checked_div(dim * 4).unwrap_or(0),
         ));
     }
     let mut values = |rows: usize| -> Vec<f32> {
-        let (mine, next) = data.split_at(rows * header.dim * 4);
+        let (mine, next) = data.split_at(rows * dim * 4);
         data = next;
         mine.chunks_exact(4)
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
             .collect()
     };
     let mut files = BTreeMap::new();
-    for f in header.files {
+    for f in head.header.files {
         let chunk_rows = values(f.ids.len());
         let unit_rows = values(f.units.iter().map(|&n| n as usize).sum());
         files.insert(
@@ -678,22 +993,9 @@ fn decode(bytes: &[u8]) -> std::result::Result<VectorStore, String> {
             },
         );
     }
-    let mut store = VectorStore {
-        model_id: header.model_id,
-        dim: header.dim,
-        files,
-        ann: None,
-    };
+    let mut store = VectorStore::from_files(head.header.model_id, dim, files);
     if !ann_bytes.is_empty() {
-        let ivf = Ivf::decode(ann_bytes)?;
-        if ivf.len() != store.len() || (!ivf.is_empty() && ivf.dim() != store.dim) {
-            return Err(format!(
-                "an ANN index of {} rows for {} chunks",
-                ivf.len(),
-                store.len()
-            ));
-        }
-        store.ann = Some(Ann::new(ivf, &store.files));
+        store.ann = Some(store.ann_of(ann_bytes)?);
     }
     Ok(store)
 }
@@ -722,12 +1024,7 @@ mod tests {
                 unit_data: vec![],
             },
         );
-        VectorStore {
-            model_id: "toy".into(),
-            dim: 2,
-            files,
-            ann: None,
-        }
+        VectorStore::from_files("toy".into(), 2, files)
     }
 
     #[test]
@@ -741,19 +1038,23 @@ mod tests {
     #[test]
     fn finds_the_unit_vectors_of_a_chunk() {
         let s = store();
-        let units = s.units_of("root\u{1f}a.md", "a.md#L3-L4").unwrap();
+        let units = s.units_of("root\u{1f}a.md", "a.md#L3-L4").unwrap().unwrap();
         assert_eq!(units.len(), 2);
         assert_eq!(units.row(1), [0.6, 0.8]);
         assert_eq!(
-            s.units_of("root\u{1f}a.md", "a.md#L1-L2").unwrap().data,
+            s.units_of("root\u{1f}a.md", "a.md#L1-L2")
+                .unwrap()
+                .unwrap()
+                .data,
             [1.0, 0.0]
         );
         assert!(
             s.units_of("root\u{1f}b.md", "b.md#L1-L1")
                 .unwrap()
+                .unwrap()
                 .is_empty()
         );
-        assert_eq!(s.units_of("root\u{1f}b.md", "b.md#L9-L9"), None);
+        assert_eq!(s.units_of("root\u{1f}b.md", "b.md#L9-L9").unwrap(), None);
     }
 
     #[test]
@@ -770,7 +1071,7 @@ mod tests {
         assert_eq!(old.model_id, "toy (format 1, no unit vectors)");
         assert!(!old.has("k", "toy"), "the next ingest re-embeds it");
         assert_eq!(old.files["k"].data, [0.6, 0.8]);
-        assert!(old.units_of("k", "a#L1-L1").unwrap().is_empty());
+        assert!(old.units_of("k", "a#L1-L1").unwrap().unwrap().is_empty());
     }
 
     #[test]
@@ -837,7 +1138,10 @@ mod tests {
         assert!(s.has_ann());
         // 20 cells (all probed) and 900 chunks (all candidates).
         for q in [[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], [0.5; 8]] {
-            assert_eq!(s.rank_for(&q, usize::MAX, &[]), s.rank(&q));
+            assert_eq!(
+                s.rank_for(&q, usize::MAX, &[]).unwrap(),
+                s.rank(&q).unwrap()
+            );
         }
     }
 
@@ -846,8 +1150,8 @@ mod tests {
         let mut s = big_store(3, 1_000);
         s.build_ann(&IvfParams::for_rows(3_000));
         let q = [0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
-        let exact = s.rank(&q);
-        let approx = s.rank_for(&q, usize::MAX, &[]);
+        let exact = s.rank(&q).unwrap();
+        let approx = s.rank_for(&q, usize::MAX, &[]).unwrap();
         assert_eq!(approx.len(), ANN_CANDIDATES);
         assert_eq!(approx[..10], exact[..10], "the top is found");
         let left_out = exact
@@ -855,7 +1159,9 @@ mod tests {
             .rev()
             .find(|h| !approx.iter().any(|a| a.id == h.id))
             .expect("3,000 chunks, 2,000 candidates");
-        let with = s.rank_for(&q, usize::MAX, &[left_out.id.as_str(), "no-such.md#L1-L1"]);
+        let with = s
+            .rank_for(&q, usize::MAX, &[left_out.id.as_str(), "no-such.md#L1-L1"])
+            .unwrap();
         assert_eq!(with.len(), ANN_CANDIDATES + 1);
         assert!(
             with.contains(left_out),
@@ -874,24 +1180,26 @@ mod tests {
     fn the_exact_ranking_to_a_depth_keeps_the_chunks_named() {
         let s = big_store(2, 100);
         let q = [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0];
-        let every = s.rank(&q);
+        let every = s.rank(&q).unwrap();
         assert_eq!(every.len(), 200);
-        assert_eq!(s.rank_for(&q, 5, &[]), every[..5]);
+        assert_eq!(s.rank_for(&q, 5, &[]).unwrap(), every[..5]);
         let last = &every[199];
-        let got = s.rank_for(
-            &q,
-            5,
-            &[last.id.as_str(), every[1].id.as_str(), "f9.md#L1-L1"],
-        );
+        let got = s
+            .rank_for(
+                &q,
+                5,
+                &[last.id.as_str(), every[1].id.as_str(), "f9.md#L1-L1"],
+            )
+            .unwrap();
         assert_eq!(
             got[..5],
             every[..5],
             "a named chunk of the top comes out once"
         );
         assert_eq!(&got[5..], std::slice::from_ref(last));
-        assert!(s.rank_for(&q, 0, &[]).is_empty());
+        assert!(s.rank_for(&q, 0, &[]).unwrap().is_empty());
         assert!(
-            s.rank_for(&[1.0], 5, &[]).is_empty(),
+            s.rank_for(&[1.0], 5, &[]).unwrap().is_empty(),
             "a vector of another size"
         );
     }
@@ -916,6 +1224,64 @@ mod tests {
     }
 
     #[test]
+    fn a_store_with_an_approximate_index_opens_with_its_rows_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = big_store(3, 1_000);
+        s.build_ann(&IvfParams::for_rows(3_000));
+        s.write(dir.path()).unwrap();
+        let opened = VectorStore::open(dir.path()).unwrap();
+        assert!(opened.is_on_disk() && opened.has_ann());
+        assert!(opened.files().is_none(), "no rows in memory");
+        assert_eq!(opened.len(), 3_000);
+        let queries = [
+            [0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+            [0.3, -0.2, 0.5, 0.1, 0.0, 0.4, -0.6, 0.3],
+        ];
+        for q in queries {
+            let named = ["f2.md#L999-L999", "f0.md#L1-L1", "no-such.md#L1-L1"];
+            assert_eq!(
+                opened.rank_for(&q, 10, &named).unwrap(),
+                s.rank_for(&q, 10, &named).unwrap()
+            );
+            assert_eq!(opened.rank(&q).unwrap(), s.rank(&q).unwrap());
+        }
+        for (key, id) in [
+            ("root\u{1f}f0.md", "f0.md#L0-L0"),
+            ("root\u{1f}f1.md", "f1.md#L7-L7"),
+            ("root\u{1f}f2.md", "f2.md#L999-L999"),
+            ("root\u{1f}f2.md", "f2.md#L1000-L1000"),
+            ("root\u{1f}f9.md", "f9.md#L1-L1"),
+        ] {
+            assert_eq!(
+                opened.units_of(key, id).unwrap(),
+                s.units_of(key, id).unwrap()
+            );
+        }
+        assert_eq!(opened.to_resident().unwrap(), s);
+        // An ingest renames a new file over it: the store opened before
+        // reads the rows it was opened with.
+        big_store(1, 10).write(dir.path()).unwrap();
+        assert_eq!(
+            opened.rank(&queries[1]).unwrap(),
+            s.rank(&queries[1]).unwrap()
+        );
+        assert!(
+            !VectorStore::open(dir.path()).unwrap().is_on_disk(),
+            "a store with no approximate index is read whole"
+        );
+        opened.write(dir.path()).unwrap();
+        assert_eq!(VectorStore::read(dir.path()).unwrap(), s, "rows written");
+        // A damaged file is an error, as when read whole.
+        let path = dir.path().join(VECTORS_FILE);
+        let bytes = fs::read(&path).unwrap();
+        fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
+        let err = VectorStore::open(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("ANN"), "{err}");
+        fs::remove_file(&path).unwrap();
+        assert!(VectorStore::open(dir.path()).unwrap().is_empty());
+    }
+
+    #[test]
     fn reads_format_2_with_exact_search() {
         let s = store();
         let mut bytes = s.encode();
@@ -928,19 +1294,22 @@ mod tests {
 
     #[test]
     fn ranks_by_the_chunk_and_its_best_unit_best_first() {
-        let ranked = store().rank(&[0.0, 1.0]);
+        let ranked = store().rank(&[0.0, 1.0]).unwrap();
         let ids: Vec<&str> = ranked.iter().map(|h| h.id.as_str()).collect();
         // b: no unit, its own 1.0; a#L3: (0.8 + best unit 1.0) / 2;
         // a#L1: (0.0 + 0.0) / 2.
         assert_eq!(ids, ["b.md#L1-L1", "a.md#L3-L4", "a.md#L1-L2"]);
         assert!((ranked[1].cosine - 0.9).abs() < 1e-6);
         assert!(ranked[2].cosine.abs() < 1e-6);
-        let ranked = store().rank(&[1.0, 0.0]);
+        let ranked = store().rank(&[1.0, 0.0]).unwrap();
         assert!((ranked[0].cosine - 1.0).abs() < 1e-6, "a#L1: (1 + 1) / 2");
         assert!(
             (ranked[1].cosine - 0.6).abs() < 1e-6,
             "a#L3: (0.6 + 0.6) / 2"
         );
-        assert!(store().rank(&[1.0]).is_empty(), "a vector of another size");
+        assert!(
+            store().rank(&[1.0]).unwrap().is_empty(),
+            "a vector of another size"
+        );
     }
 }

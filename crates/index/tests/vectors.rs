@@ -71,11 +71,12 @@ fn vectors_are_incremental_per_file_and_survive_reopening() {
     for chunk in index.all_chunks().unwrap() {
         let units = groundcite_core::unit::units(&[(&chunk.section, &chunk.text)]);
         let (key, _) = store
-            .files
+            .files()
+            .expect("a small store is in memory")
             .iter()
             .find(|(_, f)| f.ids.contains(&chunk.id))
             .unwrap();
-        let stored = store.units_of(key, &chunk.id).unwrap();
+        let stored = store.units_of(key, &chunk.id).unwrap().unwrap();
         assert_eq!(stored.len(), units.len(), "{}", chunk.id);
         for (i, u) in units.iter().enumerate() {
             assert_eq!(
@@ -108,7 +109,8 @@ fn vectors_are_incremental_per_file_and_survive_reopening() {
     assert!(
         index
             .vectors()
-            .files
+            .files()
+            .unwrap()
             .keys()
             .all(|k| !k.ends_with("badge.md"))
     );
@@ -255,6 +257,10 @@ fn a_large_index_searches_through_its_approximate_index_and_keeps_it_current() {
         "the progress says what the ingest does while it builds"
     );
     assert!(index.vectors().has_ann());
+    assert!(
+        index.vectors().is_on_disk(),
+        "searched with its rows left in the file"
+    );
     // Fusion over the approximate dense ranking (its candidates and
     // BM25's hits, each scored exactly) gives the exact fusion's top.
     let fusion = Fusion::default();
@@ -269,7 +275,7 @@ fn a_large_index_searches_through_its_approximate_index_and_keeps_it_current() {
             approx.len() < index.vectors().len(),
             "candidates, not every chunk"
         );
-        let exact = index.vectors().rank(&v);
+        let exact = index.vectors().rank(&v).unwrap();
         let top = |dense| {
             groundcite_index::fusion::fuse(dense, &lexical, &fusion, 5)
                 .into_iter()
@@ -281,10 +287,48 @@ fn a_large_index_searches_through_its_approximate_index_and_keeps_it_current() {
         let ids: Vec<String> = hits.into_iter().map(|h| h.chunk.id).collect();
         assert_eq!(ids, top(&exact), "{query}");
     }
-    // Reopened: read from the vectors file, not rebuilt.
+    // Reopened: read from the vectors file, not rebuilt, the rows left
+    // there.
     drop(index);
     let mut index = Index::open_or_create(&at).unwrap();
-    assert!(index.vectors().has_ann());
+    assert!(index.vectors().has_ann() && index.vectors().is_on_disk());
+    // A file changed: the ingest reads the rows it keeps from the file.
+    let page = fs::read_to_string(root.join("p0.md")).unwrap();
+    fs::write(root.join("p0.md"), page.replace("crate 0", "crate 99")).unwrap();
+    index.set_embedder(HashEmbedder::new("toy-1"));
+    let s = ingest(&mut index, &root);
+    assert_eq!((s.indexed, s.unchanged), (1, files - 1));
+    assert_eq!(index.vectors().len(), chunks);
+    assert!(index.vectors().is_on_disk());
+    let v = HashEmbedder::vector("part pk77y");
+    let reread = Index::open(&at).unwrap().vectors().to_resident().unwrap();
+    assert_eq!(
+        index.vectors().rank(&v).unwrap(),
+        reread.rank(&v).unwrap(),
+        "the kept rows are those of their files"
+    );
+    // Every chunk's row is its own text's vector: the kept files' rows
+    // were read from the old file at the right offsets.
+    let rows: std::collections::HashMap<&str, &[f32]> = reread
+        .files()
+        .unwrap()
+        .values()
+        .flat_map(|f| {
+            f.ids
+                .iter()
+                .map(String::as_str)
+                .zip(f.data.chunks_exact(reread.dim))
+        })
+        .collect();
+    for chunk in index.all_chunks().unwrap() {
+        let text = groundcite_index::vectors::embedding_text(&chunk);
+        assert_eq!(
+            rows[chunk.id.as_str()],
+            HashEmbedder::vector(&text),
+            "{}",
+            chunk.id
+        );
+    }
     // Below the threshold again: the next ingest drops it.
     for f in 1..files {
         fs::remove_file(root.join(format!("p{f}.md"))).unwrap();
