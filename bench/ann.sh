@@ -9,7 +9,9 @@
 #
 # The handbook is ingested with the model once into $ANN_DIR (default
 # /tmp/groundcite-ann) and reused. 1M chunks holds 9.8 GB of vectors in
-# memory (12 GB peak) and takes about 2 minutes.
+# memory (12.5 GB peak), writes them to a temporary vectors file (10 GB, in
+# $TMPDIR, removed after) to search it as an index opens it, and takes
+# about 8 minutes.
 #
 # Usage: bench/ann.sh [CHUNKS...]   (default: 100000 1000000)
 #        ANN_PROBES=32,64,128 ANN_CANDIDATES=500,1000,2000 bench/ann.sh

@@ -28,8 +28,10 @@
 //! `probes` cells, re-ranked by that exact similarity. The second is the
 //! index's own search, `VectorStore::rank_for`'s top 10: every chunk
 //! scored (what an index below `vectors::ANN_MIN_CHUNKS` does), then
-//! through the approximate index an ingest builds, with its defaults. One
-//! thread per query, as a request is served; every vector in memory.
+//! through the approximate index an ingest builds, with its defaults, then
+//! the same written and opened as an index opens it, with its rows left in
+//! the file (`VectorStore::open`), and this process's resident memory
+//! before and after. One thread per query, as a request is served.
 
 use std::time::Instant;
 
@@ -97,11 +99,7 @@ fn synthesize(sources: &[Source], dim: usize, n: usize, cosine: f32) -> VectorSt
             (format!("synthetic\u{1f}p{f:07}.md"), file)
         })
         .collect();
-    let mut store = VectorStore::default();
-    store.model_id = "synthetic".into();
-    store.dim = dim;
-    store.files = files.into_iter().collect();
-    store
+    VectorStore::from_files("synthetic".into(), dim, files.into_iter().collect())
 }
 
 /// Row `r` of the store (file `r / PER_FILE`, chunk `r % PER_FILE`) by
@@ -164,7 +162,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n: usize = args[2].parse()?;
     let dim = store.dim;
     let mut sources = Vec::new();
-    for file in store.files.values() {
+    for file in store.files().expect("read whole").values() {
         let mut units = file.unit_data.chunks_exact(dim);
         for (i, chunk) in file.data.chunks_exact(dim).enumerate() {
             let count = file.unit_counts[i] as usize;
@@ -201,7 +199,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let started = Instant::now();
     let mut store = synthesize(&sources, dim, n, cosine);
-    let files: Vec<&FileVectors> = store.files.values().collect();
+    let files: Vec<&FileVectors> = store.files().expect("in memory").values().collect();
     let units: usize = files.iter().map(|f| f.unit_data.len() / dim).sum();
     eprintln!(
         "{n} chunks and {units} units from {} real chunks in {:.1} s",
@@ -305,6 +303,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let exact_runs = ranked(&|q: &[f32]| {
         store
             .rank_for(q, 10, &[])
+            .expect("rows in memory")
             .iter()
             .map(|h| row_of(&h.id))
             .collect()
@@ -315,13 +314,40 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ann_runs = ranked(&|q: &[f32]| {
         store
             .rank_for(q, 10, &[])
+            .expect("rows in memory")
             .iter()
             .map(|h| row_of(&h.id))
             .collect()
     });
+    // As an index opens it: written, then opened with the rows left in
+    // the file; a query reads its candidates' rows.
+    let store_dir = std::env::temp_dir().join(format!("groundcite-ann-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&store_dir)?;
+    let started = Instant::now();
+    store.write(&store_dir)?;
+    let write_s = started.elapsed().as_secs_f64();
+    drop(store);
+    let rss_before = resident_mb();
+    let started = Instant::now();
+    let opened = VectorStore::open(&store_dir)?;
+    let open_s = started.elapsed().as_secs_f64();
+    let disk_runs = ranked(&|q: &[f32]| {
+        opened
+            .rank_for(q, 10, &[])
+            .expect("rows readable")
+            .iter()
+            .map(|h| row_of(&h.id))
+            .collect()
+    });
+    let rss_after = resident_mb();
+    let file_mb = std::fs::metadata(store_dir.join(groundcite_index::vectors::VECTORS_FILE))?.len()
+        as f64
+        / 1e6;
+    drop(opened);
+    std::fs::remove_dir_all(&store_dir)?;
     println!();
     println!(
-        "the index's own search (`VectorStore`), the approximate index built in {build_s:.1} s:"
+        "the index's own search (`VectorStore`), the approximate index built in {build_s:.1} s; the vectors file ({file_mb:.0} MB) written in {write_s:.1} s and opened with its rows on disk in {open_s:.1} s; resident memory {rss_before:.0} MB before opening it, {rss_after:.0} MB after opening it and answering the queries:"
     );
     println!(
         "| search | recall fit | recall held out | queries with recall < 0.9 | p50 ms | p99 ms |"
@@ -337,7 +363,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &ann_runs,
         &fit,
     );
+    print_row(
+        "| approximate, rows read from the file (`VectorStore::open`, `rank_for`) |",
+        &disk_runs,
+        &fit,
+    );
     Ok(())
+}
+
+/// This process's resident memory (VmRSS), in MB.
+fn resident_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kb| kb / 1e3)
 }
 
 fn recall(top: &[usize], truth: &[usize]) -> f64 {

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Hybrid search at scale through `groundcite serve` (issue 15), release
+# build: a synthetic corpus (bench/synth.py, as bench/scale.sh) ingested
+# with synthetic vectors (crates/index/examples/synthetic_vectors.rs: each
+# chunk's and unit's vector a noisy copy of one of the handbook's, under the
+# model's id; embedding a million chunks on 2 cores would take hours), then
+# `serve --model-dir` on it: the 108 dev questions over HTTP, `/v1/search`
+# (hybrid, k=10) and `/v1/ask` (extractive) p50 / p99 as a client sees
+# them, and the server's peak resident memory. Targets at 1M chunks:
+# `serve` <= 2 GB resident; hybrid p99 <= 30 ms.
+#
+# Usage: bench/scale-dense.sh [PAGES...]   (default: 98500 pages, about 1M
+#        chunks; corpora kept in $SCALE_DIR, default /tmp/groundcite-scale;
+#        the handbook with vectors in $ANN_DIR, default /tmp/groundcite-ann)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(98500)
+scale_dir=${SCALE_DIR:-/tmp/groundcite-scale}
+ann_dir=${ANN_DIR:-/tmp/groundcite-ann}
+mkdir -p "$scale_dir" "$ann_dir"
+model="${GROUNDCITE_MODEL_DIR:-$(scripts/fetch-model.sh)}"
+cargo build --release -q -p groundcite
+cargo build --release -q -p groundcite-index --example synthetic_vectors
+target_dir=${CARGO_TARGET_DIR:-target}
+case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
+bin="$target_dir/release/groundcite"
+"$bin" --index "$ann_dir/handbook" ingest ../shared/corpora/tts-handbook/pages --handbook \
+  --model-dir "$model" | tail -1
+. bench/serve.sh
+server_pid=
+trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true' EXIT
+echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+rows=()
+for pages in "${sizes[@]}"; do
+  corpus="$scale_dir/corpus-$pages"
+  if [ ! -f "$corpus/.complete" ]; then
+    rm -rf "$corpus"
+    python3 bench/synth.py "$pages" "$corpus"
+    touch "$corpus/.complete"
+  fi
+  work="$scale_dir/dense-$pages"
+  rm -rf "$work"
+  "$target_dir/release/examples/synthetic_vectors" "$ann_dir/handbook" "$corpus" "$work" \
+    | tee "$work.log"
+  figures=$(tail -1 "$work.log")
+  start_serve "$bin" "$work.serve.log" --index "$work" --model-dir "$model"
+  timings=$(python3 - "$port" ../shared/cases/questions-paraphrase-dev.jsonl ../shared/cases/questions-dev.jsonl <<'PY'
+import json, statistics, sys, time, urllib.parse, urllib.request
+port = sys.argv[1]
+questions = [json.loads(l)["question"] for p in sys.argv[2:] for l in open(p) if l.strip()]
+def timed(f):
+    t = time.perf_counter(); f(); return (time.perf_counter() - t) * 1e3
+def search(q):
+    json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/search?k=10&q={urllib.parse.quote(q)}"))
+def ask(q):
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/ask", data=json.dumps({"question": q}).encode(),
+                                 headers={"content-type": "application/json"})
+    body = json.load(urllib.request.urlopen(req))
+    assert body["retrieval"] == "hybrid", body.get("retrieval")
+s = sorted(timed(lambda: search(q)) for q in questions)
+a = sorted(timed(lambda: ask(q)) for q in questions)
+pct = lambda v, p: v[round((len(v) - 1) * p)]
+print(json.dumps({"search_p50": pct(s, .5), "search_p99": pct(s, .99), "ask_p50": pct(a, .5), "ask_p99": pct(a, .99)}))
+PY
+)
+  hwm=$(peak_rss_mb)
+  kill "$server_pid"
+  wait "$server_pid" 2>/dev/null || true
+  server_pid=
+  rows+=("$(python3 - "$figures" "$timings" "$hwm" <<'PY'
+import json, sys
+f, t, hwm = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3]
+print(
+    f"| {f['chunks']:,} | {f['ingest_chunks_per_s']:,.0f} chunks/s ({f['ingest_s']:.0f} s, peak {f['peak_rss_mb']:,.0f} MB)"
+    f" | {f['index_mb']:,.0f} MB | {t['search_p50']:.1f} / {t['search_p99']:.1f} ms"
+    f" | {t['ask_p50']:.1f} / {t['ask_p99']:.1f} ms | {hwm} MB |"
+)
+PY
+)")
+done
+echo
+echo "| chunks | ingest with synthetic vectors (embedding aside) | on disk | hybrid /v1/search p50 / p99 (HTTP, k=10) | /v1/ask p50 / p99 (extractive) | serve peak RSS |"
+echo "|---|---|---|---|---|---|"
+printf '%s\n' "${rows[@]}"
