@@ -77,7 +77,12 @@ fn original(sources: &[Source], j: usize) -> (u64, &Source) {
 }
 
 /// A store of `n` synthetic chunks in files of [`PER_FILE`], in key order.
-fn synthesize(sources: &[Source], dim: usize, n: usize, cosine: f32) -> VectorStore {
+fn synthesize(
+    sources: &[Source],
+    dim: usize,
+    n: usize,
+    cosine: f32,
+) -> groundcite_index::Result<VectorStore> {
     // A unit vector plus noise of variance s² per value has, on average,
     // cosine 1 / sqrt(1 + dim·s²) with itself; uniform noise of half-width
     // a has variance a²/3.
@@ -198,7 +203,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let queries: Vec<&[f32]> = queries.chunks_exact(dim).collect();
 
     let started = Instant::now();
-    let mut store = synthesize(&sources, dim, n, cosine);
+    let mut store = synthesize(&sources, dim, n, cosine)?;
     let files: Vec<&FileVectors> = store.files().expect("in memory").values().collect();
     let units: usize = files.iter().map(|f| f.unit_data.len() / dim).sum();
     eprintln!(

@@ -393,7 +393,7 @@ impl Index {
                 if !old.is_empty() {
                     summary.model_changed = Some(old.model_id.clone());
                 }
-                VectorStore::from_files(embedder.model_id().to_string(), 0, BTreeMap::new())
+                VectorStore::unchecked(embedder.model_id().to_string(), 0, BTreeMap::new())
             }
             // The rows kept are read into memory (from the file, for a
             // store on disk): the run writes them with the new ones.

@@ -421,8 +421,35 @@ struct HeaderFile {
 }
 
 impl VectorStore {
-    /// A store of the rows in `files`, in memory, with no approximate index.
+    /// A store of the rows in `files`, in memory, with no approximate
+    /// index. [`Error::Vectors`] names the first file whose ids, unit
+    /// counts and rows disagree (`dim` values a row).
     pub fn from_files(
+        model_id: String,
+        dim: usize,
+        files: BTreeMap<String, FileVectors>,
+    ) -> Result<VectorStore> {
+        for (key, f) in &files {
+            let units: usize = f.unit_counts.iter().map(|&n| n as usize).sum();
+            if f.unit_counts.len() != f.ids.len()
+                || f.data.len() != f.ids.len() * dim
+                || f.unit_data.len() != units * dim
+            {
+                return Err(Error::Vectors(format!(
+                    "the vectors of {key:?} disagree: {} chunk ids, {} unit counts (of {units} units), {} chunk values and {} unit values, for rows of {dim} values",
+                    f.ids.len(),
+                    f.unit_counts.len(),
+                    f.data.len(),
+                    f.unit_data.len()
+                )));
+            }
+        }
+        Ok(VectorStore::unchecked(model_id, dim, files))
+    }
+
+    /// A store of `files` as they are (their rows in memory, or none when
+    /// the caller sets `disk`).
+    pub(crate) fn unchecked(
         model_id: String,
         dim: usize,
         files: BTreeMap<String, FileVectors>,
@@ -785,7 +812,7 @@ impl VectorStore {
                 },
             );
         }
-        let mut store = VectorStore::from_files(head.header.model_id, head.header.dim, files);
+        let mut store = VectorStore::unchecked(head.header.model_id, head.header.dim, files);
         store.ann = Some(store.ann_of(&ann).map_err(|message| Error::Manifest {
             path: path.clone(),
             message,
@@ -993,7 +1020,7 @@ fn decode(bytes: &[u8]) -> std::result::Result<VectorStore, String> {
             },
         );
     }
-    let mut store = VectorStore::from_files(head.header.model_id, dim, files);
+    let mut store = VectorStore::unchecked(head.header.model_id, dim, files);
     if !ann_bytes.is_empty() {
         store.ann = Some(store.ann_of(ann_bytes)?);
     }
@@ -1024,7 +1051,21 @@ mod tests {
                 unit_data: vec![],
             },
         );
-        VectorStore::from_files("toy".into(), 2, files)
+        VectorStore::from_files("toy".into(), 2, files).unwrap()
+    }
+
+    #[test]
+    fn a_store_is_built_only_from_rows_that_agree_with_their_ids() {
+        let mut files = store().files;
+        files.get_mut("root\u{1f}a.md").unwrap().unit_counts = vec![1, 1];
+        let err = VectorStore::from_files("toy".into(), 2, files)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("a.md\" disagree"), "{err}");
+        assert!(err.contains("2 unit counts (of 2 units)"), "{err}");
+        assert!(err.contains("6 unit values"), "{err}");
+        let err = VectorStore::from_files("toy".into(), 3, store().files).unwrap_err();
+        assert!(err.to_string().contains("rows of 3 values"), "{err}");
     }
 
     #[test]
