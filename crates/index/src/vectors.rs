@@ -246,11 +246,13 @@ struct RowFile {
     /// Each file's first chunk row, in bytes from the start, in key order
     /// (the order of `Ann::keys`); its unit rows follow its chunk rows.
     at: Vec<u64>,
+    /// Values a row.
+    dim: usize,
 }
 
 impl PartialEq for RowFile {
     fn eq(&self, other: &RowFile) -> bool {
-        self.path == other.path && self.at == other.at
+        self.path == other.path && self.at == other.at && self.dim == other.dim
     }
 }
 
@@ -271,13 +273,24 @@ impl RowFile {
         Ok(())
     }
 
+    /// Fills `out` with the rows of file `f` from chunk row `i`.
+    fn read_chunks(&self, f: usize, i: usize, out: &mut [f32]) -> Result<()> {
+        self.read(self.at[f] + (i * self.dim * 4) as u64, out)
+    }
+
+    /// Fills `out` with the unit rows of file `f` (which has `chunks`
+    /// chunks) from unit `start`.
+    fn read_units(&self, f: usize, chunks: usize, start: usize, out: &mut [f32]) -> Result<()> {
+        self.read_chunks(f, chunks + start, out)
+    }
+
     /// File `f`'s chunk rows and unit rows, read whole.
-    fn file_rows(&self, f: usize, file: &FileVectors, dim: usize) -> Result<(Vec<f32>, Vec<f32>)> {
-        let mut data = vec![0.0; file.ids.len() * dim];
+    fn file_rows(&self, f: usize, file: &FileVectors) -> Result<(Vec<f32>, Vec<f32>)> {
+        let mut data = vec![0.0; file.ids.len() * self.dim];
         let units: usize = file.unit_counts.iter().map(|&n| n as usize).sum();
-        let mut unit_data = vec![0.0; units * dim];
-        self.read(self.at[f], &mut data)?;
-        self.read(self.at[f] + (data.len() * 4) as u64, &mut unit_data)?;
+        let mut unit_data = vec![0.0; units * self.dim];
+        self.read_chunks(f, 0, &mut data)?;
+        self.read_units(f, file.ids.len(), 0, &mut unit_data)?;
         Ok((data, unit_data))
     }
 }
@@ -502,10 +515,7 @@ impl VectorStore {
                     return Ok(None);
                 };
                 let mut data = vec![0.0; n * d];
-                disk.read(
-                    disk.at[f] + ((file.ids.len() + start) * d * 4) as u64,
-                    &mut data,
-                )?;
+                disk.read_units(f, file.ids.len(), start, &mut data)?;
                 data
             }
             _ => match file.unit_data.get(start * d..(start + n) * d) {
@@ -582,10 +592,9 @@ impl VectorStore {
                     query,
                 ),
                 Some(disk) => {
-                    disk.read(disk.at[f] + (i * d * 4) as u64, &mut chunk)?;
+                    disk.read_chunks(f, i, &mut chunk)?;
                     units.resize(n * d, 0.0);
-                    let units_at = disk.at[f] + ((file.ids.len() + start) * d * 4) as u64;
-                    disk.read(units_at, &mut units)?;
+                    disk.read_units(f, file.ids.len(), start, &mut units)?;
                     similarity(&chunk, &units, query)
                 }
             };
@@ -613,7 +622,7 @@ impl VectorStore {
             let (data, unit_data) = match &self.disk {
                 None => (&file.data, &file.unit_data),
                 Some(disk) => {
-                    read = disk.file_rows(f, file, d)?;
+                    read = disk.file_rows(f, file)?;
                     (&read.0, &read.1)
                 }
             };
@@ -672,7 +681,7 @@ impl VectorStore {
         };
         let mut files = BTreeMap::new();
         for (f, (key, file)) in self.files.iter().enumerate() {
-            let (data, unit_data) = disk.file_rows(f, file, self.dim)?;
+            let (data, unit_data) = disk.file_rows(f, file)?;
             files.insert(
                 key.clone(),
                 FileVectors {
@@ -766,23 +775,24 @@ impl VectorStore {
             path: path.clone(),
             error: e,
         };
+        let manifest = |message| Error::Manifest {
+            path: path.clone(),
+            message,
+        };
         let size = file.metadata().map_err(io)?.len();
-        let mut head = vec![0u8; MAGIC.len() + 8];
-        if size < head.len() as u64 {
+        let mut bytes = vec![0u8; MAGIC.len() + 8];
+        if size < bytes.len() as u64 {
             return VectorStore::read(dir);
         }
-        file.read_exact(&mut head).map_err(io)?;
-        let json_len = u64::from_le_bytes(head[MAGIC.len()..].try_into().expect("8 bytes"));
-        if !head.starts_with(MAGIC) || json_len > size {
+        file.read_exact(&mut bytes).map_err(io)?;
+        let json_len = u64::from_le_bytes(bytes[MAGIC.len()..].try_into().expect("8 bytes"));
+        if !bytes.starts_with(MAGIC) || json_len > size {
             // Another format, or damaged: read whole, which says how.
             return VectorStore::read(dir);
         }
-        head.resize(head.len() + json_len as usize, 0);
-        file.read_exact(&mut head[MAGIC.len() + 8..]).map_err(io)?;
-        let head = parse_head(&head).map_err(|message| Error::Manifest {
-            path: path.clone(),
-            message,
-        })?;
+        bytes.resize(bytes.len() + json_len as usize, 0);
+        file.read_exact(&mut bytes[MAGIC.len() + 8..]).map_err(io)?;
+        let head = parse_head(&bytes).map_err(manifest)?;
         let ann_at = (head.len + head.vector_bytes) as u64;
         let mut ann_len = [0u8; 8];
         if ann_at + 8 > size {
@@ -791,7 +801,10 @@ impl VectorStore {
         read_exact_at(&file, &mut ann_len, ann_at).map_err(io)?;
         let ann_len = u64::from_le_bytes(ann_len);
         if ann_len == 0 || ann_at + 8 + ann_len != size {
-            return VectorStore::read(dir);
+            // No approximate index (or damaged): the rest of the file, after
+            // the head already read, decoded with it.
+            file.read_to_end(&mut bytes).map_err(io)?;
+            return decode_rows(head, &bytes).map_err(manifest);
         }
         let mut ann = vec![0u8; ann_len as usize];
         read_exact_at(&file, &mut ann, ann_at + 8).map_err(io)?;
@@ -813,11 +826,13 @@ impl VectorStore {
             );
         }
         let mut store = VectorStore::unchecked(head.header.model_id, head.header.dim, files);
-        store.ann = Some(store.ann_of(&ann).map_err(|message| Error::Manifest {
-            path: path.clone(),
-            message,
-        })?);
-        store.disk = Some(Arc::new(RowFile { path, file, at }));
+        store.ann = Some(store.ann_of(&ann).map_err(manifest)?);
+        store.disk = Some(Arc::new(RowFile {
+            path,
+            file,
+            at,
+            dim: store.dim,
+        }));
         Ok(store)
     }
 
@@ -974,7 +989,11 @@ fn parse_head(bytes: &[u8]) -> std::result::Result<Head, String> {
 }
 
 fn decode(bytes: &[u8]) -> std::result::Result<VectorStore, String> {
-    let head = parse_head(bytes)?;
+    decode_rows(parse_head(bytes)?, bytes)
+}
+
+/// The store in `bytes`, a whole vectors file whose head is `head`.
+fn decode_rows(head: Head, bytes: &[u8]) -> std::result::Result<VectorStore, String> {
     let mut data = &bytes[head.len..];
     let mut ann_bytes: &[u8] = &[];
     if head.version == 3 && data.len() >= head.vector_bytes {
