@@ -292,38 +292,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .and_then(|l| l.parse().ok())
             .expect("a synthetic id")
     };
-    let ranked = |rank: &dyn Fn(&[f32]) -> Vec<usize>| -> Vec<(f64, f64)> {
+    // Each query through `store.rank_for`'s top 10: recall and time.
+    let ranked = |store: &VectorStore| -> Vec<(f64, f64)> {
         queries
             .iter()
             .zip(&exact)
             .map(|(q, truth)| {
                 let t = Instant::now();
-                let top = rank(q);
+                let top: Vec<usize> = store
+                    .rank_for(q, 10, &[])
+                    .expect("rows readable")
+                    .iter()
+                    .map(|h| row_of(&h.id))
+                    .collect();
                 let ms = t.elapsed().as_secs_f64() * 1e3;
                 (recall(&top, truth), ms)
             })
             .collect()
     };
     drop(files);
-    let exact_runs = ranked(&|q: &[f32]| {
-        store
-            .rank_for(q, 10, &[])
-            .expect("rows in memory")
-            .iter()
-            .map(|h| row_of(&h.id))
-            .collect()
-    });
+    let exact_runs = ranked(&store);
     let started = Instant::now();
     store.build_ann(&IvfParams::for_rows(n));
     let build_s = started.elapsed().as_secs_f64();
-    let ann_runs = ranked(&|q: &[f32]| {
-        store
-            .rank_for(q, 10, &[])
-            .expect("rows in memory")
-            .iter()
-            .map(|h| row_of(&h.id))
-            .collect()
-    });
+    let ann_runs = ranked(&store);
     // As an index opens it: written, then opened with the rows left in
     // the file; a query reads its candidates' rows.
     let store_dir = std::env::temp_dir().join(format!("groundcite-ann-{}-{n}", std::process::id()));
@@ -336,14 +328,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
     let opened = VectorStore::open(&store_dir)?;
     let open_s = started.elapsed().as_secs_f64();
-    let disk_runs = ranked(&|q: &[f32]| {
-        opened
-            .rank_for(q, 10, &[])
-            .expect("rows readable")
-            .iter()
-            .map(|h| row_of(&h.id))
-            .collect()
-    });
+    let disk_runs = ranked(&opened);
     let rss_after = resident_mb();
     let file_mb = std::fs::metadata(store_dir.join(groundcite_index::vectors::VECTORS_FILE))?.len()
         as f64
