@@ -28,17 +28,14 @@ bin="$target_dir/release/groundcite"
 "$bin" --index "$ann_dir/handbook" ingest ../shared/corpora/tts-handbook/pages --handbook \
   --model-dir "$model" | tail -1
 . bench/serve.sh
+. bench/corpus.sh
 server_pid=
 trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true' EXIT
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 rows=()
 for pages in "${sizes[@]}"; do
   corpus="$scale_dir/corpus-$pages"
-  if [ ! -f "$corpus/.complete" ]; then
-    rm -rf "$corpus"
-    python3 bench/synth.py "$pages" "$corpus"
-    touch "$corpus/.complete"
-  fi
+  synth_corpus "$pages" "$corpus"
   work="$scale_dir/dense-$pages"
   rm -rf "$work"
   "$target_dir/release/examples/synthetic_vectors" "$ann_dir/handbook" "$corpus" "$work" \

@@ -30,17 +30,14 @@ target_dir=${CARGO_TARGET_DIR:-target}
 case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
 bin="$target_dir/release/groundcite"
 . bench/serve.sh
+. bench/corpus.sh
 server_pid=
 trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true' EXIT
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 rows=()
 for pages in "${sizes[@]}"; do
   corpus="$scale_dir/corpus-$pages"
-  if [ ! -f "$corpus/.complete" ]; then
-    rm -rf "$corpus"
-    python3 bench/synth.py "$pages" "$corpus"
-    touch "$corpus/.complete"
-  fi
+  synth_corpus "$pages" "$corpus"
   work="$scale_dir/work-$pages"
   "$target_dir/release/examples/scale" "$corpus" "$work" | tee "$work.log" >&2
   figures=$(tail -1 "$work.log")
