@@ -14,7 +14,7 @@
 # about 8 minutes.
 #
 # Usage: bench/ann.sh [CHUNKS...]   (default: 100000 1000000)
-#        ANN_PROBES=32,64,128 ANN_CANDIDATES=500,1000,2000 bench/ann.sh
+#        ANN_PROBES=32,64,128 ANN_CANDIDATES=500,1000,2000 ANN_RERANK=0,500 bench/ann.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=("$@")
@@ -32,5 +32,6 @@ echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for n in "${sizes[@]}"; do
   "$target_dir/release/examples/ann" "$model" "$dir/handbook" "$n" \
     ../shared/cases/questions-dev.jsonl ../shared/cases/questions-paraphrase-dev.jsonl \
-    --probes "${ANN_PROBES:-32,64,128}" --candidates "${ANN_CANDIDATES:-500,1000,2000,5000}"
+    --probes "${ANN_PROBES:-64,128}" --candidates "${ANN_CANDIDATES:-2000,5000}" \
+    --rerank "${ANN_RERANK:-0,200,500}"
 done

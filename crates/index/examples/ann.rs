@@ -6,7 +6,7 @@
 //! ```text
 //! cargo run --release -p groundcite-index --example ann -- MODEL_DIR INDEX_DIR CHUNKS \
 //!     ../shared/cases/questions-dev.jsonl ../shared/cases/questions-paraphrase-dev.jsonl \
-//!     [--cosine 0.9] [--probes 32,64,128] [--candidates 500,1000,2000]
+//!     [--cosine 0.9] [--probes 32,64,128] [--candidates 500,1000,2000] [--rerank 0,500]
 //! ```
 //!
 //! INDEX_DIR is an index ingested with the model (the handbook: 2,430
@@ -25,18 +25,24 @@
 //! The truth is each chunk's `vectors::dense_similarity` (the mean of its
 //! own cosine and its best unit's) over every chunk. The first table is a
 //! grid over the inverted file itself: its `candidates` chunks from
-//! `probes` cells, re-ranked by that exact similarity. The second is the
+//! `probes` cells, re-ranked by that exact similarity: every candidate
+//! (`--rerank 0`) or the `rerank` best by the estimate of that similarity
+//! from the chunk's 8-bit codes and its units' sign codes
+//! (`ann::SignCodes`), as `rank_for` does. The second is the
 //! index's own search, `VectorStore::rank_for`'s top 10: every chunk
 //! scored (what an index below `vectors::ANN_MIN_CHUNKS` does), then
 //! through the approximate index an ingest builds, with its defaults, then
 //! the same written and opened as an index opens it, with its rows left in
 //! the file (`VectorStore::open`), and this process's resident memory
-//! before and after. One thread per query, as a request is served.
+//! before and after. One query at a time, as a request is served (the
+//! inverted file scans its cells on all cores).
 
 use std::time::Instant;
 
-use groundcite_index::ann::{Ivf, IvfParams, dot};
-use groundcite_index::vectors::{ANN_CANDIDATES, ANN_PROBES, FileVectors, dense_similarity};
+use groundcite_index::ann::{Ivf, IvfParams, SignCodes, dot};
+use groundcite_index::vectors::{
+    ANN_CANDIDATES, ANN_PROBES, ANN_RERANK, FileVectors, dense_similarity,
+};
 use groundcite_index::{ChunkEmbedder, VectorStore};
 use rayon::prelude::*;
 
@@ -121,14 +127,19 @@ fn similarity(files: &[&FileVectors], dim: usize, r: usize, query: &[f32]) -> f3
     dense_similarity(own, best)
 }
 
-fn top10(mut scored: Vec<(f32, usize)>) -> Vec<usize> {
+/// The `k` best of `scored`, best first (ties by row).
+fn top(mut scored: Vec<(f32, usize)>, k: usize) -> Vec<(f32, usize)> {
     let by = |a: &(f32, usize), b: &(f32, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-    if scored.len() > 10 {
-        scored.select_nth_unstable_by(9, by);
-        scored.truncate(10);
+    if scored.len() > k {
+        scored.select_nth_unstable_by(k - 1, by);
+        scored.truncate(k);
     }
     scored.sort_unstable_by(by);
-    scored.into_iter().map(|(_, i)| i).collect()
+    scored
+}
+
+fn top10(scored: Vec<(f32, usize)>) -> Vec<usize> {
+    top(scored, 10).into_iter().map(|(_, i)| i).collect()
 }
 
 fn percentile(sorted_ms: &[f64], p: f64) -> f64 {
@@ -159,8 +170,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .iter()
         .map(|p| p.parse())
         .collect::<Result<_, _>>()?;
+    let reranked: Vec<usize> = list(&mut args, "--rerank", "0")
+        .iter()
+        .map(|p| p.parse())
+        .collect::<Result<_, _>>()?;
     if args.len() < 4 {
-        return Err("usage: ann MODEL_DIR INDEX_DIR CHUNKS QUESTIONS.jsonl... [--cosine C] [--probes P,..] [--candidates C,..]".into());
+        return Err("usage: ann MODEL_DIR INDEX_DIR CHUNKS QUESTIONS.jsonl... [--cosine C] [--probes P,..] [--candidates C,..] [--rerank R,..]".into());
     }
     let model = groundcite_embed::Embedder::load(&args[0])?;
     let store = VectorStore::read(std::path::Path::new(&args[1]))?;
@@ -233,15 +248,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ivf = Ivf::build(&chunk_rows, dim, &IvfParams::for_rows(n));
     drop(chunk_rows);
     let build_s = started.elapsed().as_secs_f64();
+    // The units' sign codes, and where each row's units are among them.
+    let mut unit_codes = SignCodes::new(dim);
+    let mut unit_rows = vec![0usize];
+    for f in &files {
+        unit_codes.push_rows(&f.unit_data);
+        for &c in &f.unit_counts {
+            unit_rows.push(unit_rows.last().unwrap() + c as usize);
+        }
+    }
 
     println!(
         "dense search over {n} synthetic chunks ({units} answer units; copies' cosine with their originals {mean_cosine:.3}), {} queries, top 10",
         queries.len()
     );
     println!(
-        "IVF over the chunk vectors: {} cells, built in {build_s:.1} s, {:.0} MB (the vectors: {:.0} MB)",
+        "IVF over the chunk vectors: {} cells, built in {build_s:.1} s, {:.0} MB; the units' sign codes {:.0} MB (the vectors: {:.0} MB)",
         ivf.lists(),
         ivf.heap_bytes() as f64 / 1e6,
+        unit_codes.heap_bytes() as f64 / 1e6,
         (n + units) as f64 * dim as f64 * 4.0 / 1e6
     );
     let n_fit = fit.iter().filter(|&&f| f).count();
@@ -250,37 +275,52 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         fit.len() - n_fit
     );
     println!(
-        "| probes | candidates | recall fit | recall held out | queries with recall < 0.9 | p50 ms | p99 ms |"
+        "re-ranked: the candidates re-ranked exactly, the best by the estimate from the chunk's codes and its units' sign codes (0: every candidate)"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "| probes | candidates | re-ranked | recall fit | recall held out | queries with recall < 0.9 | p50 ms | p99 ms |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
     for &p in &probes {
         for &c in &candidates {
-            let runs: Vec<(f64, f64)> = queries
-                .iter()
-                .zip(&exact)
-                .map(|(q, truth)| {
-                    let t = Instant::now();
-                    let scored = ivf
-                        .search(q, p, c)
-                        .into_iter()
-                        .map(|cand| {
-                            (
-                                similarity(&files, dim, cand.row as usize, q),
-                                cand.row as usize,
-                            )
-                        })
-                        .collect();
-                    let top = top10(scored);
-                    let ms = t.elapsed().as_secs_f64() * 1e3;
-                    (recall(&top, truth), ms)
-                })
-                .collect();
-            print_row(&format!("| {p} | {c} |"), &runs, &fit);
+            for &r in &reranked {
+                let runs: Vec<(f64, f64)> = queries
+                    .iter()
+                    .zip(&exact)
+                    .map(|(q, truth)| {
+                        let t = Instant::now();
+                        let mut rows: Vec<(f32, usize)> = ivf
+                            .search(q, p, c)
+                            .into_iter()
+                            .map(|cand| (cand.score, cand.row as usize))
+                            .collect();
+                        if r > 0 {
+                            let table = unit_codes.query(q);
+                            for (score, row) in &mut rows {
+                                let best = (unit_rows[*row]..unit_rows[*row + 1])
+                                    .map(|u| table.dot(u))
+                                    .reduce(f32::max);
+                                *score = dense_similarity(*score, best);
+                            }
+                            rows = top(rows, r);
+                        }
+                        let scored = rows
+                            .into_iter()
+                            .map(|(_, row)| (similarity(&files, dim, row, q), row))
+                            .collect();
+                        let top = top10(scored);
+                        let ms = t.elapsed().as_secs_f64() * 1e3;
+                        (recall(&top, truth), ms)
+                    })
+                    .collect();
+                print_row(&format!("| {p} | {c} | {r} |"), &runs, &fit);
+            }
         }
     }
+    drop(unit_codes);
     drop(ivf);
 
-    // What search does (one thread per query, as a request is served):
+    // What search does (one query at a time, as a request is served):
     // `VectorStore::rank_for` over every chunk, then through the
     // approximate index the ingest builds, with its defaults.
     // A synthetic id `pFILE.md#Lrow-Lrow` names its row.
@@ -349,7 +389,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &fit,
     );
     print_row(
-        &format!("| approximate, {ANN_PROBES} cells, {ANN_CANDIDATES} candidates (`rank_for`) |"),
+        &format!(
+            "| approximate, {ANN_PROBES} cells, {ANN_CANDIDATES} candidates, {ANN_RERANK} re-ranked (`rank_for`) |"
+        ),
         &ann_runs,
         &fit,
     );

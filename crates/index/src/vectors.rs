@@ -20,13 +20,17 @@
 //!                                  `dim` per id, then one per unit (chunk
 //!                                  after chunk)
 //! u64 LE  ANN length               0, or the length of the approximate
-//!                                  index that follows (`ann::Ivf::encode`)
+//!                                  index that follows: `ann::Ivf::encode`,
+//!                                  then `ann::SignCodes::encode` of every
+//!                                  unit in the rows' order (absent in
+//!                                  files written before them)
 //! ```
 //!
 //! A store of [`ANN_MIN_CHUNKS`] chunks or more gets an approximate index
-//! over its chunk vectors at each ingest ([`VectorStore::build_ann`]), and
-//! [`VectorStore::rank_for`] then re-ranks exactly only the chunks it
-//! proposes (and those the caller names), in place of every chunk. A file
+//! over its chunk vectors, with sign codes of its units, at each ingest
+//! ([`VectorStore::build_ann`]), and [`VectorStore::rank_for`] then
+//! re-ranks exactly only the best of the chunks it proposes (and those the
+//! caller names), in place of every chunk. A file
 //! of format 2 (no ANN section) reads with no approximate index: search is
 //! exact until the next ingest writes one.
 //!
@@ -50,7 +54,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::ann::{Ivf, IvfParams, dot};
+use crate::ann::{Ivf, IvfParams, SignCodes, dot};
 use crate::{Chunk, Error, Result};
 
 /// The file name beside the tantivy index.
@@ -66,18 +70,36 @@ const MAGIC_V1: &[u8] = b"GCVEC1\n";
 /// the approximate index 5.6 / 7.3 ms at 20,000 with recall@10 0.990.
 pub const ANN_MIN_CHUNKS: usize = 20_000;
 /// Cells of the approximate index scanned per query.
-pub const ANN_PROBES: usize = 64;
-/// Chunks the approximate index proposes per query, re-ranked exactly.
-/// With [`ANN_PROBES`], measured by `bench/ann.sh` over synthetic chunks
-/// derived from the handbook's vectors, the 108 dev questions as queries
-/// split by gold page into a fitting and a held-out half: recall@10
-/// against exact search 0.985 / 0.973 (fitting / held out) at 100,000
-/// chunks and 0.919 / 0.980 at a million; `rank_for` p50 / p99 8.6 /
-/// 11.4 ms and 19 / 67 ms, against 61 / 91 and 662 / 953 ms exact. On
-/// the fitting half no setting tried reaches 0.95 at a million (128 cells:
-/// 0.942); the synthetic corpus's 410 near-copies of each section leave
-/// the top 10 to noise.
-pub const ANN_CANDIDATES: usize = 2_000;
+pub const ANN_PROBES: usize = 128;
+/// Chunks the approximate index proposes per query (the best by their
+/// 8-bit codes among those [`ANN_PROBES`] cells hold).
+pub const ANN_CANDIDATES: usize = 5_000;
+/// Of the [`ANN_CANDIDATES`], how many are re-ranked exactly (their rows
+/// read): the best by the estimate of [`dense_similarity`] from the
+/// chunk's 8-bit codes and its units' sign codes. MEASURED
+pub const ANN_RERANK: usize = 500;
+
+/// How a store with an approximate index searches: cells scanned,
+/// candidates proposed, candidates re-ranked exactly. The defaults are
+/// [`ANN_PROBES`], [`ANN_CANDIDATES`] and [`ANN_RERANK`]; more of each
+/// finds more of the exact top at more cost (`bench/ann.sh` prints the
+/// trade).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnnSearch {
+    pub probes: usize,
+    pub candidates: usize,
+    pub rerank: usize,
+}
+
+impl Default for AnnSearch {
+    fn default() -> AnnSearch {
+        AnnSearch {
+            probes: ANN_PROBES,
+            candidates: ANN_CANDIDATES,
+            rerank: ANN_RERANK,
+        }
+    }
+}
 
 /// A sentence-embedding model as the index needs it. Implemented by
 /// `groundcite_embed::Embedder`; tests use small deterministic doubles.
@@ -232,6 +254,8 @@ pub struct VectorStore {
     /// The approximate index over the chunk vectors, when built for the
     /// current `files` ([`VectorStore::build_ann`]).
     ann: Option<Ann>,
+    /// How `ann` is searched.
+    ann_search: AnnSearch,
     /// Where the rows are when they stay in the file.
     disk: Option<Arc<RowFile>>,
 }
@@ -325,20 +349,30 @@ struct Ann {
     rows: Vec<(u32, u32)>,
     /// Each row's first unit in its file's `unit_data` (in units).
     unit_starts: Vec<u32>,
+    /// Row `r`'s units are rows `unit_rows[r]..unit_rows[r + 1]` of
+    /// `units` (the store's order: files by key, units in file order).
+    unit_rows: Vec<u64>,
+    /// Every answer unit's vector as sign codes, in the store's order;
+    /// `None` in a file written before they were (format 3 files of
+    /// earlier versions), where every candidate is re-ranked exactly.
+    units: Option<SignCodes>,
     /// (hash of the chunk id, row), sorted: rows of an id by binary
     /// search, the ids of equal hashes compared.
     by_id: Vec<(u64, u32)>,
 }
 
 impl Ann {
-    fn new(ivf: Ivf, files: &BTreeMap<String, FileVectors>) -> Ann {
+    fn new(ivf: Ivf, units: Option<SignCodes>, files: &BTreeMap<String, FileVectors>) -> Ann {
         let mut ann = Ann {
             ivf,
             keys: Vec::with_capacity(files.len()),
             rows: Vec::new(),
             unit_starts: Vec::new(),
+            unit_rows: vec![0],
+            units,
             by_id: Vec::new(),
         };
+        let mut total = 0u64;
         for (f, (key, file)) in files.iter().enumerate() {
             ann.keys.push(key.clone());
             let mut units = 0u32;
@@ -347,11 +381,47 @@ impl Ann {
                 ann.by_id.push((id_hash(id), row));
                 ann.rows.push((f as u32, i as u32));
                 ann.unit_starts.push(units);
-                units += file.unit_counts.get(i).copied().unwrap_or(0);
+                let count = file.unit_counts.get(i).copied().unwrap_or(0);
+                units += count;
+                total += u64::from(count);
+                ann.unit_rows.push(total);
             }
         }
         ann.by_id.sort_unstable();
         ann
+    }
+
+    /// The rows worth scoring exactly for `query`: the inverted file's
+    /// [`ANN_CANDIDATES`] from [`ANN_PROBES`] cells, of which, with the
+    /// units' sign codes, the [`ANN_RERANK`] best by
+    /// [`dense_similarity`] of their estimated cosines (the chunk's from
+    /// its 8-bit codes, its best unit's from their sign codes); without
+    /// them (a file written before they were), every candidate. Ties by
+    /// row.
+    fn shortlist(&self, query: &[f32], how: &AnnSearch) -> Vec<u32> {
+        let candidates = self.ivf.search(query, how.probes, how.candidates);
+        let Some(units) = &self.units else {
+            return candidates.into_iter().map(|c| c.row).collect();
+        };
+        let table = units.query(query);
+        let mut estimated: Vec<(f32, u32)> = candidates
+            .iter()
+            .map(|c| {
+                let row = c.row as usize;
+                let best = (self.unit_rows[row]..self.unit_rows[row + 1])
+                    .map(|u| table.dot(u as usize))
+                    .reduce(f32::max);
+                (dense_similarity(c.score, best), c.row)
+            })
+            .collect();
+        let order = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        if how.rerank < estimated.len() {
+            if how.rerank > 0 {
+                estimated.select_nth_unstable_by(how.rerank - 1, order);
+            }
+            estimated.truncate(how.rerank);
+        }
+        estimated.into_iter().map(|(_, row)| row).collect()
     }
 
     /// The rows of chunks with id `id` (one, unless two files have a chunk
@@ -472,6 +542,7 @@ impl VectorStore {
             dim,
             files,
             ann: None,
+            ann_search: AnnSearch::default(),
             disk: None,
         }
     }
@@ -546,9 +617,9 @@ impl VectorStore {
     /// The `depth` chunks most similar to `query` and the chunks `also`
     /// names (BM25's top, whose cosines fusion needs), by
     /// [`dense_similarity`], best first (ties by key and id). Without an
-    /// approximate index every chunk is scored; with one, the
-    /// [`ANN_CANDIDATES`] chunks it proposes from [`ANN_PROBES`] cells and
-    /// the chunks named. Either way only the chunks returned are copied
+    /// approximate index every chunk is scored; with one, its shortlist
+    /// (`Ann::shortlist`, sized by [`VectorStore::ann_search`]) and the
+    /// chunks named. Either way only the chunks returned are copied
     /// out: materialising every chunk's key and id cost more than scoring
     /// it (`bench/ann.sh`, exact at 100,000 chunks: 240 against 61 ms p50).
     /// A store on disk reads the rows of those chunks alone.
@@ -566,10 +637,9 @@ impl VectorStore {
         };
         // (row, named), in row order: the order of the rows in the file.
         let mut rows: Vec<(u32, bool)> = ann
-            .ivf
-            .search(query, ANN_PROBES, ANN_CANDIDATES)
+            .shortlist(query, &self.ann_search)
             .into_iter()
-            .map(|c| (c.row, false))
+            .map(|row| (row, false))
             .collect();
         for id in also {
             rows.extend(ann.rows_of(&self.files, id).map(|row| (row, true)));
@@ -699,18 +769,22 @@ impl VectorStore {
         })
     }
 
-    /// Builds the approximate index over the chunk vectors (replacing any)
-    /// of a store in memory (a store on disk keeps the one it was opened
-    /// with). The ingest does so for stores of [`ANN_MIN_CHUNKS`] or more.
+    /// Builds the approximate index over the chunk vectors and the sign
+    /// codes of the answer units (replacing any) of a store in memory (a
+    /// store on disk keeps the one it was opened with). The ingest does so
+    /// for stores of [`ANN_MIN_CHUNKS`] or more.
     pub fn build_ann(&mut self, params: &IvfParams) {
         if self.disk.is_some() {
             return;
         }
         let mut data = Vec::with_capacity(self.len() * self.dim);
+        let mut units = SignCodes::new(self.dim);
         for file in self.files.values() {
             data.extend_from_slice(&file.data);
+            units.push_rows(&file.unit_data);
         }
-        self.ann = Some(Ann::new(Ivf::build(&data, self.dim, params), &self.files));
+        let ivf = Ivf::build(&data, self.dim, params);
+        self.ann = Some(Ann::new(ivf, Some(units), &self.files));
     }
 
     /// After an ingest changed the files: an approximate index built anew
@@ -742,6 +816,16 @@ impl VectorStore {
     /// Whether search goes through an approximate index.
     pub fn has_ann(&self) -> bool {
         self.ann.is_some()
+    }
+
+    /// How the approximate index is searched (the defaults unless set).
+    pub fn ann_search(&self) -> AnnSearch {
+        self.ann_search
+    }
+
+    /// Searches the approximate index with `how` from now on.
+    pub fn set_ann_search(&mut self, how: AnnSearch) {
+        self.ann_search = how;
     }
 
     /// Reads the store in `dir` with every row in memory; an empty store
@@ -836,9 +920,11 @@ impl VectorStore {
         Ok(store)
     }
 
-    /// The approximate index encoded in `bytes`, for this store's chunks.
+    /// The approximate index encoded in `bytes`, for this store's chunks:
+    /// the inverted file, then (from this version on) the units' sign
+    /// codes.
     fn ann_of(&self, bytes: &[u8]) -> std::result::Result<Ann, String> {
-        let ivf = Ivf::decode(bytes)?;
+        let (ivf, used) = Ivf::decode_prefix(bytes)?;
         if ivf.len() != self.len() || (!ivf.is_empty() && ivf.dim() != self.dim) {
             return Err(format!(
                 "an ANN index of {} rows for {} chunks",
@@ -846,7 +932,26 @@ impl VectorStore {
                 self.len()
             ));
         }
-        Ok(Ann::new(ivf, &self.files))
+        let units = match &bytes[used..] {
+            [] => None,
+            rest => {
+                let codes = SignCodes::decode(rest)?;
+                let want: usize = self
+                    .files
+                    .values()
+                    .flat_map(|f| &f.unit_counts)
+                    .map(|&c| c as usize)
+                    .sum();
+                if codes.len() != want || (!codes.is_empty() && codes.dim() != self.dim) {
+                    return Err(format!(
+                        "unit codes of {} rows for {want} answer units",
+                        codes.len()
+                    ));
+                }
+                Some(codes)
+            }
+        };
+        Ok(Ann::new(ivf, units, &self.files))
     }
 
     /// Writes the store into `dir` atomically (temporary file, sync,
@@ -902,6 +1007,9 @@ impl VectorStore {
         let mut ann = Vec::new();
         if let Some(a) = &self.ann {
             a.ivf.encode(&mut ann);
+            if let Some(units) = &a.units {
+                units.encode(&mut ann);
+            }
         }
         out.write_all(&(ann.len() as u64).to_le_bytes())?;
         out.write_all(&ann)
@@ -1196,7 +1304,12 @@ mod tests {
             ..IvfParams::for_rows(900)
         });
         assert!(s.has_ann());
-        // 20 cells (all probed) and 900 chunks (all candidates).
+        // 20 cells (all probed) and 900 chunks (all candidates), every
+        // one re-ranked.
+        s.set_ann_search(AnnSearch {
+            rerank: 900,
+            ..AnnSearch::default()
+        });
         for q in [[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], [0.5; 8]] {
             assert_eq!(
                 s.rank_for(&q, usize::MAX, &[]).unwrap(),
@@ -1212,17 +1325,17 @@ mod tests {
         let q = [0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
         let exact = s.rank(&q).unwrap();
         let approx = s.rank_for(&q, usize::MAX, &[]).unwrap();
-        assert_eq!(approx.len(), ANN_CANDIDATES);
+        assert_eq!(approx.len(), ANN_RERANK, "3,000 candidates, 500 re-ranked");
         assert_eq!(approx[..10], exact[..10], "the top is found");
         let left_out = exact
             .iter()
             .rev()
             .find(|h| !approx.iter().any(|a| a.id == h.id))
-            .expect("3,000 chunks, 2,000 candidates");
+            .expect("3,000 chunks, 500 re-ranked");
         let with = s
             .rank_for(&q, usize::MAX, &[left_out.id.as_str(), "no-such.md#L1-L1"])
             .unwrap();
-        assert_eq!(with.len(), ANN_CANDIDATES + 1);
+        assert_eq!(with.len(), ANN_RERANK + 1);
         assert!(
             with.contains(left_out),
             "named, and scored as exact search does"
@@ -1339,6 +1452,91 @@ mod tests {
         assert!(err.contains("ANN"), "{err}");
         fs::remove_file(&path).unwrap();
         assert!(VectorStore::open(dir.path()).unwrap().is_empty());
+    }
+
+    /// A store of `dim`-value random unit vectors: `chunks` chunks of
+    /// three units each in one file, and the last chunk's second unit is
+    /// `target`, its own vector random.
+    fn store_with_a_unit(dim: usize, chunks: usize, target: &[f32]) -> VectorStore {
+        let mut state = 7u64;
+        let mut unit_vector = || {
+            let v: Vec<f32> = (0..dim)
+                .map(|_| {
+                    state = state
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+                })
+                .collect();
+            let norm = dot(&v, &v).sqrt();
+            v.into_iter().map(|x| x / norm).collect::<Vec<f32>>()
+        };
+        let mut file = FileVectors::default();
+        for c in 0..chunks {
+            file.ids.push(format!("a.md#L{c}-L{c}"));
+            file.data.extend(unit_vector());
+            file.unit_counts.push(3);
+            for u in 0..3 {
+                let v = unit_vector();
+                if c + 1 == chunks && u == 1 {
+                    file.unit_data.extend_from_slice(target);
+                } else {
+                    file.unit_data.extend(v);
+                }
+            }
+        }
+        VectorStore::from_files("toy".into(), dim, [("root\u{1f}a.md".into(), file)].into())
+            .unwrap()
+    }
+
+    #[test]
+    fn the_chunks_re_ranked_are_chosen_by_their_units_too() {
+        // A dense vector, as a model's are (sign codes say little of a
+        // sparse one).
+        let dim = 64;
+        let query: Vec<f32> = (0..dim).map(|i| (i as f32 * 1.7).sin() / 5.6).collect();
+        assert!((dot(&query, &query) - 1.0).abs() < 0.05);
+        let mut s = store_with_a_unit(dim, 3_000, &query);
+        s.build_ann(&IvfParams::for_rows(3_000));
+        // Every chunk a candidate, 50 re-ranked: the chunk whose unit is
+        // the question comes first, though its own vector is as far from
+        // it as any other's.
+        s.set_ann_search(AnnSearch {
+            probes: usize::MAX,
+            candidates: usize::MAX,
+            rerank: 50,
+        });
+        let exact = s.rank(&query).unwrap();
+        assert_eq!(exact[0].id, "a.md#L2999-L2999");
+        let approx = s.rank_for(&query, 10, &[]).unwrap();
+        assert_eq!(approx.len(), 10);
+        assert_eq!(approx[0], exact[0]);
+        // Written and opened with its rows on disk: the same.
+        let dir = tempfile::tempdir().unwrap();
+        s.write(dir.path()).unwrap();
+        let mut opened = VectorStore::open(dir.path()).unwrap();
+        assert!(opened.is_on_disk());
+        opened.set_ann_search(s.ann_search());
+        assert_eq!(opened.rank_for(&query, 10, &[]).unwrap(), approx);
+        // A file written before the unit codes (the inverted file alone in
+        // its ANN section) re-ranks every candidate exactly.
+        s.ann.as_mut().unwrap().units = None;
+        s.write(dir.path()).unwrap();
+        let mut old = VectorStore::open(dir.path()).unwrap();
+        assert!(old.is_on_disk() && old.ann.as_ref().unwrap().units.is_none());
+        old.set_ann_search(s.ann_search());
+        assert_eq!(old.rank_for(&query, 10, &[]).unwrap(), exact[..10]);
+    }
+
+    #[test]
+    fn unit_codes_of_another_count_are_an_error() {
+        let mut s = big_store(2, 50);
+        s.build_ann(&IvfParams::for_rows(100));
+        let mut fewer = SignCodes::new(8);
+        fewer.push_rows(&[0.5; 16]);
+        s.ann.as_mut().unwrap().units = Some(fewer);
+        let err = decode(&s.encode()).unwrap_err();
+        assert!(err.contains("unit codes of 2 rows"), "{err}");
     }
 
     #[test]
