@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::query::{BooleanQuery, BoostQuery, EnableScoring, Occur, Query, TermQuery};
 use tantivy::schema::{
     Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
     Value,
@@ -550,9 +550,11 @@ impl Index {
     /// depend on how ingest laid the documents out in segments (tantivy
     /// lists segments in no fixed order, and two writer threads share
     /// documents out as they come). The documents tied with the `k`-th are
-    /// read before the ids decide, up to `k` + [`MAX_TIES_READ`] in all: a
-    /// query that only matches words every copy of a boilerplate section
-    /// shares must not read thousands of documents.
+    /// read before the ids decide, up to `k` + [`MAX_TIES_READ`] of them
+    /// (with every document scoring more): a query that only matches words
+    /// every copy of a boilerplate section shares must not read thousands
+    /// of documents. When the tie reaches past [`TIE_MARGIN`] more, one
+    /// more pass finds them (`bm25_from`).
     fn bm25_top(
         &self,
         terms: &[QueryTerm],
@@ -561,21 +563,26 @@ impl Index {
         if terms.is_empty() || k == 0 {
             return Ok(Vec::new());
         }
-        let mut fetch = k + TIE_MARGIN;
-        let top = loop {
-            let top = self.bm25(terms, fetch)?;
-            if top.len() == fetch && top[k - 1].0 == top[fetch - 1].0 && fetch < k + MAX_TIES_READ {
-                fetch = (fetch * 2).min(k + MAX_TIES_READ);
-                continue;
-            }
-            break top;
-        };
+        let fetch = k + TIE_MARGIN;
+        let mut top = self.bm25(terms, fetch)?;
         let cutoff = top.get(k - 1).map(|&(raw, _)| raw);
+        if let Some(cutoff) = cutoff
+            && top.len() == fetch
+            && top[fetch - 1].0 == cutoff
+        {
+            // A tie crosses the margin: every chunk scoring the cutoff or
+            // more, in one pass that prunes everything below it. Scores
+            // summed in another order can differ in the last bit, so more
+            // than k may score above the cutoff: the best are read.
+            top = self.bm25_from(terms, cutoff, k + MAX_TIES_READ)?;
+            top.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            top.truncate(k + MAX_TIES_READ);
+        }
         let searcher = self.reader.searcher();
         let mut out = Vec::new();
         for (raw, addr) in top {
             if cutoff.is_some_and(|c| raw < c) {
-                break;
+                continue;
             }
             let doc: TantivyDocument = searcher.doc(addr)?;
             let id = doc
@@ -592,6 +599,49 @@ impl Index {
         if terms.is_empty() || k == 0 {
             return Ok(Vec::new());
         }
+        let searcher = self.reader.searcher();
+        Ok(searcher.search(
+            &self.bm25_query(terms),
+            &TopDocs::with_limit(k).order_by_score(),
+        )?)
+    }
+
+    /// Every chunk scoring `min` or more by BM25 for `terms`, in segment
+    /// and document order, except that of those scoring exactly `min`
+    /// only the first `ties` are kept (and then only higher scores are
+    /// looked for): block-max WAND skips every block that cannot beat the
+    /// threshold, so this is cheaper than a top k deep enough to hold them.
+    fn bm25_from(
+        &self,
+        terms: &[QueryTerm],
+        min: f32,
+        ties: usize,
+    ) -> Result<Vec<(f32, DocAddress)>> {
+        let searcher = self.reader.searcher();
+        let query = self.bm25_query(terms);
+        let weight = query.weight(EnableScoring::enabled_from_searcher(&searcher))?;
+        let (mut out, mut tied) = (Vec::new(), 0);
+        // Tantivy calls back for scores above the threshold it is given.
+        let below = min.next_down();
+        for (ord, segment) in searcher.segment_readers().iter().enumerate() {
+            let mut threshold = if tied < ties { below } else { min };
+            weight.for_each_pruning(threshold, segment, &mut |doc, score| {
+                if score > min || tied < ties {
+                    out.push((score, DocAddress::new(ord as u32, doc)));
+                    tied += usize::from(score <= min);
+                }
+                if tied >= ties {
+                    threshold = min;
+                }
+                threshold
+            })?;
+        }
+        Ok(out)
+    }
+
+    /// BM25's query for analysed terms: each term in the text, the section
+    /// and the title, boosted by field.
+    fn bm25_query(&self, terms: &[QueryTerm]) -> BooleanQuery {
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for t in terms {
             for (field, boost) in [
@@ -606,9 +656,7 @@ impl Index {
                 clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
             }
         }
-        let query = BooleanQuery::new(clauses);
-        let searcher = self.reader.searcher();
-        Ok(searcher.search(&query, &TopDocs::with_limit(k).order_by_score())?)
+        BooleanQuery::new(clauses)
     }
 
     /// The two rankings hybrid search fuses: the [`fusion::DENSE_DEPTH`]
@@ -703,7 +751,8 @@ impl Index {
 
 /// Hits beyond `k` read at first to see whether a tie crosses the cut.
 const TIE_MARGIN: usize = 8;
-/// At most this many hits beyond `k` are read to order a tie at the cut.
+/// At most `k` + this many documents tied at the cut are read to order
+/// the tie.
 const MAX_TIES_READ: usize = 256;
 
 /// The first `k` of `hits` by score, then id: what makes equal scores come

@@ -532,6 +532,41 @@ fn only_http_https_and_relative_links_leave_ingest_and_file_urls_are_encoded() {
     assert!(odd.contains("odd%0Aname%20%3C%22%C3%A9%22%3E.md"), "{odd}");
 }
 
+/// More copies tie at the cut than are read to order the tie (300, over
+/// `k` + 256): the chunks scoring more still come first, though their
+/// segment is searched after the tie was cut short.
+#[test]
+fn chunks_scoring_above_a_long_tie_are_never_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs");
+    let page =
+        "---\ntitle: Parking\n---\n\n## Bicycles\n\nBicycle racks are in the garage, level two.\n";
+    for i in 0..300 {
+        write(&docs, &format!("p{i:03}.md"), page.as_bytes());
+    }
+    let mut index = Index::open_or_create(&dir.path().join("index")).unwrap();
+    index
+        .ingest(&[docs.clone()], &IngestOptions::default(), &mut |_| {})
+        .unwrap();
+    let better = "---\ntitle: Parking\n---\n\n## Bicycles\n\nBicycle racks: the bicycle racks are in the garage, by the garage door.\n";
+    write(&docs, "z1.md", better.as_bytes());
+    write(&docs, "z2.md", better.as_bytes());
+    index
+        .ingest(&[docs.clone()], &IngestOptions::default(), &mut |_| {})
+        .unwrap();
+    let hits = index.search("bicycle racks garage", 3).unwrap();
+    let paths: Vec<&str> = hits.iter().map(|h| h.chunk.path.as_str()).collect();
+    assert!(
+        paths[0].ends_with("z1.md") && paths[1].ends_with("z2.md"),
+        "{paths:?}"
+    );
+    assert!(
+        paths[2].contains("/p") || paths[2].starts_with('p'),
+        "{paths:?}"
+    );
+    assert!(hits[1].raw_score > hits[2].raw_score, "a tie below them");
+}
+
 /// Equal BM25 scores come out in chunk id order, whatever the segments:
 /// the copies of one section on twelve pages, ingested over three runs (so
 /// in three segments, newest pages first by name), tie; every top k is the
