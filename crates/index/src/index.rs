@@ -683,13 +683,20 @@ impl Index {
         lexical_depth: usize,
         dense_depth: usize,
     ) -> Result<(Vec<crate::vectors::DenseHit>, Vec<LexicalHit>)> {
-        let lexical: Vec<LexicalHit> = self
-            .bm25_top(terms, lexical_depth)?
+        // BM25 and the approximate index's proposals at once (on two
+        // cores); then the proposals and BM25's hits scored exactly.
+        let (lexical, shortlist) = rayon::join(
+            || self.bm25_top(terms, lexical_depth),
+            || self.vectors.shortlist(vector),
+        );
+        let lexical: Vec<LexicalHit> = lexical?
             .into_iter()
             .map(|(raw, id, _)| LexicalHit { id, raw })
             .collect();
         let ids: Vec<&str> = lexical.iter().map(|h| h.id.as_str()).collect();
-        let dense = self.vectors.rank_for(vector, dense_depth, &ids)?;
+        let dense = self
+            .vectors
+            .rank_shortlist(shortlist, vector, dense_depth, &ids)?;
         Ok((dense, lexical))
     }
 

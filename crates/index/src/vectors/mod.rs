@@ -357,6 +357,12 @@ fn id_hash(id: &str) -> u64 {
     h.finish()
 }
 
+/// The chunks the approximate index proposes for a query
+/// ([`VectorStore::shortlist`]): rows of the store it came from; `None`
+/// when every chunk is to be scored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shortlist(Option<Vec<u32>>);
+
 /// A chunk and its [`dense_similarity`] to the query.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DenseHit {
@@ -503,11 +509,35 @@ impl VectorStore {
     /// it (`bench/ann.sh`, exact at 100,000 chunks: 240 against 61 ms p50).
     /// A store on disk reads the rows of those chunks alone.
     pub fn rank_for(&self, query: &[f32], depth: usize, also: &[&str]) -> Result<Vec<DenseHit>> {
+        self.rank_shortlist(self.shortlist(query), query, depth, also)
+    }
+
+    /// The first half of [`VectorStore::rank_for`], which does not depend
+    /// on the chunks named: what the approximate index proposes for
+    /// `query` (nothing to do without one). Hybrid search computes it
+    /// while BM25 runs.
+    pub fn shortlist(&self, query: &[f32]) -> Shortlist {
+        Shortlist(
+            self.current_ann()
+                .filter(|_| query.len() == self.dim)
+                .map(|ann| ann.shortlist(query, &self.ann_search)),
+        )
+    }
+
+    /// The second half of [`VectorStore::rank_for`]: `shortlist` (of
+    /// this store, for `query`) and the chunks `also` names, scored
+    /// exactly.
+    pub fn rank_shortlist(
+        &self,
+        shortlist: Shortlist,
+        query: &[f32],
+        depth: usize,
+        also: &[&str],
+    ) -> Result<Vec<DenseHit>> {
         if query.len() != self.dim {
             return Ok(Vec::new());
         }
-        let ann = self.ann.as_ref().filter(|a| a.rows.len() == self.len());
-        let Some(ann) = ann else {
+        let (Some(ann), Some(shortlist)) = (self.current_ann(), shortlist.0) else {
             let named: HashSet<&str> = also.iter().copied().collect();
             return Ok(Self::best_first(
                 self.score_every_chunk(query, &named)?,
@@ -515,9 +545,10 @@ impl VectorStore {
             ));
         };
         // (row, named), in row order: the order of the rows in the file.
-        let mut rows: Vec<(u32, bool)> = ann
-            .shortlist(query, &self.ann_search)
+        // (A shortlist of another store may name rows this one lacks.)
+        let mut rows: Vec<(u32, bool)> = shortlist
             .into_iter()
+            .filter(|&row| (row as usize) < ann.rows.len())
             .map(|row| (row, false))
             .collect();
         for id in also {
@@ -695,6 +726,11 @@ impl VectorStore {
     /// Whether search goes through an approximate index.
     pub fn has_ann(&self) -> bool {
         self.ann.is_some()
+    }
+
+    /// The approximate index, when it covers the store's chunks.
+    fn current_ann(&self) -> Option<&Ann> {
+        self.ann.as_ref().filter(|a| a.rows.len() == self.len())
     }
 
     /// How the approximate index is searched (the defaults unless set).
@@ -1093,6 +1129,40 @@ mod tests {
         assert!(old.is_on_disk() && old.ann.as_ref().unwrap().units.is_none());
         old.set_ann_search(s.ann_search());
         assert_eq!(old.rank_for(&query, 10, &[]).unwrap(), exact[..10]);
+    }
+
+    #[test]
+    fn a_shortlist_is_ranked_as_rank_for_ranks_and_never_past_its_store() {
+        let mut s = big_store(3, 1_000);
+        s.build_ann(&IvfParams::for_rows(3_000));
+        let q = [0.2, -0.1, 0.7, 0.0, 0.3, 0.1, -0.5, 0.2];
+        let named = ["f1.md#L3-L3"];
+        let shortlist = s.shortlist(&q);
+        assert!(
+            shortlist
+                .0
+                .as_ref()
+                .is_some_and(|rows| rows.len() == ANN_RERANK)
+        );
+        assert_eq!(
+            s.rank_shortlist(shortlist.clone(), &q, 10, &named).unwrap(),
+            s.rank_for(&q, 10, &named).unwrap()
+        );
+        // Another store's shortlist names rows this one lacks.
+        let mut small = big_store(1, 100);
+        small.build_ann(&IvfParams::for_rows(100));
+        let got = small.rank_shortlist(shortlist, &q, 10, &[]).unwrap();
+        assert!(got.iter().all(|h| h.key == "root\u{1f}f0.md"), "{got:?}");
+        // Without an approximate index, nothing is proposed: every chunk
+        // is scored.
+        let exact = big_store(2, 50);
+        assert_eq!(exact.shortlist(&q), Shortlist(None));
+        assert_eq!(
+            exact
+                .rank_shortlist(exact.shortlist(&q), &q, 5, &[])
+                .unwrap(),
+            exact.rank(&q).unwrap()[..5]
+        );
     }
 
     #[test]
