@@ -62,6 +62,18 @@ pub trait Retriever: Send + Sync {
             "this retriever has no vectors".into(),
         ))
     }
+
+    /// [`Retriever::search_hybrid`] with the question's vector from
+    /// `embed`: embedded first by default; a retriever may embed while it
+    /// searches BM25.
+    fn search_hybrid_embedding(
+        &self,
+        query: &str,
+        embed: &(dyn Fn() -> Result<Vec<f32>, EngineError> + Sync),
+        k: usize,
+    ) -> Result<Vec<Hit>, EngineError> {
+        self.search_hybrid(query, &embed()?, k)
+    }
 }
 
 impl Retriever for groundcite_index::Index {
@@ -87,6 +99,35 @@ impl Retriever for groundcite_index::Index {
             &groundcite_index::Fusion::default(),
         )
         .map_err(EngineError::from)
+    }
+
+    /// The question embedded on one core while BM25 runs on the other.
+    fn search_hybrid_embedding(
+        &self,
+        query: &str,
+        embed: &(dyn Fn() -> Result<Vec<f32>, EngineError> + Sync),
+        k: usize,
+    ) -> Result<Vec<Hit>, EngineError> {
+        // The embedding's own error comes out as it is, not as the
+        // index's.
+        let failed = std::sync::Mutex::new(None);
+        let hits = groundcite_index::Index::search_hybrid_with(
+            self,
+            query,
+            || {
+                embed().map_err(|e| {
+                    let message = e.to_string();
+                    *failed.lock().expect("not poisoned") = Some(e);
+                    groundcite_index::Error::Embedding(message)
+                })
+            },
+            k,
+            &groundcite_index::Fusion::default(),
+        );
+        match (hits, failed.into_inner().expect("not poisoned")) {
+            (Err(_), Some(e)) => Err(e),
+            (hits, _) => hits.map_err(EngineError::from),
+        }
     }
 
     fn num_chunks(&self) -> Option<u64> {
@@ -319,10 +360,14 @@ impl Engine {
     fn retrieve(&self, query: &str, k: usize) -> Result<Vec<Hit>, EngineError> {
         match (&self.inner.embedder, self.inner.retrieval) {
             (Some(embedder), Retrieval::Hybrid) => {
-                let vector = embedder
-                    .embed_one(query)
-                    .map_err(|e| EngineError::Internal(format!("embedding the question: {e}")))?;
-                self.inner.retriever.search_hybrid(query, &vector, k)
+                let embed = || {
+                    embedder
+                        .embed_one(query)
+                        .map_err(|e| EngineError::Internal(format!("embedding the question: {e}")))
+                };
+                self.inner
+                    .retriever
+                    .search_hybrid_embedding(query, &embed, k)
             }
             _ => self.inner.retriever.search(query, k),
         }

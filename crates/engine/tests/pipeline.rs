@@ -868,3 +868,49 @@ async fn a_structured_refusal_is_a_refusal() {
         .unwrap();
     assert_eq!(r.refusal.unwrap().reason, RefusalReason::Sentinel);
 }
+
+/// The embedded index embeds the question while BM25 runs: the hits are
+/// those of the question's vector given, and a failing embedding is the
+/// engine's own error, not the index's.
+#[test]
+fn the_index_embeds_the_question_beside_bm25_and_keeps_its_error() {
+    use groundcite_index::ChunkEmbedder;
+    use groundcite_index::testing::HashEmbedder;
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    for (name, text) in [
+        (
+            "leave.md",
+            "# Leave\n\nAnnual leave is requested in the HR portal.\n",
+        ),
+        (
+            "travel.md",
+            "# Travel\n\nTravel is booked through the agency's tool.\n",
+        ),
+        ("pay.md", "# Pay\n\nSalaries are paid every other Friday.\n"),
+    ] {
+        std::fs::write(docs.join(name), text).unwrap();
+    }
+    let embedder = HashEmbedder::new("hash");
+    let mut index = groundcite_index::Index::open_or_create(&dir.path().join("index")).unwrap();
+    index.set_embedder(embedder.clone());
+    groundcite_index::ChunkIndex::ingest(&mut index, &[docs], &Default::default(), &mut |_| {})
+        .unwrap();
+    let question = "how do I request annual leave";
+    let vector = embedder.embed_texts(&[question]).unwrap();
+    let embed = || -> Result<Vec<f32>, EngineError> { Ok(vector.clone()) };
+    let hits = Retriever::search_hybrid_embedding(&index, question, &embed, 3).unwrap();
+    assert_eq!(
+        hits,
+        Retriever::search_hybrid(&index, question, &vector, 3).unwrap()
+    );
+    assert!(hits[0].chunk.text.contains("HR portal"), "{hits:?}");
+    let failing = || -> Result<Vec<f32>, EngineError> {
+        Err(EngineError::Internal("embedding the question: boom".into()))
+    };
+    match Retriever::search_hybrid_embedding(&index, question, &failing, 3) {
+        Err(EngineError::Internal(message)) => assert!(message.contains("boom"), "{message}"),
+        other => panic!("expected the embedding's error, got {other:?}"),
+    }
+}

@@ -683,12 +683,29 @@ impl Index {
         lexical_depth: usize,
         dense_depth: usize,
     ) -> Result<(Vec<crate::vectors::DenseHit>, Vec<LexicalHit>)> {
-        // BM25 and the approximate index's proposals at once (on two
-        // cores); then the proposals and BM25's hits scored exactly.
-        let (lexical, shortlist) = rayon::join(
+        self.rankings_with(terms, || Ok(vector.to_vec()), lexical_depth, dense_depth)
+    }
+
+    /// [`Index::rankings_to`] with the vector from `embed`. BM25 runs on
+    /// one core while the other embeds and takes the approximate index's
+    /// proposals; then the proposals and BM25's hits are scored exactly.
+    fn rankings_with(
+        &self,
+        terms: &[QueryTerm],
+        embed: impl FnOnce() -> Result<Vec<f32>> + Send,
+        lexical_depth: usize,
+        dense_depth: usize,
+    ) -> Result<(Vec<crate::vectors::DenseHit>, Vec<LexicalHit>)> {
+        let (lexical, dense_side) = rayon::join(
             || self.bm25_top(terms, lexical_depth),
-            || self.vectors.shortlist(vector),
+            || {
+                embed().map(|vector| {
+                    let shortlist = self.vectors.shortlist(&vector);
+                    (vector, shortlist)
+                })
+            },
         );
+        let (vector, shortlist) = dense_side?;
         let lexical: Vec<LexicalHit> = lexical?
             .into_iter()
             .map(|(raw, id, _)| LexicalHit { id, raw })
@@ -696,7 +713,7 @@ impl Index {
         let ids: Vec<&str> = lexical.iter().map(|h| h.id.as_str()).collect();
         let dense = self
             .vectors
-            .rank_shortlist(shortlist, vector, dense_depth, &ids)?;
+            .rank_shortlist(shortlist, &vector, dense_depth, &ids)?;
         Ok((dense, lexical))
     }
 
@@ -712,13 +729,27 @@ impl Index {
         k: usize,
         fusion: &Fusion,
     ) -> Result<Vec<Hit>> {
+        self.search_hybrid_with(query, || Ok(vector.to_vec()), k, fusion)
+    }
+
+    /// [`Index::search_hybrid`] with the query's vector from `embed`,
+    /// which runs while BM25 searches (on another core): an embedding
+    /// model's time overlaps the lexical search's. Its error is returned
+    /// as it is.
+    pub fn search_hybrid_with(
+        &self,
+        query: &str,
+        embed: impl FnOnce() -> Result<Vec<f32>> + Send,
+        k: usize,
+        fusion: &Fusion,
+    ) -> Result<Vec<Hit>> {
         if k == 0 {
             return Ok(Vec::new());
         }
         let terms = self.query_terms(query)?;
         // A k beyond the dense depth's guarantee reads deeper.
         let depth = fusion::DENSE_DEPTH.max(4 * k);
-        let (dense, lexical) = self.rankings_to(&terms, vector, fusion.lexical_depth, depth)?;
+        let (dense, lexical) = self.rankings_with(&terms, embed, fusion.lexical_depth, depth)?;
         let mut hits = Vec::new();
         for f in fusion::fuse(&dense, &lexical, fusion, k) {
             let Some(chunk) = self.chunk_by_key(&f.key, &f.id)? else {
