@@ -546,13 +546,21 @@ fn chunks_scoring_above_a_long_tie_are_never_left_out() {
     }
     let mut index = Index::open_or_create(&dir.path().join("index")).unwrap();
     index
-        .ingest(&[docs.clone()], &IngestOptions::default(), &mut |_| {})
+        .ingest(
+            std::slice::from_ref(&docs),
+            &IngestOptions::default(),
+            &mut |_| {},
+        )
         .unwrap();
     let better = "---\ntitle: Parking\n---\n\n## Bicycles\n\nBicycle racks: the bicycle racks are in the garage, by the garage door.\n";
     write(&docs, "z1.md", better.as_bytes());
     write(&docs, "z2.md", better.as_bytes());
     index
-        .ingest(&[docs.clone()], &IngestOptions::default(), &mut |_| {})
+        .ingest(
+            std::slice::from_ref(&docs),
+            &IngestOptions::default(),
+            &mut |_| {},
+        )
         .unwrap();
     let hits = index.search("bicycle racks garage", 3).unwrap();
     let paths: Vec<&str> = hits.iter().map(|h| h.chunk.path.as_str()).collect();
