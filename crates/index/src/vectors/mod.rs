@@ -41,7 +41,9 @@ pub const VECTORS_FILE: &str = "groundcite-vectors.bin";
 /// ingest. Exact search (every chunk and unit scored, the top 10 kept;
 /// `bench/ann.sh`, 2 cores) takes p50 / p99 6.1 / 10.2 ms at 10,000
 /// chunks, 13.3 / 18.3 ms at 20,000 and 63 / 115 ms at 100,000; through
-/// the approximate index 5.6 / 7.3 ms at 20,000 with recall@10 0.990.
+/// the approximate index 5.6 / 7.3 ms at 20,000 with recall@10 0.990
+/// (measured with earlier defaults: 64 cells, 2,000 candidates, every
+/// one re-ranked).
 pub const ANN_MIN_CHUNKS: usize = 20_000;
 /// Cells of the approximate index scanned per query (of about √chunks:
 /// 1,000 at a million).
