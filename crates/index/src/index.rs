@@ -373,6 +373,17 @@ impl Index {
                 ..manifest
             };
             write_manifest(&self.dir.join(MANIFEST), &self.manifest)?;
+        } else if self.vectors.has_ann() && !self.vectors.ann_has_unit_codes() {
+            // Nothing changed, but the approximate index predates the
+            // units' sign codes: built again, so that search reads the
+            // rows of 500 candidates rather than of all of them.
+            progress(Progress::IndexingVectors {
+                chunks: self.vectors.len(),
+            });
+            let mut vectors = self.vectors.to_resident()?;
+            vectors.refresh_ann();
+            vectors.write(&self.dir)?;
+            self.vectors = VectorStore::open(&self.dir)?;
         }
         Ok(summary)
     }

@@ -27,6 +27,29 @@ fn write_docs(root: &Path) {
     .unwrap();
 }
 
+/// Rewrites the vectors file at `path` as a version before the units'
+/// sign codes wrote it: its ANN section (a length, then the bytes, at the
+/// end of the file) holds the inverted file alone.
+fn strip_unit_codes(path: &Path) {
+    let bytes = fs::read(path).unwrap();
+    let at = (0..bytes.len() - 8)
+        .rev()
+        .find(|&p| {
+            let len = u64::from_le_bytes(bytes[p..p + 8].try_into().unwrap());
+            len > 0 && len as usize == bytes.len() - p - 8
+        })
+        .expect("an ANN section");
+    let (_, used) = groundcite_index::ann::Ivf::decode_prefix(&bytes[at + 8..]).unwrap();
+    assert!(
+        used < bytes.len() - at - 8,
+        "unit codes follow the inverted file"
+    );
+    let mut old = bytes[..at].to_vec();
+    old.extend_from_slice(&(used as u64).to_le_bytes());
+    old.extend_from_slice(&bytes[at + 8..at + 8 + used]);
+    fs::write(path, old).unwrap();
+}
+
 fn ingest(index: &mut Index, root: &Path) -> groundcite_index::IngestSummary {
     index
         .ingest(
@@ -290,8 +313,37 @@ fn a_large_index_searches_through_its_approximate_index_and_keeps_it_current() {
     // Reopened: read from the vectors file, not rebuilt, the rows left
     // there.
     drop(index);
-    let mut index = Index::open_or_create(&at).unwrap();
+    let index = Index::open_or_create(&at).unwrap();
     assert!(index.vectors().has_ann() && index.vectors().is_on_disk());
+    assert!(index.vectors().ann_has_unit_codes());
+    // A file written before the units' sign codes (the inverted file
+    // alone in its ANN section) searches without them; an ingest that
+    // changes nothing builds them.
+    drop(index);
+    strip_unit_codes(&at.join(VECTORS_FILE));
+    let mut index = Index::open_or_create(&at).unwrap();
+    assert!(index.vectors().has_ann() && !index.vectors().ann_has_unit_codes());
+    let v = HashEmbedder::vector("part pk77y");
+    let before = index.rankings("part pk77y", &v, 10).unwrap();
+    index.set_embedder(HashEmbedder::new("toy-1"));
+    let mut events = Vec::new();
+    let s = index
+        .ingest(
+            std::slice::from_ref(&root),
+            &IngestOptions::default(),
+            &mut |p| {
+                if matches!(p, Progress::IndexingVectors { .. }) {
+                    events.push(p)
+                }
+            },
+        )
+        .unwrap();
+    assert_eq!((s.indexed, s.unchanged), (0, files));
+    assert_eq!(events, [Progress::IndexingVectors { chunks }]);
+    assert!(index.vectors().ann_has_unit_codes() && index.vectors().is_on_disk());
+    assert!(Index::open(&at).unwrap().vectors().ann_has_unit_codes());
+    let after = index.rankings("part pk77y", &v, 10).unwrap();
+    assert_eq!(after.0[..5], before.0[..5], "the same top");
     // A file changed: the ingest reads the rows it keeps from the file.
     let page = fs::read_to_string(root.join("p0.md")).unwrap();
     fs::write(root.join("p0.md"), page.replace("crate 0", "crate 99")).unwrap();

@@ -742,6 +742,13 @@ impl VectorStore {
         self.ann.is_some()
     }
 
+    /// Whether the approximate index holds the units' sign codes: one
+    /// read from a file written before them does not, and re-ranks every
+    /// candidate until it is built again (an ingest does so).
+    pub fn ann_has_unit_codes(&self) -> bool {
+        self.ann.as_ref().is_some_and(|a| a.units.is_some())
+    }
+
     /// The approximate index, when it covers the store's chunks.
     fn current_ann(&self) -> Option<&Ann> {
         self.ann.as_ref().filter(|a| a.rows.len() == self.len())
