@@ -256,11 +256,12 @@ struct Ann {
     /// follow the files' key order, then each file's chunk order.
     keys: Vec<String>,
     rows: Vec<(u32, u32)>,
-    /// Each row's first unit in its file's `unit_data` (in units).
-    unit_starts: Vec<u32>,
     /// Row `r`'s units are rows `unit_rows[r]..unit_rows[r + 1]` of
     /// `units` (the store's order: files by key, units in file order).
     unit_rows: Vec<u64>,
+    /// Each file's first unit in that order: row `r` of file `f` starts
+    /// at unit `unit_rows[r] - file_units[f]` of its file.
+    file_units: Vec<u64>,
     /// Every answer unit's vector as sign codes, in the store's order;
     /// `None` in a file written before they were (format 3 files of
     /// earlier versions), where every candidate is re-ranked exactly.
@@ -276,23 +277,20 @@ impl Ann {
             ivf,
             keys: Vec::with_capacity(files.len()),
             rows: Vec::new(),
-            unit_starts: Vec::new(),
             unit_rows: vec![0],
+            file_units: Vec::with_capacity(files.len()),
             units,
             by_id: Vec::new(),
         };
         let mut total = 0u64;
         for (f, (key, file)) in files.iter().enumerate() {
             ann.keys.push(key.clone());
-            let mut units = 0u32;
+            ann.file_units.push(total);
             for (i, id) in file.ids.iter().enumerate() {
                 let row = ann.rows.len() as u32;
                 ann.by_id.push((id_hash(id), row));
                 ann.rows.push((f as u32, i as u32));
-                ann.unit_starts.push(units);
-                let count = file.unit_counts.get(i).copied().unwrap_or(0);
-                units += count;
-                total += u64::from(count);
+                total += u64::from(file.unit_counts.get(i).copied().unwrap_or(0));
                 ann.unit_rows.push(total);
             }
         }
@@ -577,7 +575,7 @@ impl VectorStore {
             let (f, i) = (f as usize, i as usize);
             let key = &ann.keys[f];
             let file = &self.files[key];
-            let start = ann.unit_starts[row as usize] as usize;
+            let start = (ann.unit_rows[row as usize] - ann.file_units[f]) as usize;
             let n = file.unit_counts[i] as usize;
             let cosine = match &self.disk {
                 None => similarity(
