@@ -23,9 +23,9 @@ target_dir=${CARGO_TARGET_DIR:-target}
 case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
 bin="$target_dir/release/groundcite"
 dir=$(mktemp -d)
-server_pid=
+. bench/serve.sh
 cleanup() {
-  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
+  stop_serve
   rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -51,7 +51,6 @@ p = lambda q: ms[min(len(ms) - 1, int(q * len(ms)))]
 print(f"ask (extractive, hybrid): {len(ms)} questions, p50 {statistics.median(ms):.1f} ms, p90 {p(0.9):.1f} ms, max {ms[-1]:.1f} ms")
 EOF
 
-. bench/serve.sh
 start_serve "$bin" "$dir/serve.log" --index "$dir/index"
 python3 - "$port" ../shared/cases/questions-paraphrase-dev.jsonl ../shared/cases/questions-dev.jsonl <<'EOF'
 import json, sys, urllib.request

@@ -30,8 +30,7 @@ bin="$target_dir/release/groundcite"
   --model-dir "$model" | tail -1
 . bench/serve.sh
 . bench/corpus.sh
-server_pid=
-trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true' EXIT
+trap stop_serve EXIT
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 rows=()
 for pages in "${sizes[@]}"; do
@@ -67,9 +66,7 @@ print(json.dumps({"search_p50": pct(s, .5), "search_p99": pct(s, .99), "ask_p50"
 PY
 )
   hwm=$(peak_rss_mb)
-  kill "$server_pid"
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=
+  stop_serve
   rows+=("$(python3 - "$figures" "$timings" "$hwm" <<'PY'
 import json, sys
 f, t, hwm = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3]

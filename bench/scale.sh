@@ -31,8 +31,7 @@ case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
 bin="$target_dir/release/groundcite"
 . bench/serve.sh
 . bench/corpus.sh
-server_pid=
-trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true' EXIT
+trap stop_serve EXIT
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 rows=()
 for pages in "${sizes[@]}"; do
@@ -71,9 +70,7 @@ for path in sys.argv[2:]:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/search?k=10&q={urllib.parse.quote(q)}").read()
 PY
   hwm=$(peak_rss_mb)
-  kill "$server_pid"
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=
+  stop_serve
   rows+=("$(python3 - "$figures" "$ask_p50" "$hwm" "$pg_figures" <<'PY'
 import json, sys
 f = json.loads(sys.argv[1])

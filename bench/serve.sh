@@ -4,6 +4,8 @@
 #                                 and waits (up to 60 s) for /healthz; sets
 #                                 `port` and `server_pid`.
 #   peak_rss_mb                   the server's peak resident memory (VmHWM).
+#   stop_serve                    stops the server started last, if any, and
+#                                 waits for it (also right for an EXIT trap).
 start_serve() {
   local bin=$1 log=$2
   shift 2
@@ -21,4 +23,13 @@ start_serve() {
 
 peak_rss_mb() {
   awk '/VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$server_pid/status"
+}
+
+server_pid=
+stop_serve() {
+  if [ -n "$server_pid" ]; then
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+    server_pid=
+  fi
 }
