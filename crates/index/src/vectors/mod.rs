@@ -775,12 +775,9 @@ fn similarity(chunk: &[f32], units: &[f32], query: &[f32]) -> f32 {
 
 #[cfg(test)]
 mod tests {
-    use std::fs;
-
-    use super::file::{MAGIC, MAGIC_V1, MAGIC_V2, decode};
     use super::*;
 
-    fn store() -> VectorStore {
+    pub(super) fn store() -> VectorStore {
         let mut files = BTreeMap::new();
         files.insert(
             "root\u{1f}a.md".to_string(),
@@ -818,14 +815,6 @@ mod tests {
     }
 
     #[test]
-    fn round_trips_through_the_file_format() {
-        let s = store();
-        assert_eq!(decode(&s.encode()).unwrap(), s);
-        let empty = VectorStore::default();
-        assert_eq!(decode(&empty.encode()).unwrap(), empty);
-    }
-
-    #[test]
     fn finds_the_unit_vectors_of_a_chunk() {
         let s = store();
         let units = s.units_of("root\u{1f}a.md", "a.md#L3-L4").unwrap().unwrap();
@@ -847,40 +836,6 @@ mod tests {
         assert_eq!(s.units_of("root\u{1f}b.md", "b.md#L9-L9").unwrap(), None);
     }
 
-    #[test]
-    fn reads_format_1_as_another_model() {
-        // Format 1: the same header without unit counts, chunk rows only.
-        let json = br#"{"model_id":"toy","dim":2,"files":[{"key":"k","ids":["a#L1-L1"]}]}"#;
-        let mut bytes = MAGIC_V1.to_vec();
-        bytes.extend_from_slice(&(json.len() as u64).to_le_bytes());
-        bytes.extend_from_slice(json);
-        for v in [0.6f32, 0.8] {
-            bytes.extend_from_slice(&v.to_le_bytes());
-        }
-        let old = decode(&bytes).unwrap();
-        assert_eq!(old.model_id, "toy (format 1, no unit vectors)");
-        assert!(!old.has("k", "toy"), "the next ingest re-embeds it");
-        assert_eq!(old.files["k"].data, [0.6, 0.8]);
-        assert!(old.units_of("k", "a#L1-L1").unwrap().unwrap().is_empty());
-    }
-
-    #[test]
-    fn refuses_truncated_or_foreign_files() {
-        let bytes = store().encode();
-        assert!(
-            decode(&bytes[..bytes.len() - 1])
-                .unwrap_err()
-                .contains("truncated")
-        );
-        assert!(
-            decode(&bytes[..bytes.len() - 9])
-                .unwrap_err()
-                .contains("bytes of vectors")
-        );
-        assert!(decode(b"{}").unwrap_err().contains("magic"));
-        assert!(decode(&bytes[..MAGIC.len() + 4]).is_err());
-    }
-
     /// Seeded random unit vectors of `dim` values, one a call.
     fn unit_vectors(seed: u64, dim: usize) -> impl FnMut() -> Vec<f32> {
         let mut state = seed;
@@ -900,7 +855,7 @@ mod tests {
 
     /// `files` files of `chunks` chunks, each with 0 to 3 units, of
     /// seeded unit vectors of 8 values.
-    fn big_store(files: usize, chunks: usize) -> VectorStore {
+    pub(super) fn big_store(files: usize, chunks: usize) -> VectorStore {
         let mut unit_vector = unit_vectors(42, 8);
         let mut store = VectorStore {
             model_id: "toy".into(),
@@ -1004,83 +959,6 @@ mod tests {
         );
     }
 
-    #[test]
-    fn the_approximate_index_is_written_with_the_vectors_and_refreshed_by_size() {
-        let mut s = big_store(2, 50);
-        s.build_ann(&IvfParams::for_rows(100));
-        let read = decode(&s.encode()).unwrap();
-        assert!(read.has_ann());
-        assert_eq!(read, s);
-        // A damaged ANN section is an error, not exact search in silence.
-        let mut bytes = s.encode();
-        let n = bytes.len();
-        bytes[n - 1] ^= 0xff;
-        bytes.truncate(n - 3);
-        assert!(decode(&bytes).unwrap_err().contains("ANN"));
-        // Below ANN_MIN_CHUNKS an ingest drops it.
-        s.refresh_ann();
-        assert!(!s.has_ann());
-        assert_eq!(decode(&s.encode()).unwrap(), s);
-    }
-
-    #[test]
-    fn a_store_with_an_approximate_index_opens_with_its_rows_on_disk() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = big_store(3, 1_000);
-        s.build_ann(&IvfParams::for_rows(3_000));
-        s.write(dir.path()).unwrap();
-        let opened = VectorStore::open(dir.path()).unwrap();
-        assert!(opened.is_on_disk() && opened.has_ann());
-        assert!(opened.files().is_none(), "no rows in memory");
-        assert_eq!(opened.len(), 3_000);
-        let queries = [
-            [0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-            [0.3, -0.2, 0.5, 0.1, 0.0, 0.4, -0.6, 0.3],
-        ];
-        for q in queries {
-            let named = ["f2.md#L999-L999", "f0.md#L1-L1", "no-such.md#L1-L1"];
-            assert_eq!(
-                opened.rank_for(&q, 10, &named).unwrap(),
-                s.rank_for(&q, 10, &named).unwrap()
-            );
-            assert_eq!(opened.rank(&q).unwrap(), s.rank(&q).unwrap());
-        }
-        for (key, id) in [
-            ("root\u{1f}f0.md", "f0.md#L0-L0"),
-            ("root\u{1f}f1.md", "f1.md#L7-L7"),
-            ("root\u{1f}f2.md", "f2.md#L999-L999"),
-            ("root\u{1f}f2.md", "f2.md#L1000-L1000"),
-            ("root\u{1f}f9.md", "f9.md#L1-L1"),
-        ] {
-            assert_eq!(
-                opened.units_of(key, id).unwrap(),
-                s.units_of(key, id).unwrap()
-            );
-        }
-        assert_eq!(opened.to_resident().unwrap(), s);
-        // An ingest renames a new file over it: the store opened before
-        // reads the rows it was opened with.
-        big_store(1, 10).write(dir.path()).unwrap();
-        assert_eq!(
-            opened.rank(&queries[1]).unwrap(),
-            s.rank(&queries[1]).unwrap()
-        );
-        assert!(
-            !VectorStore::open(dir.path()).unwrap().is_on_disk(),
-            "a store with no approximate index is read whole"
-        );
-        opened.write(dir.path()).unwrap();
-        assert_eq!(VectorStore::read(dir.path()).unwrap(), s, "rows written");
-        // A damaged file is an error, as when read whole.
-        let path = dir.path().join(VECTORS_FILE);
-        let bytes = fs::read(&path).unwrap();
-        fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
-        let err = VectorStore::open(dir.path()).unwrap_err().to_string();
-        assert!(err.contains("ANN"), "{err}");
-        fs::remove_file(&path).unwrap();
-        assert!(VectorStore::open(dir.path()).unwrap().is_empty());
-    }
-
     /// A store of `dim`-value random unit vectors: `chunks` chunks of
     /// three units each in one file, and the last chunk's second unit is
     /// `target`, its own vector random.
@@ -1175,28 +1053,6 @@ mod tests {
                 .unwrap(),
             exact.rank(&q).unwrap()[..5]
         );
-    }
-
-    #[test]
-    fn unit_codes_of_another_count_are_an_error() {
-        let mut s = big_store(2, 50);
-        s.build_ann(&IvfParams::for_rows(100));
-        let mut fewer = SignCodes::new(8);
-        fewer.push_rows(&[0.5; 16]);
-        s.ann.as_mut().unwrap().units = Some(fewer);
-        let err = decode(&s.encode()).unwrap_err();
-        assert!(err.contains("unit codes of 2 rows"), "{err}");
-    }
-
-    #[test]
-    fn reads_format_2_with_exact_search() {
-        let s = store();
-        let mut bytes = s.encode();
-        bytes[..MAGIC.len()].copy_from_slice(MAGIC_V2);
-        bytes.truncate(bytes.len() - 8);
-        let read = decode(&bytes).unwrap();
-        assert!(!read.has_ann());
-        assert_eq!(read, s);
     }
 
     #[test]
