@@ -20,6 +20,7 @@ use crate::fusion::{self, Fusion, LexicalHit};
 use crate::ingest::IngestOptions;
 use crate::score::{self, QueryTerm};
 use crate::source::{self, Plan};
+use crate::top::TopWithTies;
 use crate::vectors::{ChunkEmbedder, FileVectors, VectorStore, embed_all, embedding_text};
 use crate::{Chunk, Error, Hit, IngestSummary, Progress, Result};
 
@@ -561,11 +562,10 @@ impl Index {
     /// depend on how ingest laid the documents out in segments (tantivy
     /// lists segments in no fixed order, and two writer threads share
     /// documents out as they come). The documents tied with the `k`-th are
-    /// read before the ids decide, up to `k` + [`MAX_TIES_READ`] of them
+    /// read before the ids decide, up to `k` + [`MAX_TIES_READ`] in all
     /// (with every document scoring more): a query that only matches words
     /// every copy of a boilerplate section shares must not read thousands
-    /// of documents. When the tie reaches past [`TIE_MARGIN`] more, one
-    /// more pass finds them (`bm25_from`).
+    /// of documents.
     fn bm25_top(
         &self,
         terms: &[QueryTerm],
@@ -574,27 +574,9 @@ impl Index {
         if terms.is_empty() || k == 0 {
             return Ok(Vec::new());
         }
-        let fetch = k + TIE_MARGIN;
-        let mut top = self.bm25(terms, fetch)?;
-        let cutoff = top.get(k - 1).map(|&(raw, _)| raw);
-        if let Some(cutoff) = cutoff
-            && top.len() == fetch
-            && top[fetch - 1].0 == cutoff
-        {
-            // A tie crosses the margin: every chunk scoring the cutoff or
-            // more, in one pass that prunes everything below it. Scores
-            // summed in another order can differ in the last bit, so more
-            // than k may score above the cutoff: the best are read.
-            top = self.bm25_from(terms, cutoff, k + MAX_TIES_READ)?;
-            top.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-            top.truncate(k + MAX_TIES_READ);
-        }
         let searcher = self.reader.searcher();
         let mut out = Vec::new();
-        for (raw, addr) in top {
-            if cutoff.is_some_and(|c| raw < c) {
-                continue;
-            }
+        for (raw, addr) in self.bm25(terms, k)? {
             let doc: TantivyDocument = searcher.doc(addr)?;
             let id = doc
                 .get_first(self.fields.id)
@@ -605,49 +587,28 @@ impl Index {
         Ok(best_first(out, k))
     }
 
-    /// BM25's top `k` for analysed query terms.
+    /// BM25's candidates for the top `k` ([`TopWithTies`]), in one pass
+    /// over the segments that carries the score to beat from one segment
+    /// to the next: block-max WAND skips every block that cannot reach
+    /// it.
     fn bm25(&self, terms: &[QueryTerm], k: usize) -> Result<Vec<(f32, DocAddress)>> {
-        if terms.is_empty() || k == 0 {
-            return Ok(Vec::new());
-        }
-        let searcher = self.reader.searcher();
-        Ok(searcher.search(
-            &self.bm25_query(terms),
-            &TopDocs::with_limit(k).order_by_score(),
-        )?)
-    }
-
-    /// Every chunk scoring `min` or more by BM25 for `terms`, in segment
-    /// and document order, except that of those scoring exactly `min`
-    /// only the first `ties` are kept (and then only higher scores are
-    /// looked for): block-max WAND skips every block that cannot beat the
-    /// threshold, so this is cheaper than a top k deep enough to hold them.
-    fn bm25_from(
-        &self,
-        terms: &[QueryTerm],
-        min: f32,
-        ties: usize,
-    ) -> Result<Vec<(f32, DocAddress)>> {
         let searcher = self.reader.searcher();
         let query = self.bm25_query(terms);
         let weight = query.weight(EnableScoring::enabled_from_searcher(&searcher))?;
-        let (mut out, mut tied) = (Vec::new(), 0);
-        // Tantivy calls back for scores above the threshold it is given.
-        let below = min.next_down();
+        let mut top = TopWithTies::new(k, k + MAX_TIES_READ);
         for (ord, segment) in searcher.segment_readers().iter().enumerate() {
-            let mut threshold = if tied < ties { below } else { min };
-            weight.for_each_pruning(threshold, segment, &mut |doc, score| {
-                if score > min || tied < ties {
-                    out.push((score, DocAddress::new(ord as u32, doc)));
-                    tied += usize::from(score <= min);
+            let ord = ord as u32;
+            // The scorer also visits deleted documents (a file re-ingested
+            // or removed leaves its old chunks until a merge).
+            let alive = segment.alive_bitset();
+            weight.for_each_pruning(top.threshold(), segment, &mut |doc, score| {
+                if alive.is_some_and(|a| a.is_deleted(doc)) {
+                    return top.threshold();
                 }
-                if tied >= ties {
-                    threshold = min;
-                }
-                threshold
+                top.offer(score, DocAddress::new(ord, doc))
             })?;
         }
-        Ok(out)
+        Ok(top.finish())
     }
 
     /// BM25's query for analysed terms: each term in the text, the section
@@ -798,8 +759,6 @@ impl Index {
     }
 }
 
-/// Hits beyond `k` read at first to see whether a tie crosses the cut.
-const TIE_MARGIN: usize = 8;
 /// At most `k` + this many documents tied at the cut are read to order
 /// the tie.
 const MAX_TIES_READ: usize = 256;
@@ -815,11 +774,16 @@ fn best_first<T>(mut hits: Vec<(f32, String, T)>, k: usize) -> Vec<(f32, String,
 /// The lexical normalised score of a chunk: the IDF-weighted share of the
 /// query terms its title, section or text contain.
 fn coverage_of(terms: &[QueryTerm], chunk: &Chunk) -> f32 {
-    let present: HashSet<String> = analyse(&chunk.title)
-        .into_iter()
-        .chain(analyse(&chunk.section))
-        .chain(analyse(&chunk.text))
-        .collect();
+    let mut analyzer = analyzer();
+    let mut present: HashSet<&str> = HashSet::new();
+    for text in [&chunk.title, &chunk.section, &chunk.text] {
+        let mut stream = analyzer.token_stream(text);
+        while stream.advance() {
+            if let Some(t) = terms.iter().find(|t| t.term == stream.token().text) {
+                present.insert(&t.term);
+            }
+        }
+    }
     score::coverage(terms, |t| present.contains(t))
 }
 

@@ -190,6 +190,7 @@ pub mod source;
 pub mod template;
 #[cfg(feature = "test-support")]
 pub mod testing;
+mod top;
 pub mod url;
 pub mod vectors;
 
