@@ -1,0 +1,136 @@
+//! Hybrid search at scale, in process (issue 15): the parts of
+//! `Index::search_hybrid` timed one at a time on an index ingested with
+//! vectors (`bench/scale-dense.sh` writes one: a synthetic corpus with
+//! synthetic vectors under the model's id), the dev questions as queries,
+//! one at a time after one untimed pass.
+//!
+//! ```text
+//! cargo run --release -p groundcite-index --example hybrid_scale -- MODEL_DIR INDEX_DIR \
+//!     ../shared/cases/questions-dev.jsonl ../shared/cases/questions-paraphrase-dev.jsonl
+//! ```
+//!
+//! Rows: BM25's top 10 (`Index::search`, what lexical `/v1/search`
+//! runs), BM25 at the fusion's depth, the dense ranking
+//! (`VectorStore::rank_for`), both rankings (`Index::rankings`: BM25 on
+//! one core, the dense side on the other), `search_hybrid` with the
+//! question's vector given, and `search_hybrid_with` embedding the
+//! question (what hybrid `/v1/search` runs, without HTTP). `ONLY=TEXT`
+//! runs only the rows whose name contains TEXT (to profile one).
+
+use std::time::Instant;
+
+use groundcite_index::fusion::{DENSE_DEPTH, Fusion};
+use groundcite_index::{Error as IndexError, Index};
+
+fn percentile(sorted_ms: &[f64], p: f64) -> f64 {
+    sorted_ms[((sorted_ms.len() - 1) as f64 * p).round() as usize]
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.len() < 3 {
+        return Err("usage: hybrid_scale MODEL_DIR INDEX_DIR QUESTIONS.jsonl...".into());
+    }
+    let model = groundcite_embed::Embedder::load(&args[0])?;
+    let index = Index::open(std::path::Path::new(&args[1]))?;
+    let mut questions = Vec::new();
+    for path in &args[2..] {
+        for line in std::fs::read_to_string(path)?
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+        {
+            let v: serde_json::Value = serde_json::from_str(line)?;
+            if let Some(q) = v["question"].as_str() {
+                questions.push(q.to_string());
+            }
+        }
+    }
+    let vectors: Vec<Vec<f32>> = questions
+        .iter()
+        .map(|q| model.embed_one(q))
+        .collect::<Result<_, _>>()?;
+    let fusion = Fusion::default();
+    eprintln!(
+        "{} chunks, {} questions; machine load {}",
+        index.num_chunks(),
+        questions.len(),
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
+    );
+    type Step<'a> = Box<dyn Fn(usize) -> Result<usize, IndexError> + 'a>;
+    let steps: Vec<(&str, Step)> = vec![
+        (
+            "BM25 top 10 (`search`)",
+            Box::new(|i| Ok(index.search(&questions[i], 10)?.len())),
+        ),
+        (
+            "BM25 at the fusion's depth",
+            Box::new(|i| Ok(index.search(&questions[i], fusion.lexical_depth)?.len())),
+        ),
+        (
+            "dense (`rank_for`)",
+            Box::new(|i| {
+                Ok(index
+                    .vectors()
+                    .rank_for(&vectors[i], DENSE_DEPTH, &[])?
+                    .len())
+            }),
+        ),
+        (
+            "both rankings (`rankings`)",
+            Box::new(|i| {
+                let (d, l) = index.rankings(&questions[i], &vectors[i], fusion.lexical_depth)?;
+                Ok(d.len() + l.len())
+            }),
+        ),
+        (
+            "`search_hybrid`, vector given",
+            Box::new(|i| {
+                Ok(index
+                    .search_hybrid(&questions[i], &vectors[i], 10, &fusion)?
+                    .len())
+            }),
+        ),
+        (
+            "`search_hybrid_with`, question embedded",
+            Box::new(|i| {
+                let q = &questions[i];
+                let embed = || {
+                    model
+                        .embed_one(q)
+                        .map_err(|e| IndexError::Embedding(e.to_string()))
+                };
+                Ok(index.search_hybrid_with(q, embed, 10, &fusion)?.len())
+            }),
+        ),
+    ];
+    println!("| step | p50 | p90 | p99 | max |");
+    println!("|---|---:|---:|---:|---:|");
+    let only = std::env::var("ONLY").ok();
+    for (name, step) in &steps {
+        if only.as_deref().is_some_and(|o| !name.contains(o)) {
+            continue;
+        }
+        for i in 0..questions.len() {
+            step(i)?;
+        }
+        let mut ms = Vec::new();
+        // By index: each step takes the question's position.
+        #[allow(clippy::needless_range_loop)]
+        for i in 0..questions.len() {
+            let t = Instant::now();
+            step(i)?;
+            ms.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        ms.sort_by(f64::total_cmp);
+        println!(
+            "| {name} | {:.1} | {:.1} | {:.1} | {:.1} |",
+            percentile(&ms, 0.5),
+            percentile(&ms, 0.9),
+            percentile(&ms, 0.99),
+            ms[ms.len() - 1]
+        );
+    }
+    Ok(())
+}
