@@ -11,7 +11,9 @@
 //! field of each segment writer and per query: each clone has its own
 //! memory, so nothing is shared between threads.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+
+use foldhash::HashMap;
 use std::sync::Arc;
 
 use tantivy::tokenizer::{Token, TokenFilter, TokenStream, Tokenizer};
@@ -41,7 +43,7 @@ impl TokenFilter for StopStem {
         StopStemFilter {
             inner,
             stop: self.stop,
-            memory: HashMap::new(),
+            memory: HashMap::default(),
         }
     }
 }
