@@ -1,10 +1,12 @@
 //! The on-disk tantivy index: a thin adapter around the pure parts.
 
+use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, EnableScoring, Occur, Query, TermQuery};
@@ -587,17 +589,22 @@ impl Index {
         Ok(best_first(out, k))
     }
 
-    /// BM25's candidates for the top `k` ([`TopWithTies`]), in one pass
-    /// over the segments that carries the score to beat from one segment
-    /// to the next: block-max WAND skips every block that cannot reach
-    /// it.
+    /// BM25's candidates for the top `k` ([`TopWithTies`]). The largest
+    /// segment is searched first; the `k`-th score it finds is the floor
+    /// of the others, searched on all cores: block-max WAND skips every
+    /// block that cannot reach it. Each segment is searched from a floor
+    /// fixed before it starts, so the result never depends on which core
+    /// finished first (a score summed after other skips can differ in its
+    /// last bit, and near-copies tie on it).
     fn bm25(&self, terms: &[QueryTerm], k: usize) -> Result<Vec<(f32, DocAddress)>> {
         let searcher = self.reader.searcher();
         let query = self.bm25_query(terms);
         let weight = query.weight(EnableScoring::enabled_from_searcher(&searcher))?;
-        let mut top = TopWithTies::new(k, k + MAX_TIES_READ);
-        for (ord, segment) in searcher.segment_readers().iter().enumerate() {
-            let ord = ord as u32;
+        let read = k + MAX_TIES_READ;
+        let segments = searcher.segment_readers();
+        let search = |ord: usize, floor: Option<f32>| -> Result<Vec<(f32, DocAddress)>> {
+            let segment = &segments[ord];
+            let mut top = TopWithTies::with_floor(k, read, floor);
             // The scorer also visits deleted documents (a file re-ingested
             // or removed leaves its old chunks until a merge).
             let alive = segment.alive_bitset();
@@ -605,10 +612,24 @@ impl Index {
                 if alive.is_some_and(|a| a.is_deleted(doc)) {
                     return top.threshold();
                 }
-                top.offer(score, DocAddress::new(ord, doc))
+                top.offer(score, DocAddress::new(ord as u32, doc))
             })?;
-        }
-        Ok(top.finish())
+            Ok(top.finish())
+        };
+        let Some(largest) =
+            (0..segments.len()).max_by_key(|&s| (segments[s].max_doc(), Reverse(s)))
+        else {
+            return Ok(Vec::new());
+        };
+        let first = search(largest, None)?;
+        let floor = first.get(k - 1).map(|h| h.0);
+        let rest: Vec<Vec<(f32, DocAddress)>> = (0..segments.len())
+            .filter(|&s| s != largest)
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .map(|s| search(s, floor))
+            .collect::<Result<_>>()?;
+        Ok(TopWithTies::merge(k, read, rest.into_iter().chain([first])))
     }
 
     /// BM25's query for analysed terms: each term in the text, the section

@@ -47,6 +47,30 @@ impl<A: Copy + Ord> TopWithTies<A> {
         }
     }
 
+    /// [`TopWithTies::new`] for hits known to need `floor` or more to be
+    /// kept (the `k`-th best score of other hits, which these join).
+    pub fn with_floor(k: usize, read: usize, floor: Option<f32>) -> TopWithTies<A> {
+        TopWithTies {
+            floor,
+            ..TopWithTies::new(k, read)
+        }
+    }
+
+    /// The candidates of several [`TopWithTies`] over disjoint positions,
+    /// as one would have given them: the same definition over all their
+    /// hits.
+    pub fn merge(
+        k: usize,
+        read: usize,
+        parts: impl IntoIterator<Item = Vec<(f32, A)>>,
+    ) -> Vec<(f32, A)> {
+        TopWithTies {
+            hits: parts.into_iter().flatten().collect(),
+            ..TopWithTies::new(k, read)
+        }
+        .finish()
+    }
+
     /// The score a hit must exceed to be offered: just below the floor
     /// while ties at the floor are still wanted, the floor once `read` hits
     /// score it or more.
@@ -144,6 +168,42 @@ mod tests {
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
+    }
+
+    /// Hits split in parts (as segments searched apart), each part's
+    /// candidates gathered with the `k`-th score of the first part as its
+    /// floor, then merged: the definition's answer over all of them.
+    #[test]
+    fn parts_with_a_floor_merge_to_the_definitions() {
+        let mut state = 11;
+        for round in 0..300 {
+            let n = (splitmix(&mut state) % 3_000) as usize;
+            let values = 1 + splitmix(&mut state) % 30;
+            let hits: Vec<(f32, u32)> = (0..n as u32)
+                .map(|p| ((splitmix(&mut state) % values) as f32 * 0.5, p))
+                .collect();
+            let k = 1 + (splitmix(&mut state) % 120) as usize;
+            let read = k + (splitmix(&mut state) % 300) as usize;
+            let cuts = [0, n / 3, n / 2, n];
+            let first = run(&hits[..cuts[1]], k, read).0;
+            let floor = (first.len() >= k).then(|| first[k - 1].0);
+            let mut parts = vec![first];
+            for w in cuts[1..].windows(2) {
+                let mut top = TopWithTies::with_floor(k, read, floor);
+                let mut threshold = top.threshold();
+                for &(score, position) in &hits[w[0]..w[1]] {
+                    if score > threshold {
+                        threshold = top.offer(score, position);
+                    }
+                }
+                parts.push(top.finish());
+            }
+            assert_eq!(
+                TopWithTies::merge(k, read, parts),
+                expected(&hits, k, read),
+                "round {round}: n {n}, k {k}, read {read}"
+            );
+        }
     }
 
     /// Random scores drawn from few values (so ties are everywhere), many
