@@ -7,8 +7,10 @@
 # `serve --model-dir` on it: the 108 dev questions over HTTP, `/v1/search`
 # (hybrid, k=10) and `/v1/ask` (extractive) p50 / p99 as a client sees
 # them (after one untimed pass, so the rows read are in the page cache),
-# and the server's peak resident memory. Targets at 1M chunks:
-# `serve` <= 2 GB resident; hybrid p99 <= 30 ms.
+# and the server's peak resident memory; then the parts of hybrid search
+# timed in process (crates/index/examples/hybrid_scale.rs: BM25, dense,
+# both, with and without the embedding), one table per size. Targets at
+# 1M chunks: `serve` <= 2 GB resident; hybrid p99 <= 30 ms.
 #
 # Usage: bench/scale-dense.sh [PAGES...]   (default: 98500 pages, about 1M
 #        chunks; corpora kept in $SCALE_DIR, default /tmp/groundcite-scale;
@@ -22,7 +24,7 @@ ann_dir=${ANN_DIR:-/tmp/groundcite-ann}
 mkdir -p "$scale_dir" "$ann_dir"
 model="${GROUNDCITE_MODEL_DIR:-$(scripts/fetch-model.sh)}"
 cargo build --release -q -p groundcite
-cargo build --release -q -p groundcite-index --example synthetic_vectors
+cargo build --release -q -p groundcite-index --example synthetic_vectors --example hybrid_scale
 target_dir=${CARGO_TARGET_DIR:-target}
 case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
 bin="$target_dir/release/groundcite"
@@ -67,6 +69,9 @@ PY
 )
   hwm=$(peak_rss_mb)
   stop_serve
+  echo "in process, $work:"
+  "$target_dir/release/examples/hybrid_scale" "$model" "$work" \
+    ../shared/cases/questions-dev.jsonl ../shared/cases/questions-paraphrase-dev.jsonl
   rows+=("$(python3 - "$figures" "$timings" "$hwm" <<'PY'
 import json, sys
 f, t, hwm = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3]
