@@ -146,11 +146,10 @@ mod tests {
         all
     }
 
-    /// Offers every hit as a pruning search would: only those above the
-    /// threshold returned last. Returns the candidates and how many hits
-    /// were offered.
-    fn run(hits: &[(f32, u32)], k: usize, read: usize) -> (Vec<(f32, u32)>, usize) {
-        let mut top = TopWithTies::new(k, read);
+    /// Offers every hit to `top` as a pruning search would: only those
+    /// above the threshold returned last. Returns the candidates and how
+    /// many hits were offered.
+    fn offer_all(mut top: TopWithTies<u32>, hits: &[(f32, u32)]) -> (Vec<(f32, u32)>, usize) {
         let mut threshold = top.threshold();
         let mut offered = 0;
         for &(score, position) in hits {
@@ -160,6 +159,23 @@ mod tests {
             }
         }
         (top.finish(), offered)
+    }
+
+    fn run(hits: &[(f32, u32)], k: usize, read: usize) -> (Vec<(f32, u32)>, usize) {
+        offer_all(TopWithTies::new(k, read), hits)
+    }
+
+    /// A random case: up to 3,000 hits in position order whose scores take
+    /// at most `values` values (so ties are everywhere), `k` and `read`.
+    fn random_case(state: &mut u64, values: u64) -> (Vec<(f32, u32)>, usize, usize) {
+        let n = (splitmix(state) % 3_000) as u32;
+        let values = 1 + splitmix(state) % values;
+        let hits = (0..n)
+            .map(|p| ((splitmix(state) % values) as f32 * 0.25, p))
+            .collect();
+        let k = 1 + (splitmix(state) % 120) as usize;
+        let read = k + (splitmix(state) % 300) as usize;
+        (hits, k, read)
     }
 
     fn splitmix(state: &mut u64) -> u64 {
@@ -177,26 +193,15 @@ mod tests {
     fn parts_with_a_floor_merge_to_the_definitions() {
         let mut state = 11;
         for round in 0..300 {
-            let n = (splitmix(&mut state) % 3_000) as usize;
-            let values = 1 + splitmix(&mut state) % 30;
-            let hits: Vec<(f32, u32)> = (0..n as u32)
-                .map(|p| ((splitmix(&mut state) % values) as f32 * 0.5, p))
-                .collect();
-            let k = 1 + (splitmix(&mut state) % 120) as usize;
-            let read = k + (splitmix(&mut state) % 300) as usize;
+            let (hits, k, read) = random_case(&mut state, 30);
+            let n = hits.len();
             let cuts = [0, n / 3, n / 2, n];
             let first = run(&hits[..cuts[1]], k, read).0;
             let floor = (first.len() >= k).then(|| first[k - 1].0);
             let mut parts = vec![first];
             for w in cuts[1..].windows(2) {
-                let mut top = TopWithTies::with_floor(k, read, floor);
-                let mut threshold = top.threshold();
-                for &(score, position) in &hits[w[0]..w[1]] {
-                    if score > threshold {
-                        threshold = top.offer(score, position);
-                    }
-                }
-                parts.push(top.finish());
+                let top = TopWithTies::with_floor(k, read, floor);
+                parts.push(offer_all(top, &hits[w[0]..w[1]]).0);
             }
             assert_eq!(
                 TopWithTies::merge(k, read, parts),
@@ -212,13 +217,8 @@ mod tests {
     fn the_candidates_are_the_definitions_on_random_ties() {
         let mut state = 7;
         for round in 0..400 {
-            let n = (splitmix(&mut state) % 3_000) as usize;
-            let values = 1 + splitmix(&mut state) % 40;
-            let hits: Vec<(f32, u32)> = (0..n as u32)
-                .map(|p| ((splitmix(&mut state) % values) as f32 * 0.25, p))
-                .collect();
-            let k = 1 + (splitmix(&mut state) % 120) as usize;
-            let read = k + (splitmix(&mut state) % 300) as usize;
+            let (hits, k, read) = random_case(&mut state, 40);
+            let n = hits.len();
             let (got, _) = run(&hits, k, read);
             assert_eq!(
                 got,
