@@ -12,10 +12,9 @@
 //! memory, so nothing is shared between threads.
 
 use std::collections::HashSet;
-
-use foldhash::HashMap;
 use std::sync::Arc;
 
+use foldhash::HashMap;
 use tantivy::tokenizer::{Token, TokenFilter, TokenStream, Tokenizer};
 
 /// Words remembered per analyzer before the memory is cleared.
