@@ -10,9 +10,10 @@
 //! ```
 //!
 //! Rows: BM25's top 10 (`Index::search`, what lexical `/v1/search`
-//! runs), BM25 at the fusion's depth, the dense ranking
-//! (`VectorStore::rank_for`), both rankings (`Index::rankings`: BM25 on
-//! one core, the dense side on the other), `search_hybrid` with the
+//! runs), BM25 at the fusion's depth (`Index::search` too, so each hit's
+//! coverage is also computed), the dense ranking
+//! (`VectorStore::rank_for`), both rankings (`Index::rankings`: BM25
+//! beside the dense side, the two sharing the cores), `search_hybrid` with the
 //! question's vector given, and `search_hybrid_with` embedding the
 //! question (what hybrid `/v1/search` runs, without HTTP). `ONLY=TEXT`
 //! runs only the rows whose name contains TEXT (to profile one).
