@@ -113,8 +113,7 @@ impl<A: Copy + Ord> TopWithTies<A> {
         let floor = kth.0;
         self.hits.retain(|h| h.0 >= floor);
         if self.hits.len() > self.read {
-            self.hits
-                .sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            self.hits.sort_unstable_by(final_order);
             self.hits.truncate(self.read);
         }
         self.floor = Some(floor);
@@ -124,10 +123,14 @@ impl<A: Copy + Ord> TopWithTies<A> {
     /// The candidates, best first, equal scores in position order.
     pub fn finish(mut self) -> Vec<(f32, A)> {
         self.compact();
-        self.hits
-            .sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        self.hits.sort_unstable_by(final_order);
         self.hits
     }
+}
+
+/// Best score first, equal scores in position order.
+fn final_order<A: Ord>(a: &(f32, A), b: &(f32, A)) -> std::cmp::Ordering {
+    b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
 }
 
 #[cfg(test)]
