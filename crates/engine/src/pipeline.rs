@@ -101,7 +101,8 @@ impl Retriever for groundcite_index::Index {
         .map_err(EngineError::from)
     }
 
-    /// The question embedded on one core while BM25 runs on the other.
+    /// The question embedded while BM25 searches, the two sharing the
+    /// cores.
     fn search_hybrid_embedding(
         &self,
         query: &str,

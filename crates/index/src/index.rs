@@ -624,9 +624,8 @@ impl Index {
         let first = search(largest, None)?;
         let floor = first.get(k - 1).map(|h| h.0);
         let rest: Vec<Vec<(f32, DocAddress)>> = (0..segments.len())
-            .filter(|&s| s != largest)
-            .collect::<Vec<_>>()
             .into_par_iter()
+            .filter(|&s| s != largest)
             .map(|s| search(s, floor))
             .collect::<Result<_>>()?;
         Ok(TopWithTies::merge(k, read, rest.into_iter().chain([first])))
@@ -679,9 +678,10 @@ impl Index {
         self.rankings_with(terms, || Ok(vector.to_vec()), lexical_depth, dense_depth)
     }
 
-    /// [`Index::rankings_to`] with the vector from `embed`. BM25 runs on
-    /// one core while the other embeds and takes the approximate index's
-    /// proposals; then the proposals and BM25's hits are scored exactly.
+    /// [`Index::rankings_to`] with the vector from `embed`. BM25 runs
+    /// beside the embedding and the approximate index's proposals, the
+    /// two sides sharing the cores (rayon); then the proposals and BM25's
+    /// hits are scored exactly.
     fn rankings_with(
         &self,
         terms: &[QueryTerm],
@@ -726,9 +726,8 @@ impl Index {
     }
 
     /// [`Index::search_hybrid`] with the query's vector from `embed`,
-    /// which runs while BM25 searches (on another core): an embedding
-    /// model's time overlaps the lexical search's. Its error is returned
-    /// as it is.
+    /// which runs while BM25 searches: an embedding model's time overlaps
+    /// the lexical search's. Its error is returned as it is.
     pub fn search_hybrid_with(
         &self,
         query: &str,
