@@ -27,6 +27,8 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use crate::ann::{Ivf, IvfParams, SignCodes, dot};
 use crate::{Chunk, Error, Result};
 
@@ -312,7 +314,7 @@ impl Ann {
         };
         let table = units.query(query);
         let mut estimated: Vec<(f32, u32)> = candidates
-            .iter()
+            .par_iter()
             .map(|c| {
                 let row = c.row as usize;
                 let best = (self.unit_rows[row]..self.unit_rows[row + 1])
@@ -568,36 +570,41 @@ impl VectorStore {
         }
         rows.sort_unstable();
         let d = self.dim;
-        let (mut chunk, mut units) = (vec![0.0; d], Vec::new());
-        let mut scored = Vec::with_capacity(rows.len());
-        for (row, named) in rows {
-            let (f, i) = ann.rows[row as usize];
-            let (f, i) = (f as usize, i as usize);
-            let key = &ann.keys[f];
-            let file = &self.files[key];
-            let start = (ann.unit_rows[row as usize] - ann.file_units[f]) as usize;
-            let n = file.unit_counts[i] as usize;
-            let cosine = match &self.disk {
-                None => similarity(
-                    &file.data[i * d..(i + 1) * d],
-                    &file.unit_data[start * d..(start + n) * d],
-                    query,
-                ),
-                Some(disk) => {
-                    disk.read_chunks(f, i, &mut chunk)?;
-                    units.resize(n * d, 0.0);
-                    disk.read_units(f, file.ids.len(), start, &mut units)?;
-                    similarity(&chunk, &units, query)
-                }
-            };
-            scored.push(Scored {
-                cosine,
-                key,
-                file,
-                i,
-                named,
-            });
-        }
+        // On all cores: a store on disk reads two rows per chunk.
+        let scored = rows
+            .into_par_iter()
+            .map_init(
+                || (vec![0.0; d], Vec::new()),
+                |(chunk, units), (row, named)| {
+                    let (f, i) = ann.rows[row as usize];
+                    let (f, i) = (f as usize, i as usize);
+                    let key = &ann.keys[f];
+                    let file = &self.files[key];
+                    let start = (ann.unit_rows[row as usize] - ann.file_units[f]) as usize;
+                    let n = file.unit_counts[i] as usize;
+                    let cosine = match &self.disk {
+                        None => similarity(
+                            &file.data[i * d..(i + 1) * d],
+                            &file.unit_data[start * d..(start + n) * d],
+                            query,
+                        ),
+                        Some(disk) => {
+                            disk.read_chunks(f, i, chunk)?;
+                            units.resize(n * d, 0.0);
+                            disk.read_units(f, file.ids.len(), start, units)?;
+                            similarity(chunk, units, query)
+                        }
+                    };
+                    Ok(Scored {
+                        cosine,
+                        key,
+                        file,
+                        i,
+                        named,
+                    })
+                },
+            )
+            .collect::<Result<Vec<_>>>()?;
         Ok(Self::best_first(scored, depth))
     }
 
