@@ -546,9 +546,10 @@ impl Index {
     pub fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>> {
         let terms = self.query_terms(query)?;
         let mut hits = Vec::new();
+        let mut analyzer = analyzer();
         for (raw, _, doc) in self.bm25_top(&terms, k)? {
             let chunk = self.chunk_from_doc(&doc);
-            let score = coverage_of(&terms, &chunk);
+            let score = coverage_of(&terms, &chunk, &mut analyzer);
             hits.push(Hit {
                 chunk,
                 score,
@@ -743,11 +744,12 @@ impl Index {
         let depth = fusion::DENSE_DEPTH.max(4 * k);
         let (dense, lexical) = self.rankings_with(&terms, embed, fusion.lexical_depth, depth)?;
         let mut hits = Vec::new();
+        let mut analyzer = analyzer();
         for f in fusion::fuse(&dense, &lexical, fusion, k) {
             let Some(chunk) = self.chunk_by_key(&f.key, &f.id)? else {
                 continue;
             };
-            let coverage = coverage_of(&terms, &chunk);
+            let coverage = coverage_of(&terms, &chunk, &mut analyzer);
             hits.push(Hit {
                 score: fusion::hybrid_score(f.cosine, coverage),
                 chunk,
@@ -793,8 +795,9 @@ fn best_first<T>(mut hits: Vec<(f32, String, T)>, k: usize) -> Vec<(f32, String,
 
 /// The lexical normalised score of a chunk: the IDF-weighted share of the
 /// query terms its title, section or text contain.
-fn coverage_of(terms: &[QueryTerm], chunk: &Chunk) -> f32 {
-    let mut analyzer = analyzer();
+/// `analyzer` is one [`analyzer`], shared by the hits of a search: building
+/// one allocates its stop words, and its memory of stems serves them all.
+fn coverage_of(terms: &[QueryTerm], chunk: &Chunk, analyzer: &mut TextAnalyzer) -> f32 {
     let mut present: HashSet<&str> = HashSet::new();
     for text in [&chunk.title, &chunk.section, &chunk.text] {
         let mut stream = analyzer.token_stream(text);
