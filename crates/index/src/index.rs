@@ -413,9 +413,7 @@ impl Index {
             // store on disk): the run writes them with the new ones.
             _ => old.to_resident()?,
         };
-        store
-            .files
-            .retain(|key, _| manifest.files.contains_key(key) && !touched.contains(key));
+        store.retain_files(|key, _| manifest.files.contains_key(key) && !touched.contains(key));
         let Some(embedder) = &self.embedder else {
             return Ok(store);
         };
@@ -446,7 +444,7 @@ impl Index {
                 data.shrink_to_fit();
             }
             end = start;
-            store.files.insert(
+            store.insert_file(
                 file.key,
                 FileVectors {
                     ids: file.ids,
