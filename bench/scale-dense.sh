@@ -15,6 +15,9 @@
 # Usage: bench/scale-dense.sh [PAGES...]   (default: 98500 pages, about 1M
 #        chunks; corpora kept in $SCALE_DIR, default /tmp/groundcite-scale;
 #        the handbook with vectors in $ANN_DIR, default /tmp/groundcite-ann)
+#        REUSE_INDEX=1 searches the index an earlier run left in $SCALE_DIR
+#        (dense-PAGES) rather than ingesting it again (about 3 minutes at
+#        1M); the table's ingest figures are then that run's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=("$@")
@@ -39,9 +42,13 @@ for pages in "${sizes[@]}"; do
   corpus="$scale_dir/corpus-$pages"
   synth_corpus "$pages" "$corpus"
   work="$scale_dir/dense-$pages"
-  rm -rf "$work"
-  "$target_dir/release/examples/synthetic_vectors" "$ann_dir/handbook" "$corpus" "$work" \
-    | tee "$work.log"
+  if [ "${REUSE_INDEX:-}" = 1 ] && [ -f "$work/meta.json" ] && [ -s "$work.log" ]; then
+    echo "reusing $work (REUSE_INDEX=1; its ingest figures are those of $work.log)"
+  else
+    rm -rf "$work"
+    "$target_dir/release/examples/synthetic_vectors" "$ann_dir/handbook" "$corpus" "$work" \
+      | tee "$work.log"
+  fi
   figures=$(tail -1 "$work.log")
   start_serve "$bin" "$work.serve.log" --index "$work" --model-dir "$model"
   timings=$(python3 - "$port" ../shared/cases/questions-paraphrase-dev.jsonl ../shared/cases/questions-dev.jsonl <<'PY'
