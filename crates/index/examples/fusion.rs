@@ -312,6 +312,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             show(eval(&chosen, &held, false)),
             show(eval(&chosen, &all, false))
         );
+        // The default's method at every depth the grid tries: how much
+        // the lexical side's depth buys (BM25 at depth 100 is most of a
+        // hybrid query's time at a million chunks).
+        for depth in [20, 50, 100, 200] {
+            let at_depth = Fusion {
+                lexical_depth: depth,
+                ..chosen
+            };
+            println!(
+                "default at depth {depth}: fit {} | held-out {} | all {}",
+                show(eval(&at_depth, &fit, false)),
+                show(eval(&at_depth, &held, false)),
+                show(eval(&at_depth, &all, false))
+            );
+        }
         for per_page in [1, 2, 3] {
             println!(
                 "default, at most {per_page} chunks per page: fit {} | held-out {} | all {}",
