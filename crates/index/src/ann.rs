@@ -451,6 +451,16 @@ impl SignCodes {
     }
 }
 
+impl SignCodes {
+    /// Reads row `row`'s first code byte and its scale (so that they are
+    /// in the cache when the row is scored), returning one of them.
+    pub fn touch(&self, row: usize) -> u8 {
+        let width = self.dim.div_ceil(8);
+        let scale = self.scales[row];
+        self.bits[row * width].wrapping_add(u8::from(scale > 0.0))
+    }
+}
+
 /// A query's partial sums over [`SignCodes`] (see there).
 pub struct SignQuery<'a> {
     codes: &'a SignCodes,

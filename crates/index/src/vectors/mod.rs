@@ -71,6 +71,9 @@ pub const ANN_CANDIDATES: usize = 5_000;
 /// section leave the top 10 to noise, which makes it a hard test.
 pub const ANN_RERANK: usize = 500;
 
+/// Candidates estimated together ([`Ann::shortlist`]).
+const ESTIMATE_BATCH: usize = 16;
+
 /// How a store with an approximate index searches: cells scanned,
 /// candidates proposed, candidates re-ranked exactly. The defaults are
 /// [`ANN_PROBES`], [`ANN_CANDIDATES`] and [`ANN_RERANK`]; more of each
@@ -316,14 +319,32 @@ impl Ann {
             return candidates.into_iter().map(|c| c.row).collect();
         };
         let table = units.query(query);
+        // The candidates' units are scattered over the codes (279 MB at a
+        // million chunks): the estimates wait on memory more than they
+        // compute. So they go in batches, each candidate's range of units
+        // read first for the whole batch, then each one's first unit
+        // touched, so that the batch's cache misses overlap rather than
+        // come one after the other.
         let mut estimated: Vec<(f32, u32)> = candidates
-            .par_iter()
-            .map(|c| {
-                let row = c.row as usize;
-                let best = (self.unit_rows[row]..self.unit_rows[row + 1])
-                    .map(|u| table.dot(u as usize))
-                    .reduce(f32::max);
-                (dense_similarity(c.score, best), c.row)
+            .par_chunks(ESTIMATE_BATCH)
+            .flat_map_iter(|batch| {
+                let mut ranges = [(0u64, 0u64); ESTIMATE_BATCH];
+                for (range, c) in ranges.iter_mut().zip(batch) {
+                    let row = c.row as usize;
+                    *range = (self.unit_rows[row], self.unit_rows[row + 1]);
+                }
+                std::hint::black_box(
+                    ranges[..batch.len()]
+                        .iter()
+                        .filter(|(first, end)| first < end)
+                        .map(|&(first, _)| units.touch(first as usize))
+                        .fold(0u8, u8::wrapping_add),
+                );
+                let table = &table;
+                batch.iter().zip(ranges).map(move |(c, (first, end))| {
+                    let best = (first..end).map(|u| table.dot(u as usize)).reduce(f32::max);
+                    (dense_similarity(c.score, best), c.row)
+                })
             })
             .collect();
         let order = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
