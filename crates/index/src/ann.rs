@@ -452,8 +452,9 @@ impl SignCodes {
 }
 
 impl SignCodes {
-    /// Reads row `row`'s first code byte and its scale (so that they are
-    /// in the cache when the row is scored), returning one of them.
+    /// Reads row `row`'s first code byte and its scale, so that they are
+    /// in the cache when the row is scored; the value returned depends on
+    /// both, for `std::hint::black_box` to keep the reads.
     pub fn touch(&self, row: usize) -> u8 {
         let width = self.dim.div_ceil(8);
         let scale = self.scales[row];

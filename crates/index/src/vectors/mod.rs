@@ -61,9 +61,9 @@ pub const ANN_CANDIDATES: usize = 5_000;
 /// from the handbook's vectors, the 108 dev questions as queries split by
 /// gold page into a fitting and a held-out half: recall@10 against exact
 /// search 0.960 / 0.985 (fitting / held out) at a million chunks,
-/// `rank_for` p50 / p99 8.3 / 15.4 ms (13.0 / 19.1 before the scan's AVX2
-/// build and the estimates and re-ranks on both cores; exact: 613 / 908
-/// ms); 1.000 /
+/// `rank_for` p50 / p99 4.8 / 7.8 ms (13.0 / 19.1 before the scan's AVX2
+/// build, the estimates in batches and on both cores with the re-ranks;
+/// exact: 650 / 914 ms); 1.000 /
 /// 0.991 at 100,000, 7.5 / 11.2 ms. Every candidate re-ranked finds no
 /// more (0.962 / 0.991) at twice the time; 200 re-ranked lose recall
 /// (0.921 / 0.936); 64 cells or 2,000 candidates miss 0.95 on the fitting
