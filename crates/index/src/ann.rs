@@ -381,6 +381,15 @@ impl SignCodes {
         self.bits.len() + self.scales.len() * 4
     }
 
+    /// Reads row `row`'s first code byte and its scale, so that they are
+    /// in the cache when the row is scored; the value returned depends on
+    /// both, for `std::hint::black_box` to keep the reads.
+    pub fn touch(&self, row: usize) -> u8 {
+        let width = self.dim.div_ceil(8);
+        let scale = self.scales[row];
+        self.bits[row * width].wrapping_add(u8::from(scale > 0.0))
+    }
+
     /// The table of `query` (of the codes' dimension) that
     /// [`SignQuery::dot`] reads.
     pub fn query(&self, query: &[f32]) -> SignQuery<'_> {
@@ -448,17 +457,6 @@ impl SignCodes {
                 .collect(),
             bits: bytes[scales_end..].to_vec(),
         })
-    }
-}
-
-impl SignCodes {
-    /// Reads row `row`'s first code byte and its scale, so that they are
-    /// in the cache when the row is scored; the value returned depends on
-    /// both, for `std::hint::black_box` to keep the reads.
-    pub fn touch(&self, row: usize) -> u8 {
-        let width = self.dim.div_ceil(8);
-        let scale = self.scales[row];
-        self.bits[row * width].wrapping_add(u8::from(scale > 0.0))
     }
 }
 
