@@ -127,9 +127,10 @@
 //! most of a hybrid query's time at a million chunks: over BM25's top 20 /
 //! 50 / 100 / 200 it finds all 40 / 50 / 54, 41 / 50 / 56, 44 / 51 / 57
 //! and 44 / 51 / 57 (held out 24 / 31 / 33, 25 / 32 / 35, 27 / 32 / 36,
-//! 27 / 32 / 36): shallower loses gold pages, deeper finds no more. Keeping only the best chunk of each page in the
-//! first k (measured, not adopted: it changes which passages an answer is
-//! built from, the answering stage's concern) gives all 44 / 53 / 57.
+//! 27 / 32 / 36): shallower loses gold pages, deeper finds no more.
+//! Keeping only the best chunk of each page in the first k (measured, not
+//! adopted: it changes which passages an answer is built from, the
+//! answering stage's concern) gives all 44 / 53 / 57.
 //!
 //! On the 15 phrased questions (`questions-dev.jsonl`) every method finds
 //! all 15 in the top 5; the default puts 14 first and 15 in the top 3.
