@@ -172,12 +172,13 @@ async fn hybrid_retrieval_finds_the_gold_pages_of_paraphrased_questions() {
     let paraphrase = ask_all(&engine, &shared, "questions-paraphrase-dev.jsonl").await;
     assert_eq!(paraphrase.retrieval, "hybrid");
     assert_eq!(paraphrase.answerable, 60);
-    // Measured: 57/60 in the top 5, 51/60 in the top 3 (ranked by the chunk
-    // vector alone: 53/60 and 48/60; BM25 alone: 42/60 and 37/60). At
+    // Measured: 56/60 in the top 5, 53/60 in the top 3 (with BM25's side
+    // over the headings too: 57/60 and 51/60; ranked by the chunk vector
+    // alone: 53/60 and 48/60; lexical search alone: 42/60 and 37/60). At
     // least, not exactly: another CPU's float rounding may swap two chunks
     // with equal scores.
-    assert!(paraphrase.recall_at_5 >= 57, "{}", paraphrase.recall_at_5);
-    assert!(paraphrase.recall_at_3 >= 51, "{}", paraphrase.recall_at_3);
+    assert!(paraphrase.recall_at_5 >= 56, "{}", paraphrase.recall_at_5);
+    assert!(paraphrase.recall_at_3 >= 53, "{}", paraphrase.recall_at_3);
     let phrased = ask_all(&engine, &shared, "questions-dev.jsonl").await;
     assert_eq!(phrased.answerable, 15);
     assert_eq!(phrased.recall_at_3, 15);

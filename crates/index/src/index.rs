@@ -35,6 +35,30 @@ const BOOST_TEXT: f32 = 1.0;
 const BOOST_SECTION: f32 = 0.5;
 const BOOST_TITLE: f32 = 0.5;
 
+/// The fields BM25 ranks by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Bm25Fields {
+    /// The body, the section label and the page title, each boosted
+    /// (`BOOST_*`): lexical search, where the headings are all a chunk
+    /// without them in its body has to say what it is about.
+    All,
+    /// The body alone: hybrid search's lexical side. The dense side
+    /// embeds the section label with the body, so the headings' words
+    /// already weigh there, and every chunk of a page (or a section)
+    /// shares them, which does not tell its chunks apart. One scorer per
+    /// term rather than three: on the chat-style questions (a dozen terms,
+    /// some in a third of the chunks) BM25 at the fusion's depth was the
+    /// tail of hybrid search at a million chunks (`examples/hybrid_scale`,
+    /// `search_hybrid` p99 35.7-36.8 ms with the three fields, 28.1-30.5
+    /// over the body in seven runs on one machine). Retrieval did not lose
+    /// (`examples/fusion.rs`, paraphrased questions, gold page in the top
+    /// 1 / 3 / 5: 45 / 53 / 56 of 60 against 44 / 51 / 57 with the three
+    /// fields; held out 27 / 33 / 35 against 27 / 32 / 36; `eval questions`
+    /// with the model answers as many with the fact and refuses as many
+    /// unanswerable ones).
+    Body,
+}
+
 /// Lucene's English stop words plus the function words of questions ("how",
 /// "many", "can", "my", "please", the pieces of "what's" and "don't"): they carry no topic, and leaving them in the
 /// coverage denominator would make every question look half-answered.
@@ -545,7 +569,7 @@ impl Index {
         let terms = self.query_terms(query)?;
         let mut hits = Vec::new();
         let mut analyzer = analyzer();
-        for (raw, _, doc) in self.bm25_top(&terms, k)? {
+        for (raw, _, doc) in self.bm25_top(&terms, k, Bm25Fields::All)? {
             let chunk = self.chunk_from_doc(&doc);
             let score = coverage_of(&terms, &chunk, &mut analyzer);
             hits.push(Hit {
@@ -571,13 +595,14 @@ impl Index {
         &self,
         terms: &[QueryTerm],
         k: usize,
+        fields: Bm25Fields,
     ) -> Result<Vec<(f32, String, TantivyDocument)>> {
         if terms.is_empty() || k == 0 {
             return Ok(Vec::new());
         }
         let searcher = self.reader.searcher();
         let mut out = Vec::new();
-        for (raw, addr) in self.bm25(terms, k)? {
+        for (raw, addr) in self.bm25(terms, k, fields)? {
             let doc: TantivyDocument = searcher.doc(addr)?;
             let id = doc
                 .get_first(self.fields.id)
@@ -595,9 +620,14 @@ impl Index {
     /// fixed before it starts, so the result never depends on which core
     /// finished first (a score summed after other skips can differ in its
     /// last bit, and near-copies tie on it).
-    fn bm25(&self, terms: &[QueryTerm], k: usize) -> Result<Vec<(f32, DocAddress)>> {
+    fn bm25(
+        &self,
+        terms: &[QueryTerm],
+        k: usize,
+        fields: Bm25Fields,
+    ) -> Result<Vec<(f32, DocAddress)>> {
         let searcher = self.reader.searcher();
-        let query = self.bm25_query(terms);
+        let query = self.bm25_query(terms, fields);
         let weight = query.weight(EnableScoring::enabled_from_searcher(&searcher))?;
         let read = k + MAX_TIES_READ;
         let segments = searcher.segment_readers();
@@ -630,16 +660,21 @@ impl Index {
         Ok(TopWithTies::merge(k, read, rest.into_iter().chain([first])))
     }
 
-    /// BM25's query for analysed terms: each term in the text, the section
-    /// and the title, boosted by field.
-    fn bm25_query(&self, terms: &[QueryTerm]) -> BooleanQuery {
+    /// BM25's query for analysed terms: each term in each of `fields`,
+    /// boosted by field.
+    fn bm25_query(&self, terms: &[QueryTerm], fields: Bm25Fields) -> BooleanQuery {
+        let all = [
+            (self.fields.text, BOOST_TEXT),
+            (self.fields.section, BOOST_SECTION),
+            (self.fields.title, BOOST_TITLE),
+        ];
+        let fields = match fields {
+            Bm25Fields::All => &all[..],
+            Bm25Fields::Body => &all[..1],
+        };
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for t in terms {
-            for (field, boost) in [
-                (self.fields.text, BOOST_TEXT),
-                (self.fields.section, BOOST_SECTION),
-                (self.fields.title, BOOST_TITLE),
-            ] {
+            for &(field, boost) in fields {
                 let q = TermQuery::new(
                     Term::from_field_text(field, &t.term),
                     IndexRecordOption::WithFreqs,
@@ -653,8 +688,8 @@ impl Index {
     /// The two rankings hybrid search fuses: the [`fusion::DENSE_DEPTH`]
     /// chunks most similar to `vector` and BM25's hits, by similarity
     /// (`VectorStore::rank_for`: exact, or through the approximate index of
-    /// a large store), and BM25's top `lexical_depth` (chunk ids and raw
-    /// scores).
+    /// a large store), and BM25's top `lexical_depth` by the body alone
+    /// (`Bm25Fields::Body`; chunk ids and raw scores).
     pub fn rankings(
         &self,
         query: &str,
@@ -689,7 +724,7 @@ impl Index {
         dense_depth: usize,
     ) -> Result<(Vec<crate::vectors::DenseHit>, Vec<LexicalHit>)> {
         let (lexical, dense_side) = rayon::join(
-            || self.bm25_top(terms, lexical_depth),
+            || self.bm25_top(terms, lexical_depth, Bm25Fields::Body),
             || {
                 embed().map(|vector| {
                     let shortlist = self.vectors.shortlist(&vector);

@@ -239,6 +239,42 @@ fn hybrid_search_ranks_by_meaning_and_keeps_scores_in_range() {
     assert_eq!(hits.len(), 1);
 }
 
+/// Hybrid search's BM25 side ranks by the chunk body alone; lexical search
+/// also by the section label and the page title.
+#[test]
+fn hybrid_bm25_reads_the_body_and_lexical_search_the_headings_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root, at) = (dir.path().join("docs"), dir.path().join("index"));
+    fs::create_dir_all(&root).unwrap();
+    fs::write(
+        root.join("permits.md"),
+        "---\ntitle: Parking permits\n---\n\nPermits are issued at the front desk.\n",
+    )
+    .unwrap();
+    fs::write(
+        root.join("desk.md"),
+        "# Desk\n\nParking near the desk is free.\n",
+    )
+    .unwrap();
+    let mut index = Index::open_or_create(&at).unwrap();
+    index.set_embedder(HashEmbedder::new("toy-1"));
+    ingest(&mut index, &root);
+    let query = "parking";
+    let mut lexical: Vec<String> = index
+        .search(query, 5)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.chunk.path)
+        .collect();
+    lexical.sort();
+    assert_eq!(lexical, ["desk.md", "permits.md"], "the title counts");
+    let (_, bm25) = index
+        .rankings(query, &HashEmbedder::vector(query), 5)
+        .unwrap();
+    assert_eq!(bm25.len(), 1, "{bm25:?}");
+    assert!(bm25[0].id.starts_with("desk.md"), "{bm25:?}");
+}
+
 #[test]
 fn a_large_index_searches_through_its_approximate_index_and_keeps_it_current() {
     use groundcite_index::vectors::ANN_MIN_CHUNKS;
