@@ -49,8 +49,8 @@ enum Bm25Fields {
     /// term rather than three: on the chat-style questions (a dozen terms,
     /// some in a third of the chunks) BM25 at the fusion's depth was the
     /// tail of hybrid search at a million chunks (`examples/hybrid_scale`,
-    /// `search_hybrid` p99 35.7-36.8 ms with the three fields, 28.1-30.5
-    /// over the body in seven runs on one machine). Retrieval did not lose
+    /// `search_hybrid` p99 in paired runs: 35.7-37.7 ms with the three
+    /// fields, 28.2-30.7 over the body). Retrieval did not lose
     /// (`examples/fusion.rs`, paraphrased questions, gold page in the top
     /// 1 / 3 / 5: 45 / 53 / 56 of 60 against 44 / 51 / 57 with the three
     /// fields; held out 27 / 33 / 35 against 27 / 32 / 36; `eval questions`

@@ -100,8 +100,9 @@
 //! them). Lexical search ranks by the body, the section label and the page
 //! title; hybrid search's BM25 side leaves the headings out: the dense
 //! side embeds the section label with the body, every chunk of a page
-//! shares its title, and a third of the scorers made BM25 the tail of
-//! hybrid search at a million chunks (below). The hit's
+//! shares its title, and three scorers per term rather than one made
+//! BM25 the tail of hybrid search at a million chunks (README
+//! Measurements; retrieval figures below). The hit's
 //! [`Hit::score`] is [`fusion::hybrid_score`]: half the similarity
 //! (clipped at 0), half the lexical coverage above, so it stays in `0..=1`
 //! and comparable across queries; `raw_score` is BM25's (0 for a chunk
