@@ -302,7 +302,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             method: Method::Weighted { dense_weight: 0.0 },
             lexical_depth: 200,
         };
-        println!("BM25 alone: all {}", show(eval(&lexical_only, &all, false)));
+        println!(
+            "BM25 alone (hybrid's side, over the body): all {}",
+            show(eval(&lexical_only, &all, false))
+        );
         let chosen = Fusion::default();
         println!(
             "default {:?} depth {}: fit {} | held-out {} | all {}",
