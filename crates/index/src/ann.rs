@@ -326,6 +326,11 @@ pub struct SignCodes {
     scales: Vec<f32>,
 }
 
+/// Bytes of a [`SignCodes`] row of `dim` values: one bit a value.
+fn sign_row_bytes(dim: usize) -> usize {
+    dim.div_ceil(8)
+}
+
 impl SignCodes {
     /// No rows yet, of `dim` values each.
     pub fn new(dim: usize) -> SignCodes {
@@ -340,7 +345,7 @@ impl SignCodes {
     /// (a remainder shorter than a row is ignored), on all cores.
     pub fn push_rows(&mut self, data: &[f32]) {
         let dim = self.dim;
-        let width = dim.div_ceil(8);
+        let width = sign_row_bytes(dim);
         let n = data.len().checked_div(dim).unwrap_or(0);
         let (from, at) = (self.scales.len(), self.bits.len());
         self.bits.resize(at + n * width, 0);
@@ -385,7 +390,7 @@ impl SignCodes {
     /// in the cache when the row is scored; the value returned depends on
     /// both, for `std::hint::black_box` to keep the reads.
     pub fn touch(&self, row: usize) -> u8 {
-        let width = self.dim.div_ceil(8);
+        let width = sign_row_bytes(self.dim);
         let scale = self.scales[row];
         self.bits[row * width].wrapping_add(u8::from(scale > 0.0))
     }
@@ -393,7 +398,7 @@ impl SignCodes {
     /// The table of `query` (of the codes' dimension) that
     /// [`SignQuery::dot`] reads.
     pub fn query(&self, query: &[f32]) -> SignQuery<'_> {
-        let width = self.dim.div_ceil(8);
+        let width = sign_row_bytes(self.dim);
         let mut sums = vec![0f32; width * 256];
         for (b, table) in sums.chunks_exact_mut(256).enumerate() {
             let lane = |j: usize| query.get(b * 8 + j).copied().unwrap_or(0.0);
@@ -437,7 +442,7 @@ impl SignCodes {
             .and_then(|n| n.checked_add(16))
             .ok_or_else(too_large)?;
         let end = len
-            .checked_mul(dim.div_ceil(8))
+            .checked_mul(sign_row_bytes(dim))
             .and_then(|n| n.checked_add(scales_end))
             .ok_or_else(too_large)?;
         if bytes.len() < end {
