@@ -13,7 +13,7 @@
 //! ingest embeds (each chunk's and each answer unit's) gets a copy of one
 //! of those vectors, chosen by a hash of the text, plus uniform noise
 //! scaled to cosine `--cosine` with the copy (as `examples/ann.rs`), made
-//! unit length again. Everything else is the real ingest: parsing,
+//! unit length again (`testing::SyntheticEmbedder`). Everything else is the real ingest: parsing,
 //! chunking, the BM25 index, the vectors file and its approximate index.
 //! The embedding time is not the model's: the throughput printed is the
 //! ingest's own, embedding aside. Prints one JSON line last.
@@ -22,55 +22,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use groundcite_index::ann::dot;
-use groundcite_index::{ChunkEmbedder, ChunkIndex, Index, IngestOptions, Progress, VectorStore};
-use rayon::prelude::*;
-
-struct Synthetic {
-    model_id: String,
-    dim: usize,
-    /// Every chunk and unit row of the handbook, row after row.
-    sources: Vec<f32>,
-    /// Half-width of the uniform noise per value.
-    noise: f32,
-}
-
-fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-impl Synthetic {
-    fn vector(&self, text: &str) -> Vec<f32> {
-        let hash = blake3::hash(text.as_bytes());
-        let mut state = u64::from_le_bytes(hash.as_bytes()[..8].try_into().expect("8 bytes"));
-        let rows = self.sources.len() / self.dim;
-        let r = (splitmix64(&mut state) % rows as u64) as usize;
-        let mut v: Vec<f32> = self.sources[r * self.dim..(r + 1) * self.dim]
-            .iter()
-            .map(|x| {
-                let u = (splitmix64(&mut state) >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0;
-                x + self.noise * u
-            })
-            .collect();
-        let norm = dot(&v, &v).sqrt();
-        v.iter_mut().for_each(|x| *x /= norm);
-        v
-    }
-}
-
-impl ChunkEmbedder for Synthetic {
-    fn model_id(&self) -> &str {
-        &self.model_id
-    }
-
-    fn embed_texts(&self, texts: &[&str]) -> Result<Vec<f32>, String> {
-        Ok(texts.par_iter().flat_map_iter(|t| self.vector(t)).collect())
-    }
-}
+use groundcite_index::testing::SyntheticEmbedder;
+use groundcite_index::{ChunkIndex, Index, IngestOptions, Progress};
 
 /// A value of this process's /proc status (kB) in MB.
 fn status_mb(field: &str) -> f64 {
@@ -113,27 +66,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "usage: synthetic_vectors HANDBOOK_INDEX CORPUS_DIR INDEX_DIR [--cosine C]".into(),
         );
     };
-    let store = VectorStore::read(Path::new(handbook))?;
-    let files = store.files().expect("read whole");
-    if store.is_empty() {
-        return Err(format!("{handbook}: no vectors (ingest it with a model first)").into());
-    }
-    let dim = store.dim;
-    let sources: Vec<f32> = files
-        .values()
-        .flat_map(|f| f.data.iter().chain(&f.unit_data).copied())
-        .collect();
-    // As examples/ann.rs: uniform noise of half-width a has variance a²/3,
-    // and a unit vector plus noise of variance s² per value has cosine
-    // about 1 / sqrt(1 + dim·s²) with itself.
-    let variance = (1.0 / (cosine * cosine) - 1.0) / dim as f32;
-    let embedder = Synthetic {
-        model_id: store.model_id.clone(),
-        dim,
-        sources,
-        noise: (3.0 * variance).sqrt(),
-    };
-    drop(store);
+    let embedder = SyntheticEmbedder::from_index(Path::new(handbook), cosine)?;
     let source_mb = dir_mb(Path::new(corpus));
     let mut index = Index::open_or_create(Path::new(out))?;
     index.set_embedder(Arc::new(embedder));
