@@ -33,6 +33,22 @@ pub struct PgOptions {
     /// statistics are then updated once per batch. Default 20,000 (about
     /// 20 MB of chunks held; see `index::FLUSH_CHUNKS` for the measurements).
     pub ingest_batch_chunks: usize,
+    /// An ingest that leaves this many chunk vectors or more builds the
+    /// approximate (HNSW) index over them, if it is not there yet; hybrid
+    /// search then scores its candidates and BM25's top rather than every
+    /// vector. Default `vectors::ANN_MIN_CHUNKS` (20,000), the embedded
+    /// index's threshold.
+    pub ann_min_chunks: usize,
+    /// How many chunks the full-text side of hybrid search ranks, about:
+    /// the query's lexemes are taken rarest first while the chunks
+    /// containing them (their document frequencies summed) stay within
+    /// this many, and only chunks containing one of those are ranked (by
+    /// every lexeme); when even the rarest lexeme is in more chunks, those
+    /// containing both of the two rarest. `ts_rank` has no top-k pruning:
+    /// ranking every chunk that contains any query word took seconds at a
+    /// million chunks. Default 3,000; 0 ranks every chunk containing any
+    /// query lexeme (what lexical search does).
+    pub lexical_candidates: usize,
 }
 
 impl Default for PgOptions {
@@ -44,6 +60,8 @@ impl Default for PgOptions {
             connect_timeout: Duration::from_secs(5),
             read_attempts: 3,
             ingest_batch_chunks: crate::index::FLUSH_CHUNKS,
+            ann_min_chunks: groundcite_index::vectors::ANN_MIN_CHUNKS,
+            lexical_candidates: 3_000,
         }
     }
 }

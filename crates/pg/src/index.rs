@@ -111,7 +111,8 @@ fn search_sql(n: usize) -> String {
 }
 
 /// The lexical side of hybrid search: the same ranking as [`search_sql`]
-/// (same parameters), only each chunk's `seq` and raw rank.
+/// (same parameters, but `$1` is the [`candidate_query`]), only
+/// each chunk's `seq` and raw rank.
 fn lexical_sql(n: usize) -> String {
     let terms = TermParams { first: 3, n };
     format!(
@@ -147,6 +148,45 @@ SELECT v.chunk_seq, c.file_key, c.id,
 FROM chunk_vectors v JOIN chunks c ON c.seq = v.chunk_seq
 LEFT JOIN (SELECT chunk_seq, max(-(embedding <#> $1::float4[]::vector))::float4 AS best
            FROM unit_vectors GROUP BY chunk_seq) u ON u.chunk_seq = v.chunk_seq";
+
+/// The name of the approximate (HNSW) index over the chunk vectors of
+/// dimension `dim` ([`PgIndex::index_vectors`]).
+fn ann_index_name(dim: usize) -> String {
+    format!("chunk_vectors_ann_{dim}")
+}
+
+/// Whether the approximate index named `$1` exists in the index's schema.
+const ANN_EXISTS_SQL: &str =
+    "SELECT to_regclass(format('%I.%I', current_schema(), $1::text)) IS NOT NULL";
+
+/// How many chunks the approximate index proposes to a hybrid search
+/// (`hnsw.ef_search` is set to it): twice [`fusion::DENSE_DEPTH`], every
+/// one then scored exactly with its units.
+const ANN_CANDIDATES: usize = 2 * fusion::DENSE_DEPTH;
+
+/// The dense side of hybrid search through the approximate index over
+/// vectors of dimension `dim`: the [`ANN_CANDIDATES`] chunks whose own
+/// vector is nearest the query `$1` (by inner product, the index's order)
+/// and the chunks `$2` (BM25's top, whose cosines fusion needs), each with
+/// its file key and id, its cosine and its best unit's (NULL without
+/// units), as [`DENSE_SQL`] returns every chunk.
+fn dense_ann_sql(dim: usize) -> String {
+    format!(
+        "WITH near AS (
+             SELECT chunk_seq FROM chunk_vectors
+             WHERE vector_dims(embedding) = {dim}
+             ORDER BY embedding::vector({dim}) <#> $1::float4[]::vector({dim})
+             LIMIT {ANN_CANDIDATES}),
+         cand AS (SELECT chunk_seq FROM near UNION SELECT unnest($2::int8[]))
+         SELECT v.chunk_seq, c.file_key, c.id,
+                (-(v.embedding <#> $1::float4[]::vector))::float4,
+                (SELECT max(-(u.embedding <#> $1::float4[]::vector))::float4
+                 FROM unit_vectors u WHERE u.chunk_seq = v.chunk_seq)
+         FROM cand
+         JOIN chunk_vectors v ON v.chunk_seq = cand.chunk_seq
+         JOIN chunks c ON c.seq = v.chunk_seq"
+    )
+}
 
 /// The unit vectors of chunks `$1`, chunk by chunk in unit order.
 const UNITS_SQL: &str = "
@@ -333,18 +373,25 @@ impl PgIndex {
             return Ok(Vec::new());
         }
         let words = query_words(query);
-        let any = words.join(" | ");
         let depth = i64::try_from(fusion.lexical_depth).unwrap_or(i64::MAX);
         let query_vector = vector.to_vec();
+        let dim = vector.len();
+        let ann_name = ann_index_name(dim);
         let (dense, lexical, term_words, idfs) = self.client.retry(is_transient, || async {
             let client = self.client.conn().await?;
-            let (term_words, idfs) = if words.is_empty() {
-                (Vec::new(), Vec::new())
+            let (term_words, idfs, any) = if words.is_empty() {
+                (Vec::new(), Vec::new(), String::new())
             } else {
                 let stmt = client.prepare_cached(TERMS_SQL).await?;
-                term_params(&client.query(&stmt, &[&words]).await?)
+                let terms = client.query(&stmt, &[&words]).await?;
+                let (term_words, idfs) = term_params(&terms);
+                let any = candidate_query(&terms, self.client.opts.lexical_candidates);
+                (term_words, idfs, any)
             };
+            let stmt = client.prepare_cached(ANN_EXISTS_SQL).await?;
+            let ann: bool = client.query_one(&stmt, &[&ann_name]).await?.get(0);
             let mut lexical = Vec::new();
+            let mut lexical_seqs: Vec<i64> = Vec::new();
             if !term_words.is_empty() {
                 let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
                     vec![&any, &depth];
@@ -355,9 +402,9 @@ impl PgIndex {
                 let stmt = client
                     .prepare_cached(&lexical_sql(term_words.len()))
                     .await?;
-                lexical = client
-                    .query(&stmt, &params)
-                    .await?
+                let rows = client.query(&stmt, &params).await?;
+                lexical_seqs = rows.iter().map(|r| r.get(0)).collect();
+                lexical = rows
                     .iter()
                     .map(|r| LexicalHit {
                         id: r.get::<_, i64>(0).to_string(),
@@ -365,10 +412,20 @@ impl PgIndex {
                     })
                     .collect();
             }
-            let stmt = client.prepare_cached(DENSE_SQL).await?;
-            let mut ranked: Vec<(f32, String, String, i64)> = client
-                .query(&stmt, &[&query_vector])
-                .await?
+            // With the approximate index, its candidates and BM25's top
+            // are scored; without it (fewer than `ann_min_chunks` chunks
+            // when last ingested), every chunk.
+            let rows = if ann {
+                client
+                    .batch_execute(&format!("SET hnsw.ef_search = {ANN_CANDIDATES}"))
+                    .await?;
+                let stmt = client.prepare_cached(&dense_ann_sql(dim)).await?;
+                client.query(&stmt, &[&query_vector, &lexical_seqs]).await?
+            } else {
+                let stmt = client.prepare_cached(DENSE_SQL).await?;
+                client.query(&stmt, &[&query_vector]).await?
+            };
+            let mut ranked: Vec<(f32, String, String, i64)> = rows
                 .iter()
                 .map(|r| {
                     let similarity = dense_similarity(r.get(3), r.get(4));
@@ -410,7 +467,6 @@ impl PgIndex {
         })?;
         // Every hit has its chunk's unit vectors (none for a chunk without
         // units), as the embedded index stores them.
-        let dim = vector.len();
         let mut units: HashMap<String, UnitVectors> = seqs
             .iter()
             .map(|s| {
@@ -601,6 +657,7 @@ impl PgIndex {
         let pending = std::mem::take(&mut run.pending);
         if let Some(embedder) = &self.embedder {
             self.embed(&tx, embedder.as_ref(), pending, &mut summary, progress)?;
+            self.index_vectors(&tx, progress)?;
         }
         progress(Progress::Committing);
         self.client.block(tx.commit())?;
@@ -667,6 +724,60 @@ impl PgIndex {
             }
         }
         summary.embedded += pending.len();
+        Ok(())
+    }
+}
+
+impl PgIndex {
+    /// Builds the approximate index over the chunk vectors (HNSW, inner
+    /// product, over vectors of the model's dimension: [`ann_index_name`])
+    /// once there are [`PgOptions::ann_min_chunks`] of them, as the
+    /// embedded index does; from then on PostgreSQL keeps it current on every insert and
+    /// delete, and hybrid search reads its candidates rather than every
+    /// vector.
+    fn index_vectors(
+        &self,
+        tx: &Transaction<'_>,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(), Error> {
+        let dim: Option<i32> = self
+            .client
+            .block(tx.query_opt(
+                "SELECT vector_dims(embedding) FROM chunk_vectors LIMIT 1",
+                &[],
+            ))?
+            .map(|r| r.get(0));
+        let Some(dim) = dim.and_then(|d| usize::try_from(d).ok()) else {
+            return Ok(());
+        };
+        let name = ann_index_name(dim);
+        let exists: bool = self
+            .client
+            .block(tx.query_one(ANN_EXISTS_SQL, &[&name]))?
+            .get(0);
+        let min = i64::try_from(self.client.opts.ann_min_chunks).unwrap_or(i64::MAX);
+        let enough: i64 = self
+            .client
+            .block(tx.query_one(
+                "SELECT count(*) FROM (SELECT 1 FROM chunk_vectors LIMIT $1) v",
+                &[&min],
+            ))?
+            .get(0);
+        if exists || enough < min {
+            return Ok(());
+        }
+        let chunks: i64 = self
+            .client
+            .block(tx.query_one("SELECT count(*) FROM chunk_vectors", &[]))?
+            .get(0);
+        progress(Progress::IndexingVectors {
+            chunks: usize::try_from(chunks).unwrap_or(usize::MAX),
+        });
+        self.client.block(tx.batch_execute(&format!(
+            "CREATE INDEX {name} ON chunk_vectors
+             USING hnsw ((embedding::vector({dim})) vector_ip_ops)
+             WHERE vector_dims(embedding) = {dim}"
+        )))?;
         Ok(())
     }
 }
@@ -884,6 +995,31 @@ impl source::IngestStore for PgRun<'_> {
         })?;
         Ok(())
     }
+}
+
+/// The chunks hybrid search's full-text side ranks, as a `tsquery` of the
+/// query's lexemes as [`TERMS_SQL`] returned them: the rarest first while
+/// their document frequencies sum to at most `budget`, as alternatives
+/// (every lexeme when `budget` is 0); when even the rarest is in more
+/// chunks than that, the chunks with both of the two rarest. Ties by
+/// lexeme, in [`TERMS_SQL`]'s order.
+fn candidate_query(terms: &[Row], budget: usize) -> String {
+    let mut by_df: Vec<(i64, &str)> = terms.iter().map(|r| (r.get(2), r.get(1))).collect();
+    by_df.sort_by_key(|&(df, _)| df);
+    let budget = i64::try_from(budget).unwrap_or(i64::MAX);
+    if budget > 0 && by_df.len() >= 2 && by_df[0].0 > budget {
+        return format!("{} & {}", by_df[0].1, by_df[1].1);
+    }
+    let mut total = 0i64;
+    let mut words = Vec::new();
+    for (df, word) in by_df {
+        total = total.saturating_add(df.max(0));
+        if budget > 0 && total > budget && !words.is_empty() {
+            break;
+        }
+        words.push(word);
+    }
+    words.join(" | ")
 }
 
 /// The query's lexemes as [`TERMS_SQL`] returned them: each one's word and

@@ -32,6 +32,10 @@
 //! - `chunk_vectors`: one pgvector `vector` per chunk of a file ingested
 //!   with a model, deleted with its chunk (the `vector` extension, in schema
 //!   `public`, which connections have on their search path after ours);
+//!   past [`PgOptions::ann_min_chunks`] of them an ingest builds
+//!   `chunk_vectors_ann_{dim}`, an HNSW index (inner product) over the
+//!   vectors of the model's dimension, which PostgreSQL then keeps current;
+//! - `unit_vectors`: one per answer unit of those chunks;
 //! - `term_df` and `corpus_stats`: per-lexeme document frequencies and the
 //!   chunk count, kept exact by statement-level triggers on `chunks`;
 //! - `audit`: the service's audit log when its location is a `postgres://`
@@ -74,18 +78,30 @@
 //! of the configured model counts as changed, and another model's vectors
 //! are all dropped and the summary says so (`model_changed`).
 //! [`PgIndex::check_vectors`] is the error a caller gives when the index
-//! lacks the model's vectors. [`PgIndex::search_hybrid`] computes every
-//! chunk's inner product with the question's vector and its best unit's
-//! (pgvector's `<#>`, a scan: the cosine of unit vectors, as the embedded
-//! index computes it), ranks them by
+//! lacks the model's vectors. [`PgIndex::search_hybrid`] takes the
+//! full-text ranking's top [`Fusion::lexical_depth`] (over the chunks that
+//! contain the query's rarest lexemes, [`PgOptions::lexical_candidates`]),
+//! computes chunks' inner products with the question's vector and their
+//! best unit's (pgvector's `<#>`: the cosine of unit vectors, as the
+//! embedded index computes it), ranks them by
 //! [`groundcite_index::vectors::dense_similarity`] as the embedded index
-//! does, takes the full-text ranking's top [`Fusion::lexical_depth`], fuses
-//! them with [`groundcite_index::fusion::fuse`] and scores each hit with
-//! [`groundcite_index::fusion::hybrid_score`] of its similarity and this
-//! backend's lexical coverage. Each hit carries its chunk's unit vectors
-//! (`Hit::units`), which the engine's answerability judgement reuses. Five
-//! queries: lexemes, full-text top, dense ranking (chunk ids and
-//! similarities only), the k chunks, their unit vectors.
+//! does, fuses the two with [`groundcite_index::fusion::fuse`] and scores
+//! each hit with [`groundcite_index::fusion::hybrid_score`] of its
+//! similarity and this backend's lexical coverage. Which chunks are scored:
+//! every one (a scan) until an ingest has built the HNSW index; then the
+//! index's 400 nearest by the chunk's own vector and the full-text top,
+//! as the embedded index's approximate index proposes candidates and
+//! scores them exactly. Each hit carries its chunk's unit vectors
+//! (`Hit::units`), which the engine's answerability judgement reuses.
+//! Six queries: lexemes, whether the HNSW index exists, full-text top,
+//! dense ranking (chunk ids and similarities only), the k chunks, their
+//! unit vectors.
+//!
+//! At a million chunks (`bench/scale-dense.sh` with `SCALE_DATABASE_URL`,
+//! synthetic vectors; one run, 108 questions): p50 / p99 35.5 / 68.4 ms,
+//! against 1.8 / 3.4 s ranking every full-text match (the dense side
+//! scanning every vector took seconds more); the top 10 shares 98.1% with
+//! ranking every full-text match. The HNSW index took 305 s to build.
 //!
 //! [`Fusion::lexical_depth`]: groundcite_index::Fusion::lexical_depth
 //!

@@ -296,3 +296,146 @@ fn hybrid_search_ranks_as_the_embedded_index() {
         .search_hybrid("leave", &HashEmbedder::vector("leave"), 0, &fusion);
     assert!(none.unwrap().is_empty());
 }
+
+/// Past `ann_min_chunks` chunk vectors an ingest builds the approximate
+/// (HNSW) index and says so; hybrid search then scores its candidates and
+/// BM25's top rather than every vector, and ranks (nearly) as the embedded
+/// index's exact search; later ingests keep it current.
+#[test]
+fn hybrid_search_through_the_approximate_index() {
+    let Some(url) = groundcite_testdata::database_url("the PostgreSQL vector tests") else {
+        return;
+    };
+    let opts = PgOptions {
+        ann_min_chunks: 100,
+        ..PgOptions::default().with_schema(format!("t_vec_ann_{}", std::process::id()))
+    };
+    let _ = groundcite_pg::drop_schema(&url, &opts);
+    groundcite_pg::migrate(&url, &opts).expect("migrate");
+    let mut pg = Pg {
+        index: PgIndex::connect(&url, opts.clone()).expect("connect"),
+        url,
+        opts,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let pages = dir.path().join("pages");
+    fs::create_dir_all(&pages).unwrap();
+    copy_tree(
+        &groundcite_testdata::fixture("corpora/tts-handbook/pages"),
+        &pages,
+    );
+    let toy = HashEmbedder::new("toy-1");
+    let mut embedded = Index::open_or_create(&dir.path().join("index")).unwrap();
+    embedded.set_embedder(toy.clone());
+    pg.index.set_embedder(toy.clone());
+    let opts = IngestOptions::handbook();
+    let a = embedded
+        .ingest(std::slice::from_ref(&pages), &opts, &mut |_| {})
+        .unwrap();
+    let mut indexed = Vec::new();
+    let b = pg
+        .index
+        .ingest(std::slice::from_ref(&pages), &opts, &mut |p| {
+            if let Progress::IndexingVectors { chunks } = p {
+                indexed.push(chunks);
+            }
+        })
+        .unwrap();
+    assert_eq!(a.embedded, b.embedded);
+    assert!(b.embedded > 100, "{b:?}");
+    assert_eq!(
+        indexed,
+        vec![b.embedded],
+        "the index is built once, over every vector"
+    );
+    assert!(ann_index_exists(
+        &pg.url,
+        &pg.opts.schema,
+        HashEmbedder::DIMENSIONS
+    ));
+
+    let dense = Fusion {
+        method: Method::Dense,
+        lexical_depth: 100,
+    };
+    let queries = [
+        "How many weeks of unpaid leave does FMLA give?",
+        "how do I book travel",
+        "Who pays for a rental car on official travel?",
+        "can I carry annual leave over to next year",
+    ];
+    let mut same = 0;
+    for query in queries {
+        let vector = HashEmbedder::vector(query);
+        let want = embedded.search_hybrid(query, &vector, 8, &dense).unwrap();
+        let got = pg.index.search_hybrid(query, &vector, 8, &dense).unwrap();
+        assert_eq!(got.len(), 8, "{query}");
+        same += got
+            .iter()
+            .filter(|g| want.iter().any(|w| w.chunk == g.chunk))
+            .count();
+        // Each hit with its chunk's unit vectors.
+        assert!(got.iter().all(|h| h.units.is_some()), "{query}");
+    }
+    assert!(
+        same >= 30,
+        "{same} of 32 hits shared with the exact ranking"
+    );
+
+    // A page added later is in the index without a rebuild.
+    fs::write(
+        pages.join("zeppelin.md"),
+        "# Zeppelin travel\n\nZeppelin quokka marzipan voyages need a waiver.\n",
+    )
+    .unwrap();
+    let mut rebuilt = false;
+    pg.index
+        .ingest(std::slice::from_ref(&pages), &opts, &mut |p| {
+            rebuilt |= matches!(p, Progress::IndexingVectors { .. });
+        })
+        .unwrap();
+    assert!(!rebuilt);
+    let query = "zeppelin quokka marzipan voyages waiver";
+    let hits = pg
+        .index
+        .search_hybrid(query, &HashEmbedder::vector(query), 3, &dense)
+        .unwrap();
+    assert!(
+        hits[0].chunk.path.ends_with("zeppelin.md"),
+        "{:?}",
+        hits[0].chunk.path
+    );
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &to.join(entry.file_name()));
+        } else {
+            fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
+/// Whether schema `schema` has the approximate index over vectors of
+/// dimension `dim`.
+fn ann_index_exists(url: &str, schema: &str, dim: usize) -> bool {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        let name = format!("{schema}.chunk_vectors_ann_{dim}");
+        client
+            .query_one("SELECT to_regclass($1::text) IS NOT NULL", &[&name])
+            .await
+            .unwrap()
+            .get(0)
+    })
+}
