@@ -9,8 +9,14 @@
 # them (after one untimed pass, so the rows read are in the page cache),
 # and the server's peak resident memory; then the parts of hybrid search
 # timed in process (crates/index/examples/hybrid_scale.rs: BM25, dense,
-# both, with and without the embedding), one table per size. Targets at
-# 1M chunks: `serve` <= 2 GB resident; hybrid p99 <= 30 ms.
+# both, with and without the embedding), one table per size. With
+# SCALE_DATABASE_URL (a database where the schema groundcite_scale_hybrid
+# may be created; kept after the run, `DROP SCHEMA groundcite_scale_hybrid
+# CASCADE` removes it), the same corpus with the same vectors is also
+# ingested into PostgreSQL and searched hybrid with the same questions
+# (crates/pg/examples/hybrid_scale_pg.rs), its top 10 compared with the
+# embedded index's. Targets at 1M chunks: `serve` <= 2 GB resident; hybrid
+# p99 <= 30 ms; PostgreSQL hybrid p99 <= 100 ms.
 #
 # Usage: bench/scale-dense.sh [PAGES...]   (default: 98500 pages, about 1M
 #        chunks; corpora kept in $SCALE_DIR, default /tmp/groundcite-scale;
@@ -28,6 +34,8 @@ mkdir -p "$scale_dir" "$ann_dir"
 model="${GROUNDCITE_MODEL_DIR:-$(scripts/fetch-model.sh)}"
 cargo build --release -q -p groundcite
 cargo build --release -q -p groundcite-index --example synthetic_vectors --example hybrid_scale
+database=${SCALE_DATABASE_URL:-}
+[ -z "$database" ] || cargo build --release -q -p groundcite-pg --example hybrid_scale_pg
 target_dir=${CARGO_TARGET_DIR:-target}
 case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
 bin="$target_dir/release/groundcite"
@@ -79,18 +87,31 @@ PY
   echo "in process, $work:"
   "$target_dir/release/examples/hybrid_scale" "$model" "$work" \
     ../shared/cases/questions-dev.jsonl ../shared/cases/questions-paraphrase-dev.jsonl
-  rows+=("$(python3 - "$figures" "$timings" "$hwm" <<'PY'
+  pg='{}'
+  if [ -n "$database" ]; then
+    echo "PostgreSQL, $corpus:"
+    REUSE=${REUSE_INDEX:-} "$target_dir/release/examples/hybrid_scale_pg" "$ann_dir/handbook" "$corpus" \
+      "$database" "$model" ../shared/cases/questions-dev.jsonl ../shared/cases/questions-paraphrase-dev.jsonl \
+      --compare "$work" | tee "$work.pg.log"
+    pg=$(tail -1 "$work.pg.log")
+  fi
+  rows+=("$(python3 - "$figures" "$timings" "$hwm" "$pg" <<'PY'
 import json, sys
-f, t, hwm = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3]
+f, t, hwm, pg = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3], json.loads(sys.argv[4])
+ingest = pg.get("ingest") or {}
+pg_cells = (
+    (f" | {ingest['chunks'] / ingest['ingest_s']:,.0f} chunks/s ({ingest['ingest_s']:.0f} s)" if ingest else " | (reused)")
+    + f" | {pg['pg_hybrid_p50_ms']:.1f} / {pg['pg_hybrid_p99_ms']:.1f} ms | {pg['top10_overlap_with_embedded']:.2f}"
+) if pg else " | - | - | -"
 print(
     f"| {f['chunks']:,} | {f['ingest_chunks_per_s']:,.0f} chunks/s ({f['ingest_s']:.0f} s, peak {f['peak_rss_mb']:,.0f} MB)"
     f" | {f['index_mb']:,.0f} MB | {t['search_p50']:.1f} / {t['search_p99']:.1f} ms"
-    f" | {t['ask_p50']:.1f} / {t['ask_p99']:.1f} ms | {hwm} MB |"
+    f" | {t['ask_p50']:.1f} / {t['ask_p99']:.1f} ms | {hwm} MB" + pg_cells + " |"
 )
 PY
 )")
 done
 echo
-echo "| chunks | ingest with synthetic vectors (embedding aside) | on disk | hybrid /v1/search p50 / p99 (HTTP, k=10) | /v1/ask p50 / p99 (extractive) | serve peak RSS |"
-echo "|---|---|---|---|---|---|"
+echo "| chunks | ingest with synthetic vectors (embedding aside) | on disk | hybrid /v1/search p50 / p99 (HTTP, k=10) | /v1/ask p50 / p99 (extractive) | serve peak RSS | PostgreSQL ingest with vectors (and its HNSW index) | PostgreSQL search_hybrid p50 / p99 (vector given, k=10) | PostgreSQL top 10 shared with embedded |"
+echo "|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
