@@ -25,7 +25,9 @@
 //! path and id): the mean overlap. `LEXICAL_CANDIDATES=N` sets
 //! `PgOptions::lexical_candidates` (0: the full-text side ranks every
 //! chunk with a query word); `TOPS_OUT=FILE` writes each question's top 10
-//! (path and id) as JSON. The last line is the figures as one JSON object.
+//! (path and id) as JSON; `DENSE_ONLY=1` ranks by the dense side alone
+//! (`fusion::Method::Dense`, in both indexes; with `--compare`, also the
+//! recall@10 against the exact dense ranking). The last line is the figures as one JSON object.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -108,7 +110,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .iter()
         .map(|q| model.embed_one(q))
         .collect::<Result<_, _>>()?;
-    let fusion = Fusion::default();
+    let mut fusion = Fusion::default();
+    if std::env::var("DENSE_ONLY").is_ok_and(|v| v == "1") {
+        fusion.method = groundcite_index::fusion::Method::Dense;
+    }
     let mut ms = Vec::with_capacity(questions.len());
     let mut tops = Vec::with_capacity(questions.len());
     for pass in 0..2 {
@@ -151,6 +156,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             mean
         );
         overlap = mean.into();
+        if fusion.method == groundcite_index::fusion::Method::Dense {
+            // Against the exact dense ranking (every chunk scored), by
+            // chunk id.
+            let mut found = 0usize;
+            for (v, top) in vectors.iter().zip(&tops) {
+                let exact = embedded.vectors().rank(v)?;
+                found += exact
+                    .iter()
+                    .take(10)
+                    .filter(|h| top.iter().any(|(_, id)| *id == h.id))
+                    .count();
+            }
+            let recall = found as f64 / (10 * questions.len()) as f64;
+            eprintln!("recall@10 against the exact dense ranking: {recall:.3}");
+        }
     }
     println!(
         "{}",
