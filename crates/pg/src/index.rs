@@ -167,7 +167,7 @@ const ANN_CANDIDATES: usize = 2 * fusion::DENSE_DEPTH;
 /// The dense side of hybrid search through the approximate index over
 /// vectors of dimension `dim`: the [`ANN_CANDIDATES`] chunks whose own
 /// vector is nearest the query `$1` (by inner product, the index's order)
-/// and the chunks `$2` (BM25's top, whose cosines fusion needs), each with
+/// and the chunks `$2` (the full-text top, whose cosines fusion needs), each with
 /// its file key and id, its cosine and its best unit's (NULL without
 /// units), as [`DENSE_SQL`] returns every chunk.
 fn dense_ann_sql(dim: usize) -> String {
@@ -385,7 +385,8 @@ impl PgIndex {
                 let stmt = client.prepare_cached(TERMS_SQL).await?;
                 let terms = client.query(&stmt, &[&words]).await?;
                 let (term_words, idfs) = term_params(&terms);
-                let any = candidate_query(&terms, self.client.opts.lexical_candidates);
+                let dfs: Vec<(i64, &str)> = terms.iter().map(|r| (r.get(2), r.get(1))).collect();
+                let any = candidate_query(&dfs, self.client.opts.lexical_candidates);
                 (term_words, idfs, any)
             };
             let stmt = client.prepare_cached(ANN_EXISTS_SQL).await?;
@@ -412,8 +413,8 @@ impl PgIndex {
                     })
                     .collect();
             }
-            // With the approximate index, its candidates and BM25's top
-            // are scored; without it (fewer than `ann_min_chunks` chunks
+            // With the approximate index, its candidates and the full-text
+            // top are scored; without it (fewer than `ann_min_chunks` chunks
             // when last ingested), every chunk.
             let rows = if ann {
                 client
@@ -732,9 +733,9 @@ impl PgIndex {
     /// Builds the approximate index over the chunk vectors (HNSW, inner
     /// product, over vectors of the model's dimension: [`ann_index_name`])
     /// once there are [`PgOptions::ann_min_chunks`] of them, as the
-    /// embedded index does; from then on PostgreSQL keeps it current on every insert and
-    /// delete, and hybrid search reads its candidates rather than every
-    /// vector.
+    /// embedded index does; from then on PostgreSQL keeps it current on
+    /// every insert and delete, and hybrid search reads its candidates
+    /// rather than every vector.
     fn index_vectors(
         &self,
         tx: &Transaction<'_>,
@@ -1001,10 +1002,10 @@ impl source::IngestStore for PgRun<'_> {
 /// query's lexemes as [`TERMS_SQL`] returned them: the rarest first while
 /// their document frequencies sum to at most `budget`, as alternatives
 /// (every lexeme when `budget` is 0); when even the rarest is in more
-/// chunks than that, the chunks with both of the two rarest. Ties by
-/// lexeme, in [`TERMS_SQL`]'s order.
-fn candidate_query(terms: &[Row], budget: usize) -> String {
-    let mut by_df: Vec<(i64, &str)> = terms.iter().map(|r| (r.get(2), r.get(1))).collect();
+/// chunks than that, the chunks with both of the two rarest. `terms` are
+/// each lexeme's document frequency and word; ties keep their order.
+fn candidate_query(terms: &[(i64, &str)], budget: usize) -> String {
+    let mut by_df = terms.to_vec();
     by_df.sort_by_key(|&(df, _)| df);
     let budget = i64::try_from(budget).unwrap_or(i64::MAX);
     if budget > 0 && by_df.len() >= 2 && by_df[0].0 > budget {
@@ -1090,5 +1091,35 @@ impl ChunkIndex for PgIndex {
             "{} (schema {})",
             self.client.target.redacted, self.client.opts.schema
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::candidate_query;
+
+    #[test]
+    fn candidates_come_from_the_rarest_lexemes_within_the_budget() {
+        let terms = [
+            (9_000, "team"),
+            (40, "typo"),
+            (1_200, "chat"),
+            (0, "zzz"),
+            (300, "stuck"),
+        ];
+        // Rarest first: 0 + 40 + 300 + 1,200 = 1,540 fit in 2,000; team does not.
+        assert_eq!(candidate_query(&terms, 2_000), "zzz | typo | stuck | chat");
+        assert_eq!(candidate_query(&terms, 340), "zzz | typo | stuck");
+        // 0: every lexeme, rarest first.
+        assert_eq!(
+            candidate_query(&terms, 0),
+            "zzz | typo | stuck | chat | team"
+        );
+        // The rarest alone over the budget: the chunks with both of the two rarest.
+        let common = [(50_000, "leave"), (20_000, "annual"), (90_000, "pay")];
+        assert_eq!(candidate_query(&common, 3_000), "annual & leave");
+        // One lexeme over the budget is still ranked.
+        assert_eq!(candidate_query(&[(50_000, "leave")], 3_000), "leave");
+        assert_eq!(candidate_query(&[], 3_000), "");
     }
 }
