@@ -13,8 +13,9 @@
 //! ingest embeds (each chunk's and each answer unit's) gets a copy of one
 //! of those vectors, chosen by a hash of the text, plus uniform noise
 //! scaled to cosine `--cosine` with the copy (as `examples/ann.rs`), made
-//! unit length again (`testing::SyntheticEmbedder`). Everything else is the real ingest: parsing,
-//! chunking, the BM25 index, the vectors file and its approximate index.
+//! unit length again (`testing::SyntheticEmbedder`). Everything else is
+//! the real ingest: parsing, chunking, the BM25 index, the vectors file
+//! and its approximate index.
 //! The embedding time is not the model's: the throughput printed is the
 //! ingest's own, embedding aside. Prints one JSON line last.
 

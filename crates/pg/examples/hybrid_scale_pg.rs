@@ -12,8 +12,8 @@
 //! HANDBOOK_INDEX's vectors (an index ingested with the model: every chunk
 //! and unit gets a noisy copy of one of its vectors, the same copy
 //! `examples/synthetic_vectors.rs` gives it in the embedded index). The
-//! schema is kept: `REUSE=1` searches what an earlier run left (its
-//! chunk count checked) rather than ingesting again; drop it with
+//! schema is kept: `REUSE=1` searches what an earlier run left (if it
+//! left any chunks) rather than ingesting again; drop it with
 //! `DROP SCHEMA groundcite_scale_hybrid CASCADE`.
 //!
 //! Then the questions (each embedded once with the model in MODEL_DIR,
@@ -84,7 +84,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     groundcite_pg::migrate(url, &opts)?;
     let mut index = PgIndex::connect(url, opts)?;
     index.set_embedder(embedder);
-    if reuse {
+    // A schema with nothing to reuse (a first run) is ingested.
+    if reuse && index.num_chunks()? > 0 {
         eprintln!(
             "REUSE=1: searching the {} chunks in schema {SCHEMA}",
             index.num_chunks()?
