@@ -299,8 +299,8 @@ fn hybrid_search_ranks_as_the_embedded_index() {
 
 /// Past `ann_min_chunks` chunk vectors an ingest builds the approximate
 /// (HNSW) index and says so; hybrid search then scores its candidates and
-/// BM25's top rather than every vector, and ranks (nearly) as the embedded
-/// index's exact search; later ingests keep it current.
+/// the full-text top rather than every vector, and ranks (nearly) as the
+/// embedded index's exact search; later ingests keep it current.
 #[test]
 fn hybrid_search_through_the_approximate_index() {
     let Some(url) = groundcite_testdata::database_url("the PostgreSQL vector tests") else {
