@@ -35,8 +35,8 @@ pub struct PgOptions {
     pub ingest_batch_chunks: usize,
     /// An ingest that leaves this many chunk vectors or more builds the
     /// approximate (HNSW) index over them, if it is not there yet; hybrid
-    /// search then scores its candidates and BM25's top rather than every
-    /// vector. Default `vectors::ANN_MIN_CHUNKS` (20,000), the embedded
+    /// search then scores its candidates and the full-text top rather than
+    /// every vector. Default `vectors::ANN_MIN_CHUNKS` (20,000), the embedded
     /// index's threshold.
     pub ann_min_chunks: usize,
     /// How many chunks the full-text side of hybrid search ranks, about:

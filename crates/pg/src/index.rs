@@ -756,6 +756,9 @@ impl PgIndex {
             .client
             .block(tx.query_one(ANN_EXISTS_SQL, &[&name]))?
             .get(0);
+        if exists {
+            return Ok(());
+        }
         let min = i64::try_from(self.client.opts.ann_min_chunks).unwrap_or(i64::MAX);
         let enough: i64 = self
             .client
@@ -764,7 +767,7 @@ impl PgIndex {
                 &[&min],
             ))?
             .get(0);
-        if exists || enough < min {
+        if enough < min {
             return Ok(());
         }
         let chunks: i64 = self
