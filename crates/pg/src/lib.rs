@@ -93,9 +93,12 @@
 //! as the embedded index's approximate index proposes candidates and
 //! scores them exactly. Each hit carries its chunk's unit vectors
 //! (`Hit::units`), which the engine's answerability judgement reuses.
-//! Six queries: lexemes, whether the HNSW index exists, full-text top,
-//! dense ranking (chunk ids and similarities only), the k chunks, their
-//! unit vectors.
+//! Four round trips, each a pipelined pair or trio of statements: the
+//! lexemes and whether the HNSW index exists; the full-text top; the dense
+//! ranking (chunk ids and similarities only; through the HNSW index, in a
+//! read-only transaction whose `hnsw.ef_search` and index preference hold
+//! for it alone, so that a pooler in transaction mode keeps them); the k
+//! chunks and their unit vectors. The code is in `index/hybrid.rs`.
 //!
 //! At a million chunks (`bench/scale-dense.sh` with `SCALE_DATABASE_URL`,
 //! synthetic vectors, 108 questions, vector given, k = 10): p50 / p99

@@ -13,6 +13,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use groundcite_index::{ChunkIndex, Index, IngestOptions, IngestSummary};
 use groundcite_pg::{PgIndex, PgOptions};
 
+mod common;
+
 /// Real handbook pages copied into every fixture, with questions they answer.
 const HANDBOOK_PAGES: &[&str] = &[
     "travel-and-leave/fmla.md",
@@ -651,22 +653,12 @@ fn reads_survive_dropped_connections() {
         .unwrap();
     assert_eq!(index.search("aardvarks", 3).unwrap().len(), 1);
     // Kill every pooled connection of this index behind its back.
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let killed: i64 = rt.block_on(async {
-        let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();
-        tokio::spawn(conn);
-        let row = client
-            .query_one(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
-                &[&app],
-            )
-            .await
-            .unwrap();
-        row.get(0)
-    });
+    let killed: i64 = common::query_one(
+        &url,
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
+        &[&app],
+    )
+    .get(0);
     assert!(killed >= 1, "no connection to kill");
     std::thread::sleep(std::time::Duration::from_millis(100));
     // The pool hands out a dead connection; the read is retried on a new one.
@@ -720,32 +712,20 @@ fn concurrent_ingests_serialise_and_statistics_stay_exact() {
 /// chunks: lexemes whose `df` differs, the chunk count of `corpus_stats`,
 /// and the rows of `chunks`.
 fn statistics(url: &str, schema: &str) -> (i64, i64, i64) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        tokio::spawn(conn);
-        let s = schema;
-        let row = client
-            .query_one(
-                &format!(
-                    "WITH truth AS (SELECT l AS lexeme, count(*) AS df
-                                    FROM {s}.chunks, unnest(tsvector_to_array(tsv)) AS l GROUP BY l)
-                     SELECT (SELECT count(*) FROM truth FULL JOIN {s}.term_df d USING (lexeme)
-                             WHERE truth.df IS DISTINCT FROM d.df),
-                            (SELECT chunks FROM {s}.corpus_stats),
-                            (SELECT count(*) FROM {s}.chunks)"
-                ),
-                &[],
-            )
-            .await
-            .unwrap();
-        (row.get(0), row.get(1), row.get(2))
-    })
+    let s = schema;
+    let row = common::query_one(
+        url,
+        &format!(
+            "WITH truth AS (SELECT l AS lexeme, count(*) AS df
+                            FROM {s}.chunks, unnest(tsvector_to_array(tsv)) AS l GROUP BY l)
+             SELECT (SELECT count(*) FROM truth FULL JOIN {s}.term_df d USING (lexeme)
+                     WHERE truth.df IS DISTINCT FROM d.df),
+                    (SELECT chunks FROM {s}.corpus_stats),
+                    (SELECT count(*) FROM {s}.chunks)"
+        ),
+        &[],
+    );
+    (row.get(0), row.get(1), row.get(2))
 }
 
 /// A run of many PostgreSQL batches (files are written together, a batch

@@ -14,6 +14,8 @@ use groundcite_index::testing::HashEmbedder;
 use groundcite_index::{ChunkIndex, Fusion, Index, IngestOptions, IngestSummary, Progress};
 use groundcite_pg::{PgIndex, PgOptions};
 
+mod common;
+
 /// A PostgreSQL index in a schema of its own, dropped at the end.
 struct Pg {
     index: PgIndex,
@@ -306,8 +308,12 @@ fn hybrid_search_through_the_approximate_index() {
     let Some(url) = groundcite_testdata::database_url("the PostgreSQL vector tests") else {
         return;
     };
+    // One connection: the ingest after the searches runs on the
+    // connection they ran on, so a search that left its transaction open
+    // (read only) would fail it.
     let opts = PgOptions {
         ann_min_chunks: 100,
+        pool_size: 1,
         ..PgOptions::default().with_schema(format!("t_vec_ann_{}", std::process::id()))
     };
     let _ = groundcite_pg::drop_schema(&url, &opts);
@@ -381,6 +387,18 @@ fn hybrid_search_through_the_approximate_index() {
         same >= 30,
         "{same} of 32 hits shared with the exact ranking"
     );
+    // The dense side alone (no full-text top) still ranks the index's 400
+    // candidates, not pgvector's default breadth of 40.
+    let alone = Fusion {
+        method: Method::Dense,
+        lexical_depth: 0,
+    };
+    let query = queries[0];
+    let got = pg
+        .index
+        .search_hybrid(query, &HashEmbedder::vector(query), 60, &alone)
+        .unwrap();
+    assert_eq!(got.len(), 60, "{query}");
 
     // A page added later is in the index without a rebuild.
     fs::write(
@@ -422,20 +440,6 @@ fn copy_tree(from: &Path, to: &Path) {
 /// Whether schema `schema` has the approximate index over vectors of
 /// dimension `dim`.
 fn ann_index_exists(url: &str, schema: &str, dim: usize) -> bool {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        tokio::spawn(conn);
-        let name = format!("{schema}.chunk_vectors_ann_{dim}");
-        client
-            .query_one("SELECT to_regclass($1::text) IS NOT NULL", &[&name])
-            .await
-            .unwrap()
-            .get(0)
-    })
+    let name = format!("{schema}.chunk_vectors_ann_{dim}");
+    common::query_one(url, "SELECT to_regclass($1::text) IS NOT NULL", &[&name]).get(0)
 }
