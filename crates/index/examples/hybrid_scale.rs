@@ -16,7 +16,10 @@
 //! beside the dense side, the two sharing the cores), `search_hybrid` with the
 //! question's vector given, and `search_hybrid_with` embedding the
 //! question (what hybrid `/v1/search` runs, without HTTP). `ONLY=TEXT`
-//! runs only the rows whose name contains TEXT (to profile one).
+//! runs only the rows whose name contains TEXT (to profile one);
+//! `PER_QUERY=1` also prints each timed question's time to stderr
+//! (`PQ<TAB>row<TAB>question number<TAB>ms`), to see which questions make
+//! the tail.
 
 use std::time::Instant;
 
@@ -109,6 +112,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("| step | p50 | p90 | p99 | max |");
     println!("|---|---:|---:|---:|---:|");
     let only = std::env::var("ONLY").ok();
+    let per_query = std::env::var_os("PER_QUERY").is_some();
     for (name, step) in &steps {
         if only.as_deref().is_some_and(|o| !name.contains(o)) {
             continue;
@@ -123,6 +127,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let t = Instant::now();
             step(i)?;
             ms.push(t.elapsed().as_secs_f64() * 1e3);
+            if per_query {
+                eprintln!("PQ\t{name}\t{i}\t{:.2}", ms[ms.len() - 1]);
+            }
         }
         ms.sort_by(f64::total_cmp);
         println!(
