@@ -2,7 +2,7 @@
 //! the binary so that a released build works from any directory.
 
 /// `(relative_path, contents)` of every demo page, for
-/// [`crate::Index::ingest_documents`].
+/// [`crate::ChunkIndex::ingest_documents`].
 pub fn demo_documents() -> &'static [(&'static str, &'static str)] {
     DOCS
 }

@@ -68,8 +68,8 @@ impl Ann {
     }
 
     /// The rows worth scoring exactly for `query`: the inverted file's
-    /// [`ANN_CANDIDATES`] from [`ANN_PROBES`] cells, of which, with the
-    /// units' sign codes, the [`ANN_RERANK`] best by
+    /// [`super::ANN_CANDIDATES`] from [`super::ANN_PROBES`] cells, of which, with the
+    /// units' sign codes, the [`super::ANN_RERANK`] best by
     /// [`dense_similarity`] of their estimated cosines (the chunk's from
     /// its 8-bit codes, its best unit's from their sign codes); without
     /// them (a file written before they were), every candidate. Ties by
