@@ -367,6 +367,25 @@ impl SignCodes {
             });
     }
 
+    /// Adds one row's code computed elsewhere (PostgreSQL stores them):
+    /// `bits`, one bit a value, bit `i % 8` of byte `i / 8` set when value
+    /// `i` is positive (`dim / 8` bytes, rounded up), and the row's mean
+    /// absolute value. Fails, adding nothing, when `bits` is not a row's
+    /// length.
+    pub fn push_code(&mut self, bits: &[u8], scale: f32) -> Result<(), String> {
+        let width = sign_row_bytes(self.dim);
+        if bits.len() != width {
+            return Err(format!(
+                "a sign code of {} bytes, for rows of {} values ({width} bytes)",
+                bits.len(),
+                self.dim
+            ));
+        }
+        self.bits.extend_from_slice(bits);
+        self.scales.push(scale);
+        Ok(())
+    }
+
     /// The vectors' dimension.
     pub fn dim(&self) -> usize {
         self.dim
@@ -851,6 +870,28 @@ mod tests {
         let own = (0..600).filter(|r| r % 6 == 4).map(|r| table.dot(r));
         let other = (0..600).filter(|r| r % 6 != 4).map(|r| table.dot(r));
         assert!(own.fold(f32::MAX, f32::min) > other.fold(f32::MIN, f32::max));
+    }
+
+    #[test]
+    fn sign_codes_pushed_one_by_one_equal_those_computed_from_rows() {
+        let dim = 12;
+        let data = rows(5, dim, 2, 11);
+        let mut computed = SignCodes::new(dim);
+        computed.push_rows(&data);
+        let mut pushed = SignCodes::new(dim);
+        for r in 0..5 {
+            let bits = &computed.bits[r * 2..(r + 1) * 2];
+            pushed.push_code(bits, computed.scales[r]).unwrap();
+        }
+        assert_eq!(pushed, computed);
+        // A code of another length is refused and adds nothing.
+        assert!(
+            pushed
+                .push_code(&[0; 3], 1.0)
+                .unwrap_err()
+                .contains("3 bytes")
+        );
+        assert_eq!(pushed.len(), 5);
     }
 
     #[test]

@@ -24,7 +24,8 @@
 //! top 10 is compared with the embedded index's `search_hybrid` (chunks by
 //! path and id): the mean overlap. `LEXICAL_CANDIDATES=N` sets
 //! `PgOptions::lexical_candidates` (0: the full-text side ranks every
-//! chunk with a query word); `TOPS_OUT=FILE` writes each question's top 10
+//! chunk with a query word), `ANN_CANDIDATES=N`
+//! `PgOptions::ann_candidates`; `TOPS_OUT=FILE` writes each question's top 10
 //! (path and id) as JSON; `DENSE_ONLY=1` ranks by the dense side alone
 //! (`fusion::Method::Dense`, in both indexes; with `--compare`, also the
 //! recall@10 against the exact dense ranking). The last line is the figures as one JSON object.
@@ -74,6 +75,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut opts = PgOptions::default().with_schema(SCHEMA);
     if let Ok(n) = std::env::var("LEXICAL_CANDIDATES") {
         opts.lexical_candidates = n.parse()?;
+    }
+    if let Ok(n) = std::env::var("ANN_CANDIDATES") {
+        opts.ann_candidates = n.parse()?;
     }
     let embedder = Arc::new(SyntheticEmbedder::from_index(Path::new(handbook), 0.9)?);
     let reuse = std::env::var("REUSE").is_ok_and(|v| v == "1");

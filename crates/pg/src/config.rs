@@ -49,6 +49,14 @@ pub struct PgOptions {
     /// million chunks. Default 3,000; 0 ranks every chunk containing any
     /// query lexeme (what lexical search does).
     pub lexical_candidates: usize,
+    /// How many chunks the approximate (HNSW) index proposes to a hybrid
+    /// search, nearest by their own vector: their units' sign codes then
+    /// estimate each one's similarity, and the best
+    /// `vectors::ANN_RERANK` (500) are scored exactly. More finds more of
+    /// the exact ranking at more cost (`examples/hybrid_scale_pg.rs` with
+    /// `ANN_CANDIDATES=N`). Default 1,000: the most whose p99 stayed well
+    /// within issue 15's 100 ms at a million chunks (2,000: p99 90-132 ms).
+    pub ann_candidates: usize,
 }
 
 impl Default for PgOptions {
@@ -62,6 +70,7 @@ impl Default for PgOptions {
             ingest_batch_chunks: crate::index::FLUSH_CHUNKS,
             ann_min_chunks: groundcite_index::vectors::ANN_MIN_CHUNKS,
             lexical_candidates: 3_000,
+            ann_candidates: 1_000,
         }
     }
 }

@@ -385,6 +385,12 @@ impl PgIndex {
                     )
                     .await?;
                     tx.execute(
+                        "DELETE FROM unit_vectors u USING chunks c, files f
+                         WHERE u.chunk_seq = c.seq AND c.file_key = f.key AND f.model_id <> $1",
+                        &[model_id],
+                    )
+                    .await?;
+                    tx.execute(
                         "UPDATE files SET model_id = NULL WHERE model_id <> $1",
                         &[model_id],
                     )

@@ -88,32 +88,36 @@
 //! does, fuses the two with [`groundcite_index::fusion::fuse`] and scores
 //! each hit with [`groundcite_index::fusion::hybrid_score`] of its
 //! similarity and this backend's lexical coverage. Which chunks are scored:
-//! every one (a scan) until an ingest has built the HNSW index; then the
-//! index's 400 nearest by the chunk's own vector and the full-text top,
-//! as the embedded index's approximate index proposes candidates and
-//! scores them exactly. Each hit carries its chunk's unit vectors
+//! every one (a scan) until an ingest has built the HNSW index; then, as
+//! the embedded index's approximate search does, the index's
+//! [`PgOptions::ann_candidates`] (1,000) nearest by the chunk's own vector
+//! are shortlisted by their similarity estimated with their units' sign
+//! codes (table `unit_codes`), and the best 500 and the full-text top are
+//! scored exactly. Each hit carries its chunk's unit vectors
 //! (`Hit::units`), which the engine's answerability judgement reuses.
-//! Four round trips, each a pipelined pair or trio of statements: the
-//! lexemes and whether the HNSW index exists; the full-text top; the dense
-//! ranking (chunk ids and similarities only; through the HNSW index, in a
-//! read-only transaction whose `hnsw.ef_search` and index preference hold
-//! for it alone, so that a pooler in transaction mode keeps them); the k
-//! chunks and their unit vectors. The code is in `index/hybrid.rs`.
+//! Four round trips (five through the HNSW index), each a pipelined pair
+//! or trio of statements: the lexemes and whether the HNSW index exists;
+//! the full-text top; the dense ranking (chunk ids and similarities only; through the HNSW index, the
+//! candidates in a read-only transaction whose scan settings hold for it
+//! alone, so that a pooler in transaction mode keeps them, then the
+//! shortlist's scores: one round trip more); the k chunks and their unit
+//! vectors. The code is in `index/hybrid.rs`.
 //!
 //! At a million chunks (`bench/scale-dense.sh` with `SCALE_DATABASE_URL`,
 //! synthetic vectors, 108 questions, vector given, k = 10): p50 / p99
-//! 32.5-37.1 / 59.9-73.3 ms over five runs (two ranking by the dense side
-//! alone), against 1.8 / 3.4 s when the
-//! full-text side ranks every match (and seconds more when the dense side
-//! scanned every vector); the top 10 shares 98.1% with ranking every
-//! full-text match. The candidates are the gap: the dense side's top 10
-//! finds 48.8% of the exact dense ranking's (the embedded index's
-//! approximate search 96-98.5%, from 5,000 candidates whose units it
-//! estimates). In the synthetic corpus a chunk's vector and its units'
-//! are independent copies, so a chunk's own vector says little about its
-//! best unit; 1,000 candidates found 66.1% at p99 206 ms, and an HNSW
-//! index over the 5.9 million unit vectors as well (12 minutes to build)
-//! 57.3% at p99 355 ms. The chunk index took 305 s to build.
+//! 48.8-51.0 / 70.2-72.7 ms, against 1.8 / 3.4 s when the full-text side
+//! ranks every match (and seconds more when the dense side scanned every
+//! vector); the full-text top 10 shares 98.1% with ranking every match.
+//! The dense side's top 10 holds 66.1% of the exact dense ranking's, the
+//! hybrid top 10 73.1% of the embedded index's (whose approximate search
+//! holds 96-98.5%, from 5,000 candidates). In the synthetic corpus a
+//! chunk's vector and its units' are independent copies, so a chunk's own
+//! vector says little about its best unit, and the candidates decide:
+//! 2,000 of them hold 77.8% and 85.3-85.9% at p50 / p99 68.6-83.7 /
+//! 90.5-131.9 ms (over the bar in two runs of three); the 400 nearest
+//! scored without the codes held 48.8% and 54.9% at 59.9-73.3 ms p99.
+//! The chunk index took 305 s to build, the codes of 5.9 million units
+//! (migration 7) about 10 minutes.
 //!
 //! [`Fusion::lexical_depth`]: groundcite_index::Fusion::lexical_depth
 //!

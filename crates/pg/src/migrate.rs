@@ -55,12 +55,18 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "unit_vectors",
         sql: include_str!("../migrations/0006_unit_vectors.sql"),
     },
+    Migration {
+        version: 7,
+        name: "unit_codes",
+        sql: include_str!("../migrations/0007_unit_codes.sql"),
+    },
 ];
 
 /// Appended to a migration error about pgvector: what the database needs.
 const PGVECTOR_HINT: &str = "; the index's chunk vectors need the pgvector extension: \
-install it on the server (0.5 or later) and have a superuser run \
-`CREATE EXTENSION vector SCHEMA public` in this database, then migrate again";
+install it on the server (0.8 or later) and have a superuser run \
+`CREATE EXTENSION vector SCHEMA public` (or `ALTER EXTENSION vector UPDATE` \
+after an upgrade) in this database, then migrate again";
 
 /// The schema version this binary needs.
 pub fn latest_version() -> i32 {

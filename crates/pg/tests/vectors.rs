@@ -6,6 +6,7 @@
 //! Reads `GROUNDCITE_TEST_DATABASE_URL` (see `.ci/pg.sh`): skipped without
 //! it, failed under `CI=true`. Every test gets its own schema.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
@@ -387,8 +388,8 @@ fn hybrid_search_through_the_approximate_index() {
         same >= 30,
         "{same} of 32 hits shared with the exact ranking"
     );
-    // The dense side alone (no full-text top) still ranks the index's 400
-    // candidates, not pgvector's default breadth of 40.
+    // The dense side alone (no full-text top) still ranks the shortlist of
+    // the index's 2,000 candidates, not pgvector's default breadth of 40.
     let alone = Fusion {
         method: Method::Dense,
         lexical_depth: 0,
@@ -423,6 +424,56 @@ fn hybrid_search_through_the_approximate_index() {
         "{:?}",
         hits[0].chunk.path
     );
+    // The units' sign codes follow every insert and delete of unit vectors.
+    fs::remove_file(pages.join("zeppelin.md")).unwrap();
+    pg.index
+        .ingest(std::slice::from_ref(&pages), &opts, &mut |_| {})
+        .unwrap();
+    assert_unit_codes_agree(&pg.url, &pg.opts.schema);
+}
+
+/// Every chunk of `schema` with unit vectors has a row of `unit_codes`
+/// (and no other chunk has one), holding each unit's code in unit order:
+/// its signs, the first value in the high bit, then its mean absolute
+/// value as a big-endian float4.
+fn assert_unit_codes_agree(url: &str, schema: &str) {
+    let units = common::query(
+        url,
+        &format!(
+            "SELECT u.chunk_seq, u.embedding::float4[] FROM {schema}.unit_vectors u
+             ORDER BY u.chunk_seq, u.ord"
+        ),
+        &[],
+    );
+    let mut want: BTreeMap<i64, Vec<u8>> = BTreeMap::new();
+    for row in &units {
+        let values: Vec<f32> = row.get(1);
+        let code = want.entry(row.get(0)).or_default();
+        let mut bits = vec![0u8; values.len().div_ceil(8)];
+        for (i, &x) in values.iter().enumerate() {
+            if x > 0.0 {
+                bits[i / 8] |= 0x80 >> (i % 8);
+            }
+        }
+        code.extend(bits);
+        let mean = values.iter().map(|x| f64::from(x.abs())).sum::<f64>() / values.len() as f64;
+        code.extend((mean as f32).to_be_bytes());
+    }
+    assert!(want.len() > 100, "{} chunks with units", want.len());
+    let stored = common::query(
+        url,
+        &format!("SELECT chunk_seq, codes FROM {schema}.unit_codes ORDER BY chunk_seq"),
+        &[],
+    );
+    let got: BTreeMap<i64, Vec<u8>> = stored.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>(),
+        "the chunks with codes are the chunks with units"
+    );
+    for (seq, code) in &want {
+        assert_eq!(&got[seq], code, "chunk {seq}");
+    }
 }
 
 fn copy_tree(from: &Path, to: &Path) {
