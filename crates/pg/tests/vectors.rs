@@ -389,7 +389,8 @@ fn hybrid_search_through_the_approximate_index() {
         "{same} of 32 hits shared with the exact ranking"
     );
     // The dense side alone (no full-text top) still ranks the shortlist of
-    // the index's 2,000 candidates, not pgvector's default breadth of 40.
+    // the index's `ann_candidates` (1,000), not pgvector's default breadth
+    // of 40.
     let alone = Fusion {
         method: Method::Dense,
         lexical_depth: 0,
