@@ -209,9 +209,10 @@ fn candidate_query(terms: &[(i64, &str)], budget: usize) -> String {
 }
 
 impl PgIndex {
-    /// Hybrid search: the top `k` chunks by `fusion` of the exact dense
-    /// ranking (the query's vector `vector`, of the model the index was
-    /// ingested with) and the full-text ranking, fused by the embedded
+    /// Hybrid search: the top `k` chunks by `fusion` of the dense ranking
+    /// (the query's vector `vector`, of the model the index was ingested
+    /// with; exact, or through the approximate index once it is built: see
+    /// the module docs) and the full-text ranking, fused by the embedded
     /// index's [`fusion::fuse`]; each hit's score is
     /// [`fusion::hybrid_score`] of its cosine and lexical coverage, and its
     /// raw score the full-text rank (0 outside the lexical top).
