@@ -239,6 +239,89 @@ fn hybrid_search_ranks_by_meaning_and_keeps_scores_in_range() {
     assert_eq!(hits.len(), 1);
 }
 
+/// Whether the index's `id` field is a fast field, by its meta.json;
+/// `clear` sets it not to be (as versions before the id column created
+/// indexes), which an index created but not yet written to takes.
+fn id_is_fast(at: &Path, clear: bool) -> bool {
+    let path = at.join("meta.json");
+    let mut meta: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    let field = meta["schema"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|f| f["name"] == "id")
+        .unwrap();
+    let fast = field["options"]["fast"] != serde_json::Value::Bool(false);
+    if clear {
+        field["options"]["fast"] = serde_json::Value::Bool(false);
+        fs::write(&path, serde_json::to_vec(&meta).unwrap()).unwrap();
+    }
+    fast
+}
+
+/// Hybrid search reads its BM25 hits' ids from the id column; an index
+/// written before there was one reads them from the stored documents and
+/// finds the same.
+#[test]
+fn an_index_without_the_id_column_searches_as_one_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("docs");
+    write_docs(&root);
+    let open = |name: &str, fast_ids: bool| {
+        let at = dir.path().join(name);
+        drop(Index::open_or_create(&at).unwrap());
+        assert!(id_is_fast(&at, !fast_ids), "new indexes have the column");
+        let mut index = Index::open_or_create(&at).unwrap();
+        index.set_embedder(HashEmbedder::new("toy-1"));
+        ingest(&mut index, &root);
+        // The schema the index was created with stays.
+        assert_eq!(id_is_fast(&at, false), fast_ids);
+        index
+    };
+    let (new, old) = (open("new", true), open("old", false));
+    let chunk_ids: std::collections::HashSet<String> = new
+        .all_chunks()
+        .unwrap()
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    for query in ["what opens the doors", "sick leave", "book flights", "zzz"] {
+        let v = HashEmbedder::vector(query);
+        let (dense, lexical) = new.rankings(query, &v, 10).unwrap();
+        let (old_dense, old_lexical) = old.rankings(query, &v, 10).unwrap();
+        assert_eq!(old_dense, dense, "{query}");
+        let ids = |hits: &[groundcite_index::fusion::LexicalHit]| -> Vec<String> {
+            hits.iter().map(|h| h.id.clone()).collect()
+        };
+        assert_eq!(ids(&old_lexical), ids(&lexical), "{query}");
+        assert_eq!(lexical.is_empty(), query == "zzz", "{query}");
+        for hit in &lexical {
+            assert!(chunk_ids.contains(&hit.id), "{query}: {hit:?}");
+        }
+        // Raw scores to a millionth: two indexes of the same files can
+        // differ in the last bit of a sum (the writer's threads share the
+        // documents out between segments as they come).
+        let searched = |index: &Index| -> Vec<(String, i64)> {
+            index
+                .search(query, 10)
+                .unwrap()
+                .into_iter()
+                .map(|h| (h.chunk.id, (f64::from(h.raw_score) * 1e6).round() as i64))
+                .collect()
+        };
+        assert_eq!(searched(&old), searched(&new), "{query}");
+        let hybrid = |index: &Index| -> Vec<String> {
+            index
+                .search_hybrid(query, &v, 5, &Fusion::default())
+                .unwrap()
+                .into_iter()
+                .map(|h| h.chunk.id)
+                .collect()
+        };
+        assert_eq!(hybrid(&old), hybrid(&new), "{query}");
+    }
+}
+
 /// Hybrid search's BM25 side ranks by the chunk body alone; lexical search
 /// also by the section label and the page title.
 #[test]
