@@ -629,18 +629,12 @@ impl Index {
         if !self.fast_ids {
             return addrs
                 .iter()
-                .map(|&addr| {
-                    let doc: TantivyDocument = searcher.doc(addr)?;
-                    Ok(doc
-                        .get_first(self.fields.id)
-                        .and_then(|v| v.as_str().map(str::to_string))
-                        .unwrap_or_default())
-                })
+                .map(|&addr| self.stored_id(searcher, addr))
                 .collect();
         }
         let mut columns = vec![None; searcher.segment_readers().len()];
         let mut out = Vec::with_capacity(addrs.len());
-        for addr in addrs {
+        for &addr in addrs {
             let column = match &mut columns[addr.segment_ord as usize] {
                 Some(column) => column,
                 slot => slot.insert(
@@ -651,16 +645,32 @@ impl Index {
                 ),
             };
             let mut id = String::new();
-            if let Some(column) = column
-                && let Some(ord) = column.ords().first(addr.doc_id)
-            {
-                column
-                    .ord_to_str(ord, &mut id)
-                    .map_err(tantivy::TantivyError::from)?;
-            }
-            out.push(id);
+            let found = match column {
+                Some(column) => match column.ords().first(addr.doc_id) {
+                    Some(ord) => column
+                        .ord_to_str(ord, &mut id)
+                        .map_err(tantivy::TantivyError::from)?,
+                    None => false,
+                },
+                None => false,
+            };
+            // A document the column misses (none should) is read whole.
+            out.push(if found {
+                id
+            } else {
+                self.stored_id(searcher, addr)?
+            });
         }
         Ok(out)
+    }
+
+    /// The chunk id of the document at `addr`, from the document store.
+    fn stored_id(&self, searcher: &Searcher, addr: DocAddress) -> Result<String> {
+        let doc: TantivyDocument = searcher.doc(addr)?;
+        Ok(doc
+            .get_first(self.fields.id)
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default())
     }
 
     /// BM25's candidates for the top `k` ([`TopWithTies`]). The largest
