@@ -219,10 +219,6 @@ pub struct Index {
     index: tantivy::Index,
     reader: IndexReader,
     fields: Fields,
-    /// Whether the `id` field is a fast field (a column by document),
-    /// which BM25's hits' ids are read from ([`Index::ids_of`]); indexes
-    /// created before it was have the ids in the stored documents alone.
-    fast_ids: bool,
     manifest: Manifest,
     vectors: VectorStore,
     embedder: Option<Arc<dyn ChunkEmbedder>>,
@@ -279,13 +275,11 @@ impl Index {
             .try_into()?;
         let manifest = read_manifest(&dir.join(MANIFEST))?;
         let vectors = VectorStore::open(dir)?;
-        let fast_ids = index.schema().get_field_entry(fields.id).is_fast();
         Ok(Index {
             dir: dir.to_path_buf(),
             index,
             reader,
             fields,
-            fast_ids,
             manifest,
             vectors,
             embedder: None,
@@ -624,9 +618,11 @@ impl Index {
     /// column when the index has one (each a look-up in its dictionary),
     /// else from the stored documents (each a block of the store
     /// decompressed: for hybrid search's hundred BM25 hits, 7% of its CPU
-    /// at a million chunks).
+    /// at a million chunks). Indexes created before the column keep their
+    /// schema, without it.
     fn ids_of(&self, searcher: &Searcher, addrs: &[DocAddress]) -> Result<Vec<String>> {
-        if !self.fast_ids {
+        let schema = searcher.schema();
+        if !schema.get_field_entry(self.fields.id).is_fast() {
             return addrs
                 .iter()
                 .map(|&addr| self.stored_id(searcher, addr))
@@ -641,17 +637,17 @@ impl Index {
                     searcher
                         .segment_reader(addr.segment_ord)
                         .fast_fields()
-                        .str("id")?,
+                        .str(schema.get_field_name(self.fields.id))?,
                 ),
             };
             let mut id = String::new();
-            let found = match column {
-                Some(column) => match column.ords().first(addr.doc_id) {
-                    Some(ord) => column
-                        .ord_to_str(ord, &mut id)
-                        .map_err(tantivy::TantivyError::from)?,
-                    None => false,
-                },
+            let ord = column
+                .as_ref()
+                .and_then(|c| Some((c, c.ords().first(addr.doc_id)?)));
+            let found = match ord {
+                Some((column, ord)) => column
+                    .ord_to_str(ord, &mut id)
+                    .map_err(tantivy::TantivyError::from)?,
                 None => false,
             };
             // A document the column misses (none should) is read whole.
