@@ -62,6 +62,81 @@ impl Default for Fusion {
 /// returned, which can only be better than its true rank.
 pub const DENSE_DEPTH: usize = 200;
 
+/// How many chunks hybrid search's lexical side ranks, about
+/// ([`lexical_candidates`]): the default of both backends. Block-max WAND
+/// over every chunk holding any word of a long chat-style question (a
+/// dozen terms, some in a tenth of the chunks or more) was the tail of
+/// hybrid search at a million chunks; PostgreSQL's `ts_rank`, which has no
+/// pruning, took seconds. 0 ranks every chunk that holds a query term.
+pub const LEXICAL_CANDIDATES: usize = 3_000;
+
+/// The chunks hybrid search's lexical side ranks (each by every query
+/// term), as [`lexical_candidates`] chose them from the terms' document
+/// frequencies. Terms are named by their position in the query's terms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LexicalCandidates {
+    /// Every chunk holding any of the query's terms: BM25 exactly.
+    Every,
+    /// The chunks holding one of these terms, rarest first.
+    AnyOf(Vec<usize>),
+    /// The chunks holding both of these two terms, the rarer first.
+    BothOf(usize, usize),
+}
+
+/// Which chunks hybrid search's lexical side ranks, from each query term's
+/// document frequency `dfs` (in the query's order) and a `budget` of
+/// chunks ([`LEXICAL_CANDIDATES`]): the chunks holding one of the rarest
+/// terms, taken rarest first while their frequencies sum to at most
+/// `budget`; when even the rarest is in more chunks than that, the chunks
+/// holding both of the two rarest. Every chunk holding a query term when
+/// `budget` is 0, when the terms taken are all the query has (a small
+/// index), or when one term alone is in more than `budget`.
+///
+/// A term in no chunk takes nothing from the budget and is not taken: it
+/// holds no chunk. The top `k` over the candidates is BM25's top `k` over
+/// every chunk whenever no chunk outside them scores more (a chunk
+/// without any rare term scores on common terms alone), which is the
+/// common case for a question with a rare word; when it is not, the
+/// ranking lacks some chunks that hold only common words. Equal
+/// frequencies are taken in the query's order, so the choice is
+/// deterministic.
+pub fn lexical_candidates(dfs: &[u64], budget: usize) -> LexicalCandidates {
+    let mut present: Vec<(u64, usize)> = dfs
+        .iter()
+        .enumerate()
+        .filter(|&(_, &df)| df > 0)
+        .map(|(i, &df)| (df, i))
+        .collect();
+    present.sort_unstable();
+    let budget = budget as u64;
+    let Some(&(rarest, first)) = present.first() else {
+        return LexicalCandidates::Every;
+    };
+    if budget == 0 {
+        return LexicalCandidates::Every;
+    }
+    if rarest > budget {
+        return match present.get(1) {
+            Some(&(_, second)) => LexicalCandidates::BothOf(first, second),
+            None => LexicalCandidates::Every,
+        };
+    }
+    let mut total = 0u64;
+    let taken: Vec<usize> = present
+        .iter()
+        .take_while(|&&(df, _)| {
+            total = total.saturating_add(df);
+            total <= budget
+        })
+        .map(|&(_, i)| i)
+        .collect();
+    if taken.len() == present.len() {
+        LexicalCandidates::Every
+    } else {
+        LexicalCandidates::AnyOf(taken)
+    }
+}
+
 /// One BM25 hit: the chunk id and the raw score.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LexicalHit {
@@ -209,6 +284,34 @@ mod tests {
             lexical_depth: 1,
         };
         assert_eq!(ids(&fuse(&d, &l, &fusion, 2)), ["a", "b"]);
+    }
+
+    #[test]
+    fn the_lexical_side_ranks_the_chunks_of_the_rarest_terms_within_the_budget() {
+        use LexicalCandidates::*;
+        // team, typo, chat, zzz (in no chunk), stuck.
+        let dfs = [9_000, 40, 1_200, 0, 300];
+        // Rarest first: 40 + 300 + 1,200 = 1,540 fit in 2,000; team does not.
+        assert_eq!(lexical_candidates(&dfs, 2_000), AnyOf(vec![1, 4, 2]));
+        assert_eq!(lexical_candidates(&dfs, 340), AnyOf(vec![1, 4]));
+        assert_eq!(lexical_candidates(&dfs, 339), AnyOf(vec![1]));
+        // Every term fits (a small index), or no budget: BM25 exactly.
+        assert_eq!(lexical_candidates(&dfs, 10_540), Every);
+        assert_eq!(lexical_candidates(&dfs, 0), Every);
+        // The rarest alone over the budget: both of the two rarest. A term
+        // in no chunk is not the rarest: it holds nothing.
+        assert_eq!(lexical_candidates(&dfs, 39), BothOf(1, 4));
+        assert_eq!(
+            lexical_candidates(&[50_000, 20_000, 0, 90_000], 3_000),
+            BothOf(1, 0)
+        );
+        // Equal frequencies in the query's order.
+        assert_eq!(lexical_candidates(&[7, 7, 7], 14), AnyOf(vec![0, 1]));
+        // One term over the budget, or none in any chunk: nothing to cut.
+        assert_eq!(lexical_candidates(&[50_000], 3_000), Every);
+        assert_eq!(lexical_candidates(&[0, 50_000], 3_000), Every);
+        assert_eq!(lexical_candidates(&[0, 0], 3_000), Every);
+        assert_eq!(lexical_candidates(&[], 3_000), Every);
     }
 
     #[test]

@@ -20,7 +20,7 @@ use tantivy::{
 };
 
 use crate::analysis::StopStem;
-use crate::fusion::{self, Fusion, LexicalHit};
+use crate::fusion::{self, Fusion, LexicalCandidates, LexicalHit};
 use crate::ingest::IngestOptions;
 use crate::score::{self, QueryTerm};
 use crate::source::{self, Plan};
@@ -57,7 +57,8 @@ enum Bm25Fields {
     /// 1 / 3 / 5: 45 / 53 / 56 of 60 against 44 / 51 / 57 with the three
     /// fields; held out 27 / 33 / 35 against 27 / 32 / 36; `eval questions`
     /// with the model answers as many with the fact and refuses as many
-    /// unanswerable ones).
+    /// unanswerable ones). Over hybrid search's candidates only
+    /// ([`fusion::lexical_candidates`]; `Index::set_lexical_candidates`).
     Body,
 }
 
@@ -222,6 +223,8 @@ pub struct Index {
     manifest: Manifest,
     vectors: VectorStore,
     embedder: Option<Arc<dyn ChunkEmbedder>>,
+    /// Hybrid search's lexical budget ([`fusion::lexical_candidates`]).
+    lexical_candidates: usize,
 }
 
 impl std::fmt::Debug for Index {
@@ -283,6 +286,7 @@ impl Index {
             manifest,
             vectors,
             embedder: None,
+            lexical_candidates: fusion::LEXICAL_CANDIDATES,
         })
     }
 
@@ -291,6 +295,14 @@ impl Index {
     /// re-chunked and embedded even when unchanged.
     pub fn set_embedder(&mut self, embedder: Arc<dyn ChunkEmbedder>) {
         self.embedder = Some(embedder);
+    }
+
+    /// How many chunks hybrid search's lexical side ranks, about
+    /// ([`fusion::lexical_candidates`]; default
+    /// [`fusion::LEXICAL_CANDIDATES`], 0 for every chunk holding a query
+    /// term). Lexical search always ranks every such chunk.
+    pub fn set_lexical_candidates(&mut self, budget: usize) {
+        self.lexical_candidates = budget;
     }
 
     /// The chunk vectors (empty when ingested without a model).
@@ -683,7 +695,7 @@ impl Index {
         k: usize,
         fields: Bm25Fields,
     ) -> Result<Vec<(f32, DocAddress)>> {
-        let query = self.bm25_query(terms, fields);
+        let query = self.bm25_query(searcher, terms, fields)?;
         let weight = query.weight(EnableScoring::enabled_from_searcher(searcher))?;
         let read = k + MAX_TIES_READ;
         let segments = searcher.segment_readers();
@@ -717,28 +729,63 @@ impl Index {
     }
 
     /// BM25's query for analysed terms: each term in each of `fields`,
-    /// boosted by field.
-    fn bm25_query(&self, terms: &[QueryTerm], fields: Bm25Fields) -> BooleanQuery {
+    /// boosted by field, over every document holding one (`Bm25Fields::All`)
+    /// or over hybrid search's candidates ([`fusion::lexical_candidates`]
+    /// of the terms' document frequencies in the body, the field ranked:
+    /// `Bm25Fields::Body`). A candidate's score is the same sum either way.
+    fn bm25_query(
+        &self,
+        searcher: &Searcher,
+        terms: &[QueryTerm],
+        fields: Bm25Fields,
+    ) -> Result<BooleanQuery> {
         let all = [
             (self.fields.text, BOOST_TEXT),
             (self.fields.section, BOOST_SECTION),
             (self.fields.title, BOOST_TITLE),
         ];
-        let fields = match fields {
-            Bm25Fields::All => &all[..],
-            Bm25Fields::Body => &all[..1],
-        };
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for t in terms {
-            for &(field, boost) in fields {
-                let q = TermQuery::new(
-                    Term::from_field_text(field, &t.term),
-                    IndexRecordOption::WithFreqs,
-                );
-                clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
+        let (fields, candidates) = match fields {
+            Bm25Fields::All => (&all[..], LexicalCandidates::Every),
+            Bm25Fields::Body => {
+                let dfs = terms
+                    .iter()
+                    .map(|t| searcher.doc_freq(&Term::from_field_text(self.fields.text, &t.term)))
+                    .collect::<tantivy::Result<Vec<u64>>>()?;
+                let candidates = fusion::lexical_candidates(&dfs, self.lexical_candidates);
+                (&all[..1], candidates)
             }
-        }
-        BooleanQuery::new(clauses)
+        };
+        // Each of the terms `which` in each field, as clauses of `occur`.
+        let clauses = |which: &[usize], occur: Occur| -> Vec<(Occur, Box<dyn Query>)> {
+            let mut out: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+            for &i in which {
+                for &(field, boost) in fields {
+                    let q = TermQuery::new(
+                        Term::from_field_text(field, &terms[i].term),
+                        IndexRecordOption::WithFreqs,
+                    );
+                    out.push((occur, Box::new(BoostQuery::new(Box::new(q), boost))));
+                }
+            }
+            out
+        };
+        // The candidates' terms are required (one of them, or both); the
+        // others still add to a candidate's score.
+        let (required, mut query) = match candidates {
+            LexicalCandidates::Every => {
+                let every: Vec<usize> = (0..terms.len()).collect();
+                return Ok(BooleanQuery::new(clauses(&every, Occur::Should)));
+            }
+            LexicalCandidates::AnyOf(taken) => {
+                let any: Box<dyn Query> =
+                    Box::new(BooleanQuery::new(clauses(&taken, Occur::Should)));
+                (taken, vec![(Occur::Must, any)])
+            }
+            LexicalCandidates::BothOf(a, b) => (vec![a, b], clauses(&[a, b], Occur::Must)),
+        };
+        let rest: Vec<usize> = (0..terms.len()).filter(|i| !required.contains(i)).collect();
+        query.extend(clauses(&rest, Occur::Should));
+        Ok(BooleanQuery::new(query))
     }
 
     /// The two rankings hybrid search fuses: the [`fusion::DENSE_DEPTH`]

@@ -363,6 +363,58 @@ fn hybrid_bm25_reads_the_body_and_lexical_search_the_headings_too() {
 }
 
 #[test]
+fn hybrid_bm25_ranks_the_chunks_of_the_rarest_terms_within_its_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root, at) = (dir.path().join("docs"), dir.path().join("index"));
+    fs::create_dir_all(&root).unwrap();
+    // Common words in every page; zebra in 6 (2 of them with quokka too).
+    let common = |i: usize| "team office policy. ".repeat(1 + i % 3);
+    for i in 0..30 {
+        fs::write(root.join(format!("c{i}.md")), common(i)).unwrap();
+    }
+    for i in 0..4 {
+        let text = format!("{} zebra", common(i));
+        fs::write(root.join(format!("z{i}.md")), text).unwrap();
+    }
+    for i in 0..2 {
+        let text = format!("{} zebra quokka", common(i));
+        fs::write(root.join(format!("q{i}.md")), text).unwrap();
+    }
+    let mut index = Index::open_or_create(&at).unwrap();
+    index.set_embedder(HashEmbedder::new("toy-1"));
+    ingest(&mut index, &root);
+    let query = "zebra quokka team office policy";
+    let v = HashEmbedder::vector(query);
+    let mut bm25 = |budget| {
+        index.set_lexical_candidates(budget);
+        index.rankings(query, &v, 100).unwrap().1
+    };
+    let every = bm25(0);
+    assert_eq!(every.len(), 36, "{every:?}");
+    assert_eq!(bm25(10_000), every, "every term within the budget");
+    // The candidates' hits are BM25's over every chunk, scores and order,
+    // less the chunks without a term taken.
+    let only = |pages: &[char]| -> Vec<(String, f32)> {
+        every
+            .iter()
+            .filter(|h| pages.iter().any(|&p| h.id.starts_with(p)))
+            .map(|h| (h.id.clone(), h.raw))
+            .collect()
+    };
+    let same = |got: Vec<groundcite_index::fusion::LexicalHit>, want: Vec<(String, f32)>| {
+        assert_eq!(got.len(), want.len(), "{got:?}");
+        for (g, (id, raw)) in got.iter().zip(&want) {
+            assert_eq!(&g.id, id);
+            assert!((g.raw - raw).abs() <= 1e-6 * raw, "{g:?} against {raw}");
+        }
+    };
+    // quokka (2) and zebra (6) fit in 8; the common words do not.
+    same(bm25(8), only(&['z', 'q']));
+    // quokka alone is over 1: the chunks with both quokka and zebra.
+    same(bm25(1), only(&['q']));
+}
+
+#[test]
 fn a_large_index_searches_through_its_approximate_index_and_keeps_it_current() {
     use groundcite_index::vectors::ANN_MIN_CHUNKS;
     let dir = tempfile::tempdir().unwrap();

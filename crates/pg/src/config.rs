@@ -40,14 +40,15 @@ pub struct PgOptions {
     /// index's threshold.
     pub ann_min_chunks: usize,
     /// How many chunks the full-text side of hybrid search ranks, about:
-    /// the query's lexemes are taken rarest first while the chunks
-    /// containing them (their document frequencies summed) stay within
-    /// this many, and only chunks containing one of those are ranked (by
-    /// every lexeme); when even the rarest lexeme is in more chunks, those
-    /// containing both of the two rarest. `ts_rank` has no top-k pruning:
-    /// ranking every chunk that contains any query word took seconds at a
-    /// million chunks. Default 3,000; 0 ranks every chunk containing any
-    /// query lexeme (what lexical search does).
+    /// the chunks holding one of the query's rarest lexemes, taken rarest
+    /// first while their document frequencies sum to at most this many, or
+    /// both of the two rarest when even the rarest is in more (the
+    /// embedded index's rule, `groundcite_index::fusion::lexical_candidates`).
+    /// Each candidate is ranked by every lexeme. `ts_rank` has no top-k
+    /// pruning: ranking every chunk that contains any query word took
+    /// seconds at a million chunks. Default
+    /// `groundcite_index::fusion::LEXICAL_CANDIDATES` (3,000); 0 ranks every
+    /// chunk containing any query lexeme (what lexical search does).
     pub lexical_candidates: usize,
     /// How many chunks the approximate (HNSW) index proposes to a hybrid
     /// search, nearest by their own vector: their units' sign codes then
@@ -69,7 +70,7 @@ impl Default for PgOptions {
             read_attempts: 3,
             ingest_batch_chunks: crate::index::FLUSH_CHUNKS,
             ann_min_chunks: groundcite_index::vectors::ANN_MIN_CHUNKS,
-            lexical_candidates: 3_000,
+            lexical_candidates: groundcite_index::fusion::LEXICAL_CANDIDATES,
             ann_candidates: 1_000,
         }
     }

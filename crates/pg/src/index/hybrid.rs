@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 
 use groundcite_index::ann::SignCodes;
-use groundcite_index::fusion::{self, Fusion, LexicalHit};
+use groundcite_index::fusion::{self, Fusion, LexicalCandidates, LexicalHit};
 use groundcite_index::vectors::{ANN_RERANK, DenseHit, UnitVectors, dense_similarity};
 use groundcite_index::{Chunk, Hit, Progress, query_words};
 use tokio_postgres::{Row, Transaction};
@@ -184,28 +184,22 @@ SELECT chunk_seq, embedding::float4[] FROM unit_vectors
 WHERE chunk_seq = ANY($1) ORDER BY chunk_seq, ord";
 
 /// The chunks hybrid search's full-text side ranks, as a `tsquery` of the
-/// query's lexemes as [`TERMS_SQL`] returned them: the rarest first while
-/// their document frequencies sum to at most `budget`, as alternatives
-/// (every lexeme when `budget` is 0); when even the rarest is in more
-/// chunks than that, the chunks with both of the two rarest. `terms` are
-/// each lexeme's document frequency and word; ties keep their order.
+/// query's lexemes as [`TERMS_SQL`] returned them (each its document
+/// frequency and word), chosen by the embedded index's rule
+/// ([`fusion::lexical_candidates`]): one of the rarest while their
+/// frequencies fit in `budget`, or both of the two rarest, or every
+/// lexeme (budget 0, or all of them fit).
 fn candidate_query(terms: &[(i64, &str)], budget: usize) -> String {
-    let mut by_df = terms.to_vec();
-    by_df.sort_by_key(|&(df, _)| df);
-    let budget = i64::try_from(budget).unwrap_or(i64::MAX);
-    if budget > 0 && by_df.len() >= 2 && by_df[0].0 > budget {
-        return format!("{} & {}", by_df[0].1, by_df[1].1);
+    let dfs: Vec<u64> = terms.iter().map(|&(df, _)| df.max(0) as u64).collect();
+    match fusion::lexical_candidates(&dfs, budget) {
+        LexicalCandidates::Every => terms.iter().map(|t| t.1).collect::<Vec<_>>().join(" | "),
+        LexicalCandidates::AnyOf(taken) => taken
+            .iter()
+            .map(|&i| terms[i].1)
+            .collect::<Vec<_>>()
+            .join(" | "),
+        LexicalCandidates::BothOf(a, b) => format!("{} & {}", terms[a].1, terms[b].1),
     }
-    let mut total = 0i64;
-    let mut words = Vec::new();
-    for (df, word) in by_df {
-        total = total.saturating_add(df.max(0));
-        if budget > 0 && total > budget && !words.is_empty() {
-            break;
-        }
-        words.push(word);
-    }
-    words.join(" | ")
 }
 
 impl PgIndex {
@@ -511,14 +505,14 @@ mod tests {
             (0, "zzz"),
             (300, "stuck"),
         ];
-        // Rarest first: 0 + 40 + 300 + 1,200 = 1,540 fit in 2,000; team does not.
-        assert_eq!(candidate_query(&terms, 2_000), "zzz | typo | stuck | chat");
-        assert_eq!(candidate_query(&terms, 340), "zzz | typo | stuck");
-        // 0: every lexeme, rarest first.
-        assert_eq!(
-            candidate_query(&terms, 0),
-            "zzz | typo | stuck | chat | team"
-        );
+        // Rarest first: 40 + 300 + 1,200 = 1,540 fit in 2,000; team does
+        // not; zzz is in no chunk.
+        assert_eq!(candidate_query(&terms, 2_000), "typo | stuck | chat");
+        assert_eq!(candidate_query(&terms, 340), "typo | stuck");
+        // 0, or every lexeme within the budget: every lexeme.
+        let every = "team | typo | chat | zzz | stuck";
+        assert_eq!(candidate_query(&terms, 0), every);
+        assert_eq!(candidate_query(&terms, 20_000), every);
         // The rarest alone over the budget: the chunks with both of the two rarest.
         let common = [(50_000, "leave"), (20_000, "annual"), (90_000, "pay")];
         assert_eq!(candidate_query(&common, 3_000), "annual & leave");
