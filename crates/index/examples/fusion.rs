@@ -16,7 +16,10 @@
 //! never changes. With `--text-only`, chunks are also embedded without
 //! their section label, and the dense ranking over those is compared; with
 //! `--chunk-only`, the dense ranking by the chunk vectors alone (without
-//! their best answer unit: `vectors::dense_similarity`) is compared.
+//! their best answer unit: `vectors::dense_similarity`) is compared. With
+//! `--lexical-candidates N`, BM25's side ranks about N chunks
+//! (`fusion::lexical_candidates`; 0: every chunk holding a query term)
+//! instead of the default `fusion::LEXICAL_CANDIDATES`.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -45,14 +48,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let with_title = args.iter().any(|a| a == "--with-title");
     let chunk_only = args.iter().any(|a| a == "--chunk-only");
     args.retain(|a| a != "--text-only" && a != "--with-title" && a != "--chunk-only");
+    let mut lexical_candidates = fusion::LEXICAL_CANDIDATES;
+    if let Some(at) = args.iter().position(|a| a == "--lexical-candidates") {
+        let n = args
+            .get(at + 1)
+            .ok_or("--lexical-candidates needs a count")?;
+        lexical_candidates = n
+            .parse()
+            .map_err(|_| format!("--lexical-candidates {n}: not a count"))?;
+        args.drain(at..at + 2);
+    }
     if args.len() < 4 {
         return Err(
-            "usage: fusion MODEL_DIR INDEX_DIR PAGES QUESTIONS.jsonl... [--text-only | --with-title | --chunk-only]".into(),
+            "usage: fusion MODEL_DIR INDEX_DIR PAGES QUESTIONS.jsonl... [--text-only | --with-title | --chunk-only] [--lexical-candidates N]".into(),
         );
     }
     let model = Arc::new(groundcite_embed::Embedder::load(&args[0])?);
     let mut index = Index::open_or_create(&PathBuf::from(&args[1]))?;
     index.set_embedder(model.clone());
+    index.set_lexical_candidates(lexical_candidates);
     let started = std::time::Instant::now();
     let summary = index.ingest(
         &[PathBuf::from(&args[2])],

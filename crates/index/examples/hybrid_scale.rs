@@ -19,11 +19,15 @@
 //! runs only the rows whose name contains TEXT (to profile one);
 //! `PER_QUERY=1` also prints each timed question's time to stderr
 //! (`PQ<TAB>row<TAB>question number<TAB>ms`), to see which questions make
-//! the tail.
+//! the tail; `REPEAT=N` times each question N times (the percentiles over
+//! all of them). The hybrid rows are then run again with the lexical side
+//! over every chunk holding a query term (`Index::set_lexical_candidates`
+//! 0), and the last line says how much of the hybrid top 10 the default
+//! budget (`fusion::LEXICAL_CANDIDATES`) keeps.
 
 use std::time::Instant;
 
-use groundcite_index::fusion::{DENSE_DEPTH, Fusion};
+use groundcite_index::fusion::{DENSE_DEPTH, Fusion, LEXICAL_CANDIDATES};
 use groundcite_index::{Error as IndexError, Index};
 
 fn percentile(sorted_ms: &[f64], p: f64) -> f64 {
@@ -36,7 +40,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err("usage: hybrid_scale MODEL_DIR INDEX_DIR QUESTIONS.jsonl...".into());
     }
     let model = groundcite_embed::Embedder::load(&args[0])?;
-    let index = Index::open(std::path::Path::new(&args[1]))?;
+    let mut index = Index::open(std::path::Path::new(&args[1]))?;
     let mut questions = Vec::new();
     for path in &args[2..] {
         for line in std::fs::read_to_string(path)?
@@ -62,19 +66,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .unwrap_or_default()
             .trim()
     );
-    type Step<'a> = Box<dyn Fn(usize) -> Result<usize, IndexError> + 'a>;
+    type Step<'a> = Box<dyn Fn(&Index, usize) -> Result<usize, IndexError> + 'a>;
     let steps: Vec<(&str, Step)> = vec![
         (
             "BM25 top 10 (`search`)",
-            Box::new(|i| Ok(index.search(&questions[i], 10)?.len())),
+            Box::new(|index, i| Ok(index.search(&questions[i], 10)?.len())),
         ),
         (
             "BM25 at the fusion's depth",
-            Box::new(|i| Ok(index.search(&questions[i], fusion.lexical_depth)?.len())),
+            Box::new(|index, i| Ok(index.search(&questions[i], fusion.lexical_depth)?.len())),
         ),
         (
             "dense (`rank_for`)",
-            Box::new(|i| {
+            Box::new(|index, i| {
                 Ok(index
                     .vectors()
                     .rank_for(&vectors[i], DENSE_DEPTH, &[])?
@@ -83,14 +87,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ),
         (
             "both rankings (`rankings`)",
-            Box::new(|i| {
+            Box::new(|index, i| {
                 let (d, l) = index.rankings(&questions[i], &vectors[i], fusion.lexical_depth)?;
                 Ok(d.len() + l.len())
             }),
         ),
         (
             "`search_hybrid`, vector given",
-            Box::new(|i| {
+            Box::new(|index, i| {
                 Ok(index
                     .search_hybrid(&questions[i], &vectors[i], 10, &fusion)?
                     .len())
@@ -98,7 +102,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ),
         (
             "`search_hybrid_with`, question embedded",
-            Box::new(|i| {
+            Box::new(|index, i| {
                 let q = &questions[i];
                 let embed = || {
                     model
@@ -109,21 +113,37 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }),
         ),
     ];
+    // Then hybrid search again with its lexical side over every chunk
+    // holding a query term (no budget): what the budget saves.
+    let exact = " (lexical side over every chunk)";
+    let runs = steps
+        .iter()
+        .map(|(name, step)| (name.to_string(), step, LEXICAL_CANDIDATES))
+        .chain(
+            steps
+                .iter()
+                .filter(|(name, _)| name.contains("search_hybrid"))
+                .map(|(name, step)| (format!("{name}{exact}"), step, 0)),
+        );
     println!("| step | p50 | p90 | p99 | max |");
     println!("|---|---:|---:|---:|---:|");
     let only = std::env::var("ONLY").ok();
     let per_query = std::env::var_os("PER_QUERY").is_some();
-    for (name, step) in &steps {
+    let repeat: usize = match std::env::var("REPEAT") {
+        Ok(n) => n.parse().map_err(|_| format!("REPEAT={n}: not a count"))?,
+        Err(_) => 1,
+    };
+    for (name, step, budget) in runs {
         if only.as_deref().is_some_and(|o| !name.contains(o)) {
             continue;
         }
+        index.set_lexical_candidates(budget);
+        let step = |i| step(&index, i);
         for i in 0..questions.len() {
             step(i)?;
         }
         let mut ms = Vec::new();
-        // By index: each step takes the question's position.
-        #[allow(clippy::needless_range_loop)]
-        for i in 0..questions.len() {
+        for i in (0..repeat).flat_map(|_| 0..questions.len()) {
             let t = Instant::now();
             step(i)?;
             ms.push(t.elapsed().as_secs_f64() * 1e3);
@@ -140,5 +160,36 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ms[ms.len() - 1]
         );
     }
+    // What the budget changes: the hybrid top 10 against the one with the
+    // lexical side over every chunk, and how many questions' lexical side
+    // holds fewer hits than the fusion reads.
+    let mut top = Vec::new();
+    let mut short = [0usize; 2];
+    for (run, budget) in [LEXICAL_CANDIDATES, 0].into_iter().enumerate() {
+        index.set_lexical_candidates(budget);
+        let mut ids = Vec::new();
+        for (q, v) in questions.iter().zip(&vectors) {
+            let hits = index.search_hybrid(q, v, 10, &fusion)?;
+            ids.push(hits.into_iter().map(|h| h.chunk.id).collect::<Vec<_>>());
+            let (_, lexical) = index.rankings(q, v, fusion.lexical_depth)?;
+            short[run] += usize::from(lexical.len() < fusion.lexical_depth);
+        }
+        top.push(ids);
+    }
+    let shared: usize = top[0]
+        .iter()
+        .zip(&top[1])
+        .map(|(a, b)| a.iter().filter(|id| b.contains(id)).count())
+        .sum();
+    let total: usize = top[1].iter().map(Vec::len).sum();
+    println!(
+        "\nlexical budget {LEXICAL_CANDIDATES}: the hybrid top 10 holds {:.1}% of the one over every chunk; \
+         {} of {} questions' lexical side holds fewer than {} hits ({} over every chunk)",
+        100.0 * shared as f64 / total.max(1) as f64,
+        short[0],
+        questions.len(),
+        fusion.lexical_depth,
+        short[1]
+    );
     Ok(())
 }
