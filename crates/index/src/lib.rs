@@ -13,7 +13,7 @@
 //!               table rows; each with its source range
 //!            ─► chunks on sentence boundaries, heading path chunk.rs
 //!            ─► id `path#Lfirst-Llast`, URL + #anchor       ingest.rs, url.rs
-//!            ─► tantivy documents (one per chunk)           index.rs
+//!            ─► tantivy documents (one per chunk)           index.rs (searched: index/search.rs)
 //! ```
 //!
 //! Every byte removed before parsing (front matter, `{% ... %}`, `{{ ... }}`)
