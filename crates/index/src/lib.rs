@@ -105,8 +105,8 @@
 //! Measurements; retrieval figures below). That side ranks only its
 //! candidates ([`fusion::lexical_candidates`]: the chunks holding one of the
 //! query's rarest terms, about [`fusion::LEXICAL_CANDIDATES`] of them, each
-//! scored by every term), which in an index the size of the handbook is
-//! every chunk holding a query term. The hit's
+//! scored by every term); over the handbook, each of the 108 dev
+//! questions' lexical side is the same as over every chunk. The hit's
 //! [`Hit::score`] is [`fusion::hybrid_score`]: half the similarity
 //! (clipped at 0), half the lexical coverage above, so it stays in `0..=1`
 //! and comparable across queries; `raw_score` is BM25's (0 for a chunk
