@@ -187,8 +187,9 @@ WHERE chunk_seq = ANY($1) ORDER BY chunk_seq, ord";
 /// query's lexemes as [`TERMS_SQL`] returned them (each its document
 /// frequency and word), chosen by the embedded index's rule
 /// ([`fusion::lexical_candidates`]): one of the rarest while their
-/// frequencies fit in `budget`, or both of the two rarest, or every
-/// lexeme (budget 0, or all of them fit).
+/// frequencies fit in `budget` (a lexeme in no chunk first: it costs
+/// nothing), or both of the two rarest, or every lexeme (budget 0, or all
+/// of them fit).
 fn candidate_query(terms: &[(i64, &str)], budget: usize) -> String {
     let dfs: Vec<u64> = terms.iter().map(|&(df, _)| df.max(0) as u64).collect();
     match fusion::lexical_candidates(&dfs, budget) {
@@ -505,10 +506,10 @@ mod tests {
             (0, "zzz"),
             (300, "stuck"),
         ];
-        // Rarest first: 40 + 300 + 1,200 = 1,540 fit in 2,000; team does
-        // not; zzz is in no chunk.
-        assert_eq!(candidate_query(&terms, 2_000), "typo | stuck | chat");
-        assert_eq!(candidate_query(&terms, 340), "typo | stuck");
+        // Rarest first: zzz (in no chunk) costs nothing, 40 + 300 + 1,200
+        // = 1,540 fit in 2,000; team does not.
+        assert_eq!(candidate_query(&terms, 2_000), "zzz | typo | stuck | chat");
+        assert_eq!(candidate_query(&terms, 340), "zzz | typo | stuck");
         // 0, or every lexeme within the budget: every lexeme.
         let every = "team | typo | chat | zzz | stuck";
         assert_eq!(candidate_query(&terms, 0), every);
@@ -516,6 +517,10 @@ mod tests {
         // The rarest alone over the budget: the chunks with both of the two rarest.
         let common = [(50_000, "leave"), (20_000, "annual"), (90_000, "pay")];
         assert_eq!(candidate_query(&common, 3_000), "annual & leave");
+        // Unless a lexeme is in no chunk: it is the rarest, and nothing
+        // else fits beside it.
+        let offsites = [(50_000, "leave"), (0, "offsit"), (20_000, "annual")];
+        assert_eq!(candidate_query(&offsites, 3_000), "offsit");
         // One lexeme over the budget is still ranked.
         assert_eq!(candidate_query(&[(50_000, "leave")], 3_000), "leave");
         assert_eq!(candidate_query(&[], 3_000), "");
