@@ -100,11 +100,14 @@ pub enum LexicalCandidates {
 /// tried: on PostgreSQL, whose `ts_rank` does not prune, ranking the
 /// chunks that hold two common words (up to 4,700 of the synthetic
 /// million, from lists of up to 160,000) put hybrid p99 at 102-127 ms
-/// against 60-80 ms with this rule (README Measurements). A chunk outside the candidates (holding
-/// commoner terms only) is left out even when it would score more, so the
-/// lexical ranking is BM25's over the candidates, not over every chunk; at
-/// a million synthetic chunks the hybrid top 10 kept 99.1% of the one over
-/// every chunk (`examples/hybrid_scale`, README Measurements). Equal
+/// over four runs, against 56-83 ms in five runs of six with this rule
+/// (README Measurements).
+///
+/// A chunk outside the candidates (holding commoner terms only) is left
+/// out even when it would score more, so the lexical ranking is BM25's
+/// over the candidates, not over every chunk; at a million synthetic
+/// chunks the hybrid top 10 kept 98.9% of the one over every chunk
+/// (`examples/hybrid_scale`, README Measurements). Equal
 /// frequencies are taken in the query's order, so the choice is
 /// deterministic.
 pub fn lexical_candidates(dfs: &[u64], budget: usize) -> LexicalCandidates {
