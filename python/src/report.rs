@@ -93,8 +93,17 @@ macro_rules! findings_getters {
             fn status(&self) -> &'static str {
                 self.owner.findings().status.as_str()
             }
-            /// Coverage at or over the threshold, no contradicted or
-            /// unsupported sentence, status not `unverified`.
+            /// The support claim: coverage at or over the threshold, no
+            /// contradicted or unsupported sentence, status not
+            /// `unverified`.
+            #[getter]
+            fn supported(&self) -> bool {
+                self.owner.findings().supported
+            }
+            /// The claim a reader trusts: `supported`, and for an answer
+            /// to a question also judged to answer it
+            /// (`answers_question` `yes`, which needs the embedding
+            /// model).
             #[getter]
             fn grounded(&self) -> bool {
                 self.owner.findings().grounded

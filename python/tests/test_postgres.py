@@ -59,5 +59,5 @@ def test_an_index_in_postgres(database: str, tmp_path: Path) -> None:
     hits = index.search("How long does reimbursement take?", k=3)
     assert any("30 days" in h.text for h in hits)
     answer = index.ask("How long does reimbursement take?")
-    assert "30 days" in answer.answer and answer.grounded
+    assert "30 days" in answer.answer and answer.supported
     assert groundcite.Index(tmp_path / "folder").migrate() == []

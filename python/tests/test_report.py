@@ -21,7 +21,7 @@ def test_every_field_of_the_json_is_an_attribute() -> None:
     report = groundcite.check(HR, ANSWER)
     whole = report.to_dict()
     assert set(whole) == {
-        "status", "grounded", "cited", "bad_ids", "unmarked", "coverage", "sentences",
+        "status", "supported", "grounded", "cited", "bad_ids", "unmarked", "coverage", "sentences",
         "sources", "verifier", "refusal", "counts", "malformed_markers",
     }
     for key, value in whole.items():

@@ -9,7 +9,7 @@ use futures::StreamExt;
 use groundcite_core::check::SentenceVerdict;
 use groundcite_engine::{
     AskEvent, AskOptions, AskResult, Engine, NO_DIRECT_ANSWER, RefusalReason, Relevance,
-    Retraction, StreamedSentence,
+    Retraction, SOURCES_FOUND_UNJUDGED, StreamedSentence,
 };
 
 use groundcite_server::audit::{self, AuditConfig, AuditLog};
@@ -205,9 +205,11 @@ fn print_answer(
         let headline = if off_topic {
             render::paint(render::style::WARN, format_args!("! {NO_DIRECT_ANSWER}"))
         } else {
-            render::painted_headline(&r.findings, &r.counts, judged)
+            ask_headline(r, judged)
         };
-        if problems {
+        // Relevance not judged: the caveat leads, before the answer.
+        let caveat = !problems && !off_topic && !r.grounded;
+        if problems || caveat {
             writeln!(out, "{headline}\n")?;
             render::sentences(out, &r.sentences, reasons, !reasons)?;
             writeln!(out)?;
@@ -239,7 +241,7 @@ fn print_answer(
             }
         }
         render::sources(out, &r.sources)?;
-        if problems {
+        if problems || caveat {
             gap = true;
         } else {
             writeln!(out, "\n{headline}")?;
@@ -278,6 +280,37 @@ fn print_answer(
         )?;
     }
     Ok(())
+}
+
+/// The headline of a served answer. Problems come first (as for
+/// `check`); otherwise "Checked" only when both claims hold: the cited
+/// sentences are stated in the sources, and the answer was judged to
+/// answer the question. Without a model relevance is not judged, and the
+/// headline says so rather than "Checked".
+fn ask_headline(r: &AskResult, judged: bool) -> String {
+    let support = render::headline(&r.findings, &r.counts, judged);
+    if !support.starts_with("Checked") {
+        return render::painted_headline(&r.findings, &r.counts, judged);
+    }
+    match r.answers_question.as_ref().map(|a| a.verdict) {
+        Some(Relevance::Yes) if r.grounded => render::paint(
+            render::style::GOOD,
+            format_args!(
+                "{} and answer{} the question.",
+                support.trim_end_matches('.'),
+                if r.counts.factual == 1 { "s" } else { "" }
+            ),
+        ),
+        _ => format!(
+            "{}\n{}",
+            render::paint(render::style::WARN, SOURCES_FOUND_UNJUDGED),
+            render::paint(
+                render::style::DIM,
+                "The cited sentences are stated in the sources; whether they answer the \
+                 question is judged with the embedding model (scripts/fetch-model.sh)."
+            )
+        ),
+    }
 }
 
 /// The `answers_question` verdict as the status line shows it.

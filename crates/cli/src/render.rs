@@ -245,7 +245,7 @@ pub fn headline(o: &Findings, counts: &Counts, judged: bool) -> String {
             plural(counts.factual, "factual sentence", "factual sentences")
         );
     }
-    if o.grounded {
+    if o.supported {
         format!(
             "Checked: {} stated in the cited source{}.",
             match counts.factual {

@@ -67,6 +67,7 @@ fn check_cases_writes_one_report_per_line_in_order() {
             "sentences",
             "sources",
             "refusal",
+            "supported",
             "grounded",
         ] {
             assert!(v.get(key).is_some(), "{key} missing in {v}");

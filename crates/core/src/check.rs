@@ -9,7 +9,8 @@
 //! {
 //!   "id": "d02",                       // the case id, when checking cases
 //!   "status": "ok",                    // ok | unverified | no_evidence (do all markers resolve?)
-//!   "grounded": false,                 // coverage >= threshold, no contradicted/unsupported sentence, status not unverified
+//!   "supported": false,                // the support claim: coverage >= threshold, no contradicted/unsupported sentence, status not unverified
+//!   "grounded": false,                 // supported, and (for an answer to a question) judged to answer it
 //!   "cited": [1],                      // every id cited, sorted, unique
 //!   "bad_ids": [],                     // cited ids never sent
 //!   "unmarked": [{"text", "start", "end"}],   // factual sentences without a marker
@@ -179,6 +180,15 @@ pub struct Counts {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Findings {
     pub status: Status,
+    /// The support claim: the cited sentences are stated in the sources.
+    /// Every marker resolves, no factual sentence is contradicted or
+    /// unsupported by the passage it cites, and at least
+    /// `grounded_threshold` of the factual sentences carry a citation.
+    pub supported: bool,
+    /// The claim a reader trusts. For a check of an answer on its own it
+    /// is [`Findings::supported`]; for an answer served to a question
+    /// (`groundcite_engine::AskResult`) it also requires that the answer
+    /// was judged to answer the question (`answers_question` `yes`).
     pub grounded: bool,
     pub cited: Vec<u64>,
     pub bad_ids: Vec<u64>,
@@ -193,10 +203,11 @@ pub struct Findings {
 
 impl Findings {
     /// The findings of an answer that claims nothing (a refusal): no
-    /// sentence, nothing cited, fully covered, grounded.
+    /// sentence, nothing cited, fully covered, nothing unsupported.
     pub fn nothing_claimed() -> Findings {
         Findings {
             status: Status::NoEvidence,
+            supported: true,
             grounded: true,
             cited: Vec::new(),
             bad_ids: Vec::new(),
@@ -438,7 +449,7 @@ pub fn check_report(
     }
 
     let sources = resolve::resolve(report, passages, &hints, config.quote_max_chars);
-    let grounded = report.status != Status::Unverified
+    let supported = report.status != Status::Unverified
         && report.coverage >= config.grounded_threshold
         && counts.contradicted == 0
         && counts.unsupported == 0;
@@ -446,7 +457,8 @@ pub fn check_report(
         id: None,
         findings: Findings {
             status: report.status,
-            grounded,
+            supported,
+            grounded: supported,
             cited: report.cited.clone(),
             bad_ids: report.bad_ids.clone(),
             unmarked: report

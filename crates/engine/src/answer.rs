@@ -169,10 +169,10 @@ pub struct AskResult {
     pub counts: Counts,
     pub passages: Vec<SentPassageInfo>,
     pub refusal: Option<AskRefusal>,
-    /// Does the answer served address the question? `null` for a
-    /// refusal (it claims nothing). Without an embedding model the
-    /// verdict is `unchecked` (method `lexical`); with one, `grounded`
-    /// requires a `yes`.
+    /// The relevance claim: does the answer served address the question?
+    /// `null` for a refusal (it claims nothing). Without an embedding
+    /// model the verdict is `unchecked` (method `lexical`). `grounded`
+    /// requires `supported` and a `yes` here.
     pub answers_question: Option<AnswersQuestion>,
     pub timings: Timings,
     pub attempts: Vec<Attempt>,
@@ -300,12 +300,21 @@ pub enum AskEvent {
 /// the page say of an answer that does not address the question.
 pub const NO_DIRECT_ANSWER: &str = "The sources found don't answer this directly.";
 
+/// The headline of an answer whose cited sentences are stated in the
+/// sources but whose relevance to the question was not judged (no
+/// embedding model): never "Checked".
+pub const SOURCES_FOUND_UNJUDGED: &str = "Sources found; not checked that they answer you.";
+
 /// The refusal as a reader sees it: the contract's sentence, what was
 /// searched, what would be needed, the nearest topics, the hand-off.
 pub fn render_refusal(r: &AskRefusal) -> String {
-    let mut out = String::from(match r.reason {
-        RefusalReason::NoDirectAnswer => NO_DIRECT_ANSWER,
-        _ => groundcite_core::REFUSAL_SENTENCE,
+    // "Not covered" only when nothing relevant was found: a refusal that
+    // links passages on the topic says they don't answer it.
+    let related = r.reason == RefusalReason::NoDirectAnswer || !r.closest_passages.is_empty();
+    let mut out = String::from(if related {
+        NO_DIRECT_ANSWER
+    } else {
+        groundcite_core::REFUSAL_SENTENCE
     });
     out.push_str(&format!("\nSearched for: \"{}\".", r.searched));
     if !r.closest_passages.is_empty() {

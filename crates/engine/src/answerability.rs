@@ -148,6 +148,8 @@ impl AnswerType {
             AnswerType::Other => return None,
             AnswerType::Duration => any(span),
             AnswerType::Count => !quantities.is_empty(),
+            // "How much leave", "how much is the fee": an amount of
+            // anything, time included.
             AnswerType::Amount => any(|u| {
                 matches!(
                     u,
@@ -155,6 +157,8 @@ impl AnswerType {
                         | QuantityUnit::Percent
                         | QuantityUnit::Bare
                         | QuantityUnit::Other(_)
+                        | QuantityUnit::Days(_)
+                        | QuantityUnit::BusinessDay
                 )
             }),
             AnswerType::Date => any(|u| {
@@ -228,7 +232,7 @@ const FREQUENCY_WORDS: &[&str] = &[
 ];
 
 /// `phrase` in `text` at word boundaries (both lower-cased).
-fn contains_phrase(text: &str, phrase: &str) -> bool {
+pub(crate) fn contains_phrase(text: &str, phrase: &str) -> bool {
     text.match_indices(phrase).any(|(i, m)| {
         let before = text[..i].chars().next_back();
         let after = text[i + m.len()..].chars().next();
@@ -237,7 +241,7 @@ fn contains_phrase(text: &str, phrase: &str) -> bool {
 }
 
 /// The quantities of a text, read by the text layer.
-fn quantities(text: &str) -> Vec<Quantity> {
+pub(crate) fn quantities(text: &str) -> Vec<Quantity> {
     let mut tokens = Vec::new();
     groundcite_text::tokenize(text, &[], false, &mut tokens);
     let mut out = Vec::new();
@@ -328,6 +332,11 @@ impl AnswersQuestion {
     /// The answer does not address the question.
     pub fn is_no(&self) -> bool {
         self.verdict == Relevance::No
+    }
+
+    /// The answer was judged to address the question.
+    pub fn is_yes(&self) -> bool {
+        self.verdict == Relevance::Yes
     }
 }
 
@@ -531,13 +540,25 @@ impl Answerability {
             cleaned
                 .iter()
                 .enumerate()
-                .map(|(i, s)| cosine(q, vectors.row(i + 1)) + self.type_adjustment(answer_type, s))
-                .reduce(f32::max)
+                .map(|(i, s)| {
+                    let held = self.held(answer_type, s) != Some(false);
+                    (
+                        cosine(q, vectors.row(i + 1)) + self.type_adjustment(answer_type, s),
+                        held,
+                    )
+                })
+                // A sentence that holds the kind of answer asked for
+                // ranks above any that does not.
+                .reduce(|a, b| if (b.1, b.0) > (a.1, a.0) { b } else { a })
         };
+        // A question that asks for a quantity (how long, how many, when)
+        // is answered only by a sentence that holds one of that kind,
+        // however close its words.
         let verdict = match score {
-            Some(s) if s >= self.config.min_relevance => Relevance::Yes,
+            Some((s, true)) if s >= self.config.min_relevance => Relevance::Yes,
             _ => Relevance::No,
         };
+        let score = score.map(|(s, _)| s);
         Ok(AnswersQuestion {
             score,
             verdict,

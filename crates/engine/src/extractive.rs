@@ -37,7 +37,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::answerability::{Answerability, UnitKind};
+use crate::answerability::{AnswerType, Answerability, UnitKind};
+use crate::standalone::standalone;
 use crate::text::terms;
 use groundcite_core::unit::{clean_sentence, table_cells, table_row};
 
@@ -90,6 +91,24 @@ struct Candidate {
     order: usize,
 }
 
+/// A passage sentence of the word-share path.
+struct Sentence {
+    /// Its passage, numbered from 1.
+    passage: usize,
+    text: String,
+    terms: Vec<String>,
+    /// The terms of its section label and of the sentence before it.
+    context: Vec<String>,
+    /// The terms of its section label alone: the heading a sentence sits
+    /// under names its subject ("Standard schedule" for "You work 8 hours
+    /// every day.").
+    label: Vec<String>,
+    /// A list item's lead-in (an index into the same list of sentences).
+    lead_in: Option<usize>,
+    /// It can answer alone ([`standalone`]).
+    eligible: bool,
+}
+
 impl ExtractiveGenerator {
     pub fn new(config: ExtractiveConfig, refusal_form: RefusalForm) -> Self {
         ExtractiveGenerator {
@@ -117,13 +136,17 @@ impl ExtractiveGenerator {
     ) -> Result<String, String> {
         let judgement = judge.judge(question, passages)?;
         let c = &judge.config;
-        let Some((best, best_score)) = judgement
-            .best()
+        let units = &judgement.units;
+        let eligible = eligible_units(&judgement, passages);
+        // The best unit that can answer alone.
+        let Some((best, best_score)) = (0..units.len())
+            .filter(|&i| eligible[i])
+            .map(|i| (i, judgement.score[i]))
+            .reduce(|a, b| if b.1 > a.1 { b } else { a })
             .filter(|(_, score)| *score >= c.min_answer - c.retrieval_weight)
         else {
             return Ok(self.refusal(question));
         };
-        let units = &judgement.units;
         let mut chosen: Vec<usize> = vec![best];
         // The best unit introduces a list: the list is the answer.
         let items: Vec<usize> = (0..units.len())
@@ -146,6 +169,7 @@ impl ExtractiveGenerator {
         let mut others: Vec<usize> = (0..units.len())
             .filter(|&i| {
                 i != best
+                    && eligible[i]
                     && units[i].passage == units[best].passage
                     && judgement.score[i] >= best_score - c.second_margin
             })
@@ -184,10 +208,11 @@ impl ExtractiveGenerator {
         if q_terms.is_empty() || passages.is_empty() {
             return self.refusal(question);
         }
-        // Sentences of every passage, with their terms.
-        // (passage, sentence, its terms, context terms: the section label and
-        // the sentence before it, which often names the subject).
-        let mut sentences: Vec<(usize, String, Vec<String>, Vec<String>)> = Vec::new();
+        let answer_type = AnswerType::of(question);
+        // Sentences of every passage, with their terms, the terms of their
+        // context (the section label and the sentence before, which often
+        // names the subject) and whether they can answer alone.
+        let mut sentences: Vec<Sentence> = Vec::new();
         let squashed: Vec<String> = passages
             .iter()
             .map(|(section, text)| {
@@ -200,9 +225,13 @@ impl ExtractiveGenerator {
         for (k, (section, text)) in passages.iter().enumerate() {
             let section_terms = terms(section);
             let mut previous: Vec<String> = Vec::new();
+            let mut before: Option<String> = None;
+            let mut lead_in: Option<usize> = None;
             let mut header: Option<Vec<String>> = None;
             for s in segment(text) {
                 if s.kind == SentenceKind::Heading {
+                    lead_in = None;
+                    before = None;
                     continue;
                 }
                 let raw = s.text(text);
@@ -210,28 +239,38 @@ impl ExtractiveGenerator {
                 // (`a | b`).
                 let is_row = s.kind == SentenceKind::TableRow
                     || (raw.contains(" | ") && !raw.contains('\n'));
-                let clean = if is_row {
+                if is_row {
                     let cells = table_cells(raw);
                     match &header {
                         None => {
                             // The header row: context for the rows below.
                             previous = terms(&cells.join(" "));
                             header = Some(cells);
-                            continue;
                         }
                         Some(h) => {
                             let row = table_row(h, &cells);
-                            let t = terms(&row);
                             let mut context = section_terms.clone();
                             context.extend(previous.iter().cloned());
-                            sentences.push((k + 1, format!("{row}."), t, context));
-                            continue;
+                            let eligible = standalone(&row, None, section, answer_type).is_ok();
+                            sentences.push(Sentence {
+                                passage: k + 1,
+                                terms: terms(&row),
+                                text: format!("{row}."),
+                                context,
+                                label: section_terms.clone(),
+                                lead_in: None,
+                                eligible,
+                            });
                         }
                     }
-                } else {
-                    header = None;
-                    clean_sentence(raw)
-                };
+                    continue;
+                }
+                header = None;
+                let clean = clean_sentence(raw);
+                let item = s.kind == SentenceKind::ListItem;
+                if !item {
+                    lead_in = None;
+                }
                 if clean.split_whitespace().count() < 4 {
                     continue;
                 }
@@ -239,7 +278,27 @@ impl ExtractiveGenerator {
                 let mut context = section_terms.clone();
                 context.extend(previous.iter().cloned());
                 previous.clone_from(&t);
-                sentences.push((k + 1, clean, t, context));
+                // A list item reads after its lead-in, prose after the
+                // sentence before it.
+                let item_lead_in = if item { lead_in } else { None };
+                let context_text = match item_lead_in {
+                    Some(i) => Some(sentences[i].text.as_str()),
+                    None => before.as_deref(),
+                };
+                let eligible = standalone(&clean, context_text, section, answer_type).is_ok();
+                if !item && clean.ends_with(':') {
+                    lead_in = Some(sentences.len());
+                }
+                before = Some(clean.clone());
+                sentences.push(Sentence {
+                    passage: k + 1,
+                    text: clean,
+                    terms: t,
+                    context,
+                    label: section_terms.clone(),
+                    lead_in: item_lead_in,
+                    eligible,
+                });
             }
         }
         if sentences.is_empty() {
@@ -252,7 +311,7 @@ impl ExtractiveGenerator {
             .map(|t| {
                 let df = sentences
                     .iter()
-                    .filter(|(_, _, st, _)| contains_term(st, t))
+                    .filter(|s| contains_term(&s.terms, t))
                     .count() as f32;
                 (1.0 + n / (1.0 + df)).ln().max(0.1)
             })
@@ -265,7 +324,7 @@ impl ExtractiveGenerator {
             .map(|t| {
                 sentences
                     .iter()
-                    .any(|(_, _, st, sec)| contains_term(st, t) || contains_term(sec, t))
+                    .any(|s| contains_term(&s.terms, t) || contains_term(&s.context, t))
                     || (t.len() >= 6 && squashed.iter().any(|p| p.contains(t.as_str())))
             })
             .collect();
@@ -297,29 +356,36 @@ impl ExtractiveGenerator {
         if missing / total > self.config.max_missing {
             return self.refusal(question);
         }
-        let wants_quantity = wants_quantity(question);
+        let wants_quantity = answer_type != AnswerType::Other;
+        // Only sentences that can answer alone compete: one that merely
+        // shares the question's words is no answer.
         let mut candidates: Vec<Candidate> = sentences
             .iter()
             .enumerate()
-            .filter(|(_, (_, _, st, _))| {
-                required.iter().filter(|t| !contains_term(st, t)).count() <= allowed_misses
+            .filter(|(_, s)| {
+                s.eligible
+                    && required
+                        .iter()
+                        .filter(|t| !contains_term(&s.terms, t) && !contains_term(&s.label, t))
+                        .count()
+                        <= allowed_misses
             })
-            .map(|(order, (k, text, st, sec))| {
+            .map(|(order, s)| {
                 let mut score = 0.0;
                 for (t, w) in q_terms.iter().zip(&weights) {
-                    if contains_term(st, t) {
+                    if contains_term(&s.terms, t) {
                         score += w;
-                    } else if contains_term(sec, t) {
+                    } else if contains_term(&s.context, t) {
                         score += w * 0.5;
                     }
                 }
                 let mut score = score / total;
-                if wants_quantity && text.bytes().any(|b| b.is_ascii_digit()) {
+                if wants_quantity && s.text.bytes().any(|b| b.is_ascii_digit()) {
                     score += 0.05;
                 }
                 Candidate {
-                    passage: *k,
-                    text: text.clone(),
+                    passage: s.passage,
+                    text: s.text.clone(),
                     score,
                     order,
                 }
@@ -338,12 +404,15 @@ impl ExtractiveGenerator {
         // it when it shares a question term ("… on a standard schedule. You
         // work 8 hours every day.").
         let next = candidates[0].order + 1;
-        let follower = sentences.get(next).filter(|(k, _, st, _)| {
-            *k == candidates[0].passage && q_terms.iter().any(|t| contains_term(st, t))
+        let follower = sentences.get(next).filter(|s| {
+            s.passage == candidates[0].passage
+                && s.lead_in.is_none()
+                && standalone(&s.text, None, "", AnswerType::Other).is_ok()
+                && q_terms.iter().any(|t| contains_term(&s.terms, t))
         });
-        let follower_candidate = follower.map(|(k, text, _, _)| Candidate {
-            passage: *k,
-            text: text.clone(),
+        let follower_candidate = follower.map(|s| Candidate {
+            passage: s.passage,
+            text: s.text.clone(),
             score: 0.0,
             order: next,
         });
@@ -365,8 +434,23 @@ impl ExtractiveGenerator {
                 chosen.push(c);
             }
         }
+        // A list item is served after its list's lead-in.
+        let lead_ins: Vec<Candidate> = chosen
+            .iter()
+            .filter_map(|c| sentences[c.order].lead_in)
+            .filter(|&i| !chosen.iter().any(|c| c.order == i))
+            .map(|i| Candidate {
+                passage: sentences[i].passage,
+                text: sentences[i].text.clone(),
+                score: 0.0,
+                order: i,
+            })
+            .collect();
+        let mut chosen: Vec<&Candidate> = chosen;
+        chosen.extend(lead_ins.iter());
         // In passage order, so the answer reads naturally.
         chosen.sort_by_key(|c| c.order);
+        chosen.dedup_by_key(|c| c.order);
         chosen
             .iter()
             .map(|c| cite(&c.text, c.passage))
@@ -385,6 +469,42 @@ impl ExtractiveGenerator {
     }
 }
 
+/// Which units of a judgement can answer alone ([`standalone`]): a list
+/// item read after its lead-in, prose after the unit before it in its
+/// passage, and a lead-in together with the first items of its list
+/// (served with them).
+fn eligible_units(
+    judgement: &crate::answerability::Judgement,
+    passages: &[(&str, &str)],
+) -> Vec<bool> {
+    let units = &judgement.units;
+    (0..units.len())
+        .map(|i| {
+            let u = &units[i];
+            let section = passages.get(u.passage - 1).map_or("", |p| p.0);
+            let before = match u.kind {
+                UnitKind::ListItem { lead_in: Some(l) } => Some(units[l].text.as_str()),
+                _ => i
+                    .checked_sub(1)
+                    .filter(|&p| units[p].passage == u.passage)
+                    .map(|p| units[p].text.as_str()),
+            };
+            let items: Vec<&str> = units
+                .iter()
+                .filter(|x| x.kind == (UnitKind::ListItem { lead_in: Some(i) }))
+                .take(MAX_LIST_ITEMS)
+                .map(|x| x.text.as_str())
+                .collect();
+            let text = if items.is_empty() {
+                u.text.clone()
+            } else {
+                format!("{} {}", u.text, items.join(" "))
+            };
+            standalone(&text, before, section, judgement.answer_type).is_ok()
+        })
+        .collect()
+}
+
 /// Term match: the same stem, one a prefix of the other (five letters at
 /// least), or a shared prefix of five letters between words of six or more
 /// ("extension" and "extended").
@@ -395,23 +515,6 @@ fn contains_term(list: &[String], t: &str) -> bool {
             || (x.len() >= 5 && t.starts_with(x.as_str()))
             || (x.len() >= 6 && t.len() >= 6 && x.as_bytes()[..5] == t.as_bytes()[..5])
     })
-}
-
-fn wants_quantity(question: &str) -> bool {
-    let q = question.to_lowercase();
-    [
-        "how many",
-        "how much",
-        "how long",
-        "when",
-        "how often",
-        "what is the fee",
-        "what percentage",
-        "by when",
-        "what time",
-    ]
-    .iter()
-    .any(|p| q.contains(p))
 }
 
 /// Appends the marker before the sentence's final punctuation.

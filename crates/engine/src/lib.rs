@@ -16,12 +16,13 @@ pub mod extractive;
 pub mod judge;
 pub mod pipeline;
 pub mod settings;
+pub mod standalone;
 mod text;
 
 pub use answer::{
     AskEvent, AskOptions, AskRefusal, AskResult, Attempt, GenerationMode, NO_DIRECT_ANSWER,
-    RefusalReason, Retraction, Retrieval, SentPassageInfo, StreamedSentence, Timings,
-    render_refusal,
+    RefusalReason, Retraction, Retrieval, SOURCES_FOUND_UNJUDGED, SentPassageInfo,
+    StreamedSentence, Timings, render_refusal,
 };
 /// The most passages one question or search retrieves (`top_k`, `k`): the
 /// one bound the settings, the pipeline, the service and the Python package

@@ -410,7 +410,7 @@ impl Engine {
         let judged = self.inner.answerability.as_ref();
         if (judged.is_none() && !gate::should_answer(&scores, s.gate_threshold)) || hits.is_empty()
         {
-            let refusal = self.refusal(question, RefusalReason::Gate, None, topics);
+            let refusal = self.gate_refusal(question, &hits, topics);
             let mut result = self.refused(question, refusal, Vec::new(), Vec::new());
             result.timings.retrieve_ms = retrieve_ms;
             result.timings.total_ms = ms(started);
@@ -440,8 +440,12 @@ impl Engine {
                 GateDecision::Refuse => Some(RefusalReason::Gate),
             };
             if let Some(reason) = reason {
-                let mut refusal = self.refusal(question, reason, None, topics);
-                if reason == RefusalReason::NoDirectAnswer {
+                let mut refusal = if reason == RefusalReason::Gate {
+                    self.gate_refusal(question, &hits, topics)
+                } else {
+                    self.refusal(question, reason, None, topics)
+                };
+                if refusal.reason == RefusalReason::NoDirectAnswer {
                     refusal.closest_passages = closest_passages(&infos, &judgement);
                 }
                 let mut result = self.refused(question, refusal, infos, Vec::new());
@@ -665,7 +669,18 @@ impl Engine {
         let policy = self.inner.settings.check.unsupported_policy;
         let (text, output, finish_reason, truncated) = match outcome {
             Outcome::Refused { reason, needed } => {
-                let refusal = self.refusal(question, reason, needed, topics);
+                let mut refusal = self.refusal(question, reason, needed, topics);
+                if reason == RefusalReason::Sentinel {
+                    // The passages sent passed the gate: the documents
+                    // discuss the question, they just hold no answer to
+                    // it. Say so, and link the closest ones. The
+                    // extractive generator's step back is our own
+                    // judgement that no sentence answers.
+                    if self.inner.generator.name() == "extractive" {
+                        refusal.reason = RefusalReason::NoDirectAnswer;
+                    }
+                    refusal.closest_passages = infos.iter().take(CLOSEST).cloned().collect();
+                }
                 return Ok(self.refused(question, refusal, infos, attempts));
             }
             Outcome::Answer {
@@ -695,9 +710,11 @@ impl Engine {
             .answers_question(question, &output.sentences)
             .map_err(EngineError::Internal)?;
         let mut findings = output.findings;
-        // An answer that does not address the question is not grounded,
-        // however well its sentences are cited.
-        findings.grounded &= !answers_question.is_no();
+        // Two claims: the sentences are stated in the sources (`supported`)
+        // and the answer answers the question (`answers_question`).
+        // `grounded` certifies both, so an answer whose relevance was not
+        // judged (no model) or was judged `no` is never grounded.
+        findings.grounded = findings.supported && answers_question.is_yes();
         Ok(AskResult {
             question: question.to_string(),
             answer: text,
@@ -734,6 +751,27 @@ impl Engine {
             .map(|s| s.text.as_str())
             .collect();
         judge.answers_question(question, &texts)
+    }
+
+    /// The refusal of a question the gate stopped. When a hit's topic
+    /// (its section or title) names what the question is about, the
+    /// documents do discuss it: the refusal is `no_direct_answer` with
+    /// those hits linked, never "Not covered" (which would deny a policy
+    /// that exists). Otherwise nothing relevant was found: `gate`.
+    fn gate_refusal(&self, question: &str, hits: &[Hit], topics: Vec<String>) -> AskRefusal {
+        let related: Vec<Passage> = passages_of(hits)
+            .into_iter()
+            .zip(hits)
+            .filter(|(_, h)| topic_names_question(question, topic_of(h)))
+            .map(|(p, _)| p)
+            .take(CLOSEST)
+            .collect();
+        if related.is_empty() {
+            return self.refusal(question, RefusalReason::Gate, None, topics);
+        }
+        let mut refusal = self.refusal(question, RefusalReason::NoDirectAnswer, None, topics);
+        refusal.closest_passages = SentPassageInfo::numbered(&related);
+        refusal
     }
 
     /// A refusal with the configured hand-off.
@@ -857,20 +895,40 @@ fn closest_passages(infos: &[SentPassageInfo], judgement: &Judgement) -> Vec<Sen
     });
     order
         .into_iter()
-        .take(3)
+        .take(CLOSEST)
         .map(|i| infos[i].clone())
         .collect()
+}
+
+/// How many passages a refusal links as the closest.
+const CLOSEST: usize = 3;
+
+/// The topic a hit is about: its section label, or its document's title.
+fn topic_of(h: &Hit) -> &str {
+    if h.chunk.section.is_empty() {
+        &h.chunk.title
+    } else {
+        &h.chunk.section
+    }
+}
+
+/// Whether a topic label names what the question asks about: the label's
+/// content terms are all in the question ("Parental leave" for "What is
+/// the parental leave policy?"), or two of them are ("Court leave (jury
+/// duty)" for "Do I get paid for jury duty?"). One shared word is not
+/// enough: "leave" alone names a dozen topics.
+fn topic_names_question(question: &str, topic: &str) -> bool {
+    let q = crate::text::terms(question);
+    let t = crate::text::terms(topic);
+    let shared = t.iter().filter(|w| q.contains(w)).count();
+    !t.is_empty() && (shared == t.len() || shared >= 2)
 }
 
 /// Section labels of the best hits, deduplicated, at most three.
 fn nearest_topics(hits: &[Hit]) -> Vec<String> {
     let mut topics: Vec<String> = Vec::new();
     for h in hits {
-        let label = if h.chunk.section.is_empty() {
-            h.chunk.title.clone()
-        } else {
-            h.chunk.section.clone()
-        };
+        let label = topic_of(h).to_string();
         if !label.is_empty() && !topics.contains(&label) {
             topics.push(label);
         }

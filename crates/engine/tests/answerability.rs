@@ -126,7 +126,8 @@ async fn without_a_model_relevance_is_unchecked_and_grounding_unchanged() {
     .await;
     assert!(r.refusal.is_none(), "{r:#?}");
     assert_eq!(r.answers_question, Some(AnswersQuestion::unchecked()));
-    assert!(r.grounded, "the lexical path grounds as before");
+    // Stated in the source, but relevance was not judged: not grounded.
+    assert!(r.supported && !r.grounded, "{r:#?}");
     assert_eq!(r.timings.gate_ms, 0.0, "no answerability judgement ran");
 }
 

@@ -69,8 +69,9 @@ fn engine(score: f32) -> Engine {
 }
 
 /// The check's findings, flattened into both objects.
-const FINDINGS: [&str; 9] = [
+const FINDINGS: [&str; 10] = [
     "status",
+    "supported",
     "grounded",
     "cited",
     "bad_ids",
@@ -106,7 +107,7 @@ async fn the_answer_object_keeps_its_fields_and_their_order() {
         .ask(question, &AskOptions::default())
         .await
         .unwrap();
-    assert!(served.refusal.is_none() && served.grounded, "{served:#?}");
+    assert!(served.refusal.is_none() && served.supported, "{served:#?}");
     assert_eq!(
         keys(&serde_json::to_string(&served).unwrap()),
         answer_keys()

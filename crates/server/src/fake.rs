@@ -159,10 +159,15 @@ impl StaticAnswerer {
         });
         // The fake has no embedding model: relevance is not judged.
         let answers_question = refusal.is_none().then(AnswersQuestion::unchecked);
+        let mut findings = report.findings;
+        if let Some(aq) = &answers_question {
+            // As the engine: grounded needs both claims.
+            findings.grounded = findings.supported && aq.is_yes();
+        }
         AskResult {
             question: question.to_string(),
             answer: self.answer.clone(),
-            findings: report.findings,
+            findings,
             counts: report.counts,
             passages: SentPassageInfo::numbered(&self.passages),
             refusal,
