@@ -110,7 +110,7 @@ fn questions(
     verbose: bool,
     json: bool,
 ) -> Result<ExitCode> {
-    use groundcite_engine::eval::{self, percent};
+    use groundcite_engine::eval;
     let settings = settings(common, generator)?;
     let text = input::read_text(file)?;
     let questions =
@@ -137,6 +137,11 @@ fn questions(
                 (None, false) if o.answerable => "answered without the fact".to_string(),
                 (None, false) => "answered".to_string(),
             };
+            let outcome = if o.grounded {
+                format!("{outcome}, certified")
+            } else {
+                outcome
+            };
             let kind = match (o.answerable, o.hard) {
                 (true, _) => "answerable",
                 (false, true) => "near-miss",
@@ -145,7 +150,7 @@ fn questions(
             let rank = o.gold_rank.map_or("-".to_string(), |r| r.to_string());
             writeln!(
                 out,
-                "{:<6} {:<12} gold@{:<2} {:<26} {}",
+                "{:<6} {:<12} gold@{:<2} {:<37} {}",
                 o.id,
                 kind,
                 rank,
@@ -155,6 +160,27 @@ fn questions(
         }
         writeln!(out)?;
     }
+    writeln!(
+        out,
+        "retrieval: {}   relevance judged: {}",
+        s.retrieval,
+        if s.relevance == "semantic" {
+            "yes (embedding model)"
+        } else {
+            "no (no model: no answer is certified)"
+        }
+    )?;
+    write_figures(&mut out, &s.all)?;
+    for (name, f) in [("tune half", &s.tune), ("held-out half", &s.held_out)] {
+        writeln!(out, "\n{name} (by page): {} questions", f.questions)?;
+        write_figures(&mut out, f)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The figures of one set of questions, one line each.
+fn write_figures(out: &mut impl Write, s: &groundcite_engine::eval::Figures) -> Result<()> {
+    use groundcite_engine::eval::percent;
     let a = s.answerable;
     let reasons = |m: &BTreeMap<String, usize>| {
         if m.is_empty() {
@@ -163,7 +189,6 @@ fn questions(
         let list: Vec<String> = m.iter().map(|(r, n)| format!("{r} {n}")).collect();
         format!(" ({})", list.join(", "))
     };
-    writeln!(out, "retrieval: {}", s.retrieval)?;
     writeln!(
         out,
         "gold page in the top 1: {}/{a} ({:.1}%)   top 3: {}/{a} ({:.1}%)   top 5: {}/{a} ({:.1}%)",
@@ -188,6 +213,13 @@ fn questions(
     )?;
     writeln!(
         out,
+        "certified without the fact: {}/{} ({:.1}%)",
+        s.certified_without_fact,
+        s.questions,
+        percent(s.certified_without_fact, s.questions)
+    )?;
+    writeln!(
+        out,
         "answerable refused: {}/{a}{}",
         s.refused_answerable,
         reasons(&s.answerable_refusals)
@@ -207,7 +239,7 @@ fn questions(
         s.hard,
         percent(s.refused_hard, s.hard)
     )?;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// The configured verifier runs (`check.verifier`: lexical by default; `semantic` needs

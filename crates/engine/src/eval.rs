@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use groundcite_core::case::Half;
 use serde::{Deserialize, Serialize};
 
 use crate::{AskOptions, Engine, EngineError};
@@ -39,16 +40,21 @@ pub struct QuestionOutcome {
     /// The answer states the fact (case-insensitive) in a cited sentence.
     pub fact_cited: bool,
     pub refused: bool,
+    /// Served and certified: `grounded` (stated in the sources and judged
+    /// to answer the question).
+    pub grounded: bool,
+    /// The half of the by-page split the question falls in.
+    pub half: Half,
     pub refusal_reason: Option<String>,
     pub best_score: Option<f32>,
     pub answer: String,
     pub total_ms: f64,
 }
 
+/// The figures of a set of questions.
 #[derive(Debug, Clone, Serialize, Default)]
-pub struct QuestionsSummary {
-    /// `lexical` or `hybrid`: which retrieval ran.
-    pub retrieval: String,
+pub struct Figures {
+    pub questions: usize,
     pub answerable: usize,
     /// Answerable questions with a gold page among the first 1, 3 and 5
     /// hits.
@@ -57,6 +63,14 @@ pub struct QuestionsSummary {
     pub recall_at_5: usize,
     pub gold_sent: usize,
     pub fact_cited: usize,
+    /// Answers served as `grounded` (both claims certified) that a reader
+    /// should not trust: an answerable question answered without the
+    /// fact, or a question the corpus does not answer answered at all.
+    /// Counted over every question.
+    pub certified_without_fact: usize,
+    /// Answers served (not refused) to questions the corpus does not
+    /// answer, certified or not.
+    pub served_unanswerable: usize,
     pub unanswerable: usize,
     pub refused_unanswerable: usize,
     /// Unanswerable questions marked `hard` (near-misses), and how many
@@ -68,7 +82,69 @@ pub struct QuestionsSummary {
     pub answerable_refusals: BTreeMap<String, usize>,
     /// Refusals of unanswerable questions, by reason.
     pub unanswerable_refusals: BTreeMap<String, usize>,
+}
+
+impl Figures {
+    fn add(&mut self, o: &QuestionOutcome) {
+        self.questions += 1;
+        let reason = o.refusal_reason.clone();
+        let certified_wrong = o.grounded && (!o.answerable || !o.fact_cited);
+        self.certified_without_fact += usize::from(certified_wrong);
+        if o.answerable {
+            self.answerable += 1;
+            let rank = o.gold_rank;
+            self.recall_at_1 += usize::from(rank.is_some_and(|r| r <= 1));
+            self.recall_at_3 += usize::from(rank.is_some_and(|r| r <= 3));
+            self.recall_at_5 += usize::from(rank.is_some_and(|r| r <= 5));
+            if let Some(reason) = reason {
+                *self.answerable_refusals.entry(reason).or_default() += 1;
+            }
+            self.gold_sent += usize::from(o.gold_sent);
+            self.fact_cited += usize::from(o.fact_cited);
+            self.refused_answerable += usize::from(o.refused);
+        } else {
+            self.unanswerable += 1;
+            self.refused_unanswerable += usize::from(o.refused);
+            self.served_unanswerable += usize::from(!o.refused);
+            self.hard += usize::from(o.hard);
+            self.refused_hard += usize::from(o.hard && o.refused);
+            if let Some(reason) = reason {
+                *self.unanswerable_refusals.entry(reason).or_default() += 1;
+            }
+        }
+    }
+}
+
+/// The figures of a questions file: over every question, and over each
+/// half of the by-page split (thresholds are fitted on `tune`; `held_out`
+/// is the half to report).
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct QuestionsSummary {
+    /// `lexical` or `hybrid`: which retrieval ran.
+    pub retrieval: String,
+    /// Whether relevance was judged (`semantic`, with the embedding model)
+    /// or not (`lexical`): without it no answer is certified.
+    pub relevance: String,
+    #[serde(flatten)]
+    pub all: Figures,
+    pub tune: Figures,
+    pub held_out: Figures,
     pub outcomes: Vec<QuestionOutcome>,
+}
+
+impl std::ops::Deref for QuestionsSummary {
+    type Target = Figures;
+    fn deref(&self) -> &Figures {
+        &self.all
+    }
+}
+
+/// The half of the by-page split a question falls in: its first gold
+/// page's, as for the labelled cases (every question of a page in the
+/// same half); a question with no gold page (one the corpus does not
+/// answer) by its id, the same way.
+pub fn half(q: &Question) -> Half {
+    groundcite_core::case::half_of(q.gold.first().unwrap_or(&q.id))
 }
 
 /// How many hits recall is measured on (recall@1/3/5).
@@ -87,6 +163,12 @@ pub async fn questions(
 ) -> Result<QuestionsSummary, EngineError> {
     let mut summary = QuestionsSummary {
         retrieval: engine.retrieval().as_str().to_string(),
+        relevance: if engine.answerability().is_some() {
+            "semantic"
+        } else {
+            "lexical"
+        }
+        .to_string(),
         ..QuestionsSummary::default()
     };
     for q in questions {
@@ -110,6 +192,8 @@ pub async fn questions(
         });
         let refused = r.refusal.is_some();
         let outcome = QuestionOutcome {
+            half: half(q),
+            grounded: !refused && r.grounded,
             id: q.id.clone(),
             question: q.question.clone(),
             answerable: q.answerable,
@@ -128,26 +212,10 @@ pub async fn questions(
             answer: r.answer.clone(),
             total_ms: r.timings.total_ms,
         };
-        let reason = outcome.refusal_reason.clone();
-        if q.answerable {
-            summary.answerable += 1;
-            summary.recall_at_1 += usize::from(gold_rank.is_some_and(|r| r <= 1));
-            summary.recall_at_3 += usize::from(gold_rank.is_some_and(|r| r <= 3));
-            summary.recall_at_5 += usize::from(gold_rank.is_some_and(|r| r <= 5));
-            if let Some(reason) = reason {
-                *summary.answerable_refusals.entry(reason).or_default() += 1;
-            }
-            summary.gold_sent += usize::from(gold_sent);
-            summary.fact_cited += usize::from(fact_cited);
-            summary.refused_answerable += usize::from(refused);
-        } else {
-            summary.unanswerable += 1;
-            summary.refused_unanswerable += usize::from(refused);
-            summary.hard += usize::from(q.hard);
-            summary.refused_hard += usize::from(q.hard && refused);
-            if let Some(reason) = reason {
-                *summary.unanswerable_refusals.entry(reason).or_default() += 1;
-            }
+        summary.all.add(&outcome);
+        match outcome.half {
+            Half::Tune => summary.tune.add(&outcome),
+            Half::Held => summary.held_out.add(&outcome),
         }
         summary.outcomes.push(outcome);
     }
