@@ -93,11 +93,11 @@ async fn answers_are_committed_once_before_they_are_sent() {
     assert_ne!(served_id, ask_id, "the server's id, not the client's");
     let r = send(
         &state,
-        with_id(post_json("/v1/check", &seed_check()), &check_id),
+        with_id(post_json("/v1/check", &contradicted_check()), &check_id),
     )
     .await;
     assert_eq!(r.status, StatusCode::OK);
-    let mut bad = seed_check();
+    let mut bad = contradicted_check();
     bad["answer"] = json!("Reimbursements settle within 30 days of approval [7].");
     let r = send(&state, with_id(post_json("/v1/check", &bad), &bad_id)).await;
     assert_eq!(r.status, StatusCode::OK);
