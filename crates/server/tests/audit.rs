@@ -67,7 +67,7 @@ async fn every_answer_is_one_record() {
     assert_eq!(first.contradicted, 1);
     assert_eq!(first.unsupported, 1);
     assert_eq!(first.uncited, 1);
-    // Issue 17: served after a regeneration that fixed its ids, it is not
+    // Served after a regeneration that fixed its ids, it is not
     // recorded as unverified; the first attempt's [4] stays in `attempts`.
     assert!(first.bad_ids.is_empty(), "{:?}", first.bad_ids);
     assert!(!first.is_unverified());
@@ -413,7 +413,7 @@ async fn a_write_failure_is_counted_and_the_writer_recovers() {
     assert_eq!(audit_records(&path).len(), 1);
 }
 
-/// Issue 13, finding 1 (audit evasion): the audit id is the server's, never
+/// Audit evasion: the audit id is the server's, never
 /// the client's `x-request-id`, and cannot be guessed from another
 /// response; a replayed or pre-claimed client id never costs a record.
 #[tokio::test]

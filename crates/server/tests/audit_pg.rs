@@ -213,7 +213,7 @@ async fn answers_are_committed_once_before_they_are_sent() {
     );
     // Only the bad check: the demo answer's first attempt cited an id never
     // sent, but the regeneration fixed it and it was served `ok`, so it is
-    // not an unverified incident (issue 17); the clean check is not one either.
+    // not an unverified incident; the clean check is not one either.
     let ids: Vec<&str> = unverified
         .iter()
         .filter_map(|r| r.client_request_id.as_deref())

@@ -483,7 +483,7 @@ async fn a_slow_answer_is_504_timeout() {
     assert_eq!(r.status, StatusCode::GATEWAY_TIMEOUT);
     assert_eq!(r.error_code(), "timeout");
     assert!(started.elapsed() < Duration::from_secs(2));
-    // Issue 17: a local model with one regeneration outlasts the default;
+    // A local model with one regeneration can outlast the default:
     // the error says which setting to raise.
     let message = r.json()["error"]["message"].as_str().unwrap().to_string();
     assert!(message.contains("GROUNDCITE_TIMEOUT_SECS"), "{message}");
@@ -785,7 +785,7 @@ async fn the_page_is_served_with_a_strict_policy() {
     );
 }
 
-/// Issue 14: the configured words (`[page]`) reach the page: title,
+/// The configured words (`[page]`) reach the page: title,
 /// corpus, placeholder, example questions; the script's hash still holds.
 #[tokio::test]
 async fn the_page_shows_the_configured_corpus_and_example_questions() {
@@ -1013,7 +1013,7 @@ async fn openapi_schemas_match_the_json_served() {
 
 // ------------------------------------------------------------ metrics
 
-/// Issue 14: requests by matched route template (never the raw path) and
+/// Requests are counted by matched route template (never the raw path) and
 /// status, their duration, and the build.
 #[tokio::test]
 async fn metrics_count_requests_by_route_template_and_status() {
@@ -1073,7 +1073,7 @@ async fn metrics_count_requests_by_route_template_and_status() {
     assert!(text.contains(&build), "{build} in\n{text}");
 }
 
-/// Issue 13, finding 5: a `javascript:` source url sent to /v1/check never
+/// A `javascript:` source url sent to /v1/check never
 /// comes back as a link.
 #[tokio::test]
 async fn unsafe_source_urls_never_leave_the_api() {
@@ -1089,7 +1089,7 @@ async fn unsafe_source_urls_never_leave_the_api() {
     assert!(!sources.to_string().contains("javascript"), "{sources}");
 }
 
-/// Issue 13, finding 9 (auth details): the scheme is case-insensitive (RFC
+/// Bearer auth: the scheme is case-insensitive (RFC
 /// 9110), and a request with two `Authorization` headers is refused, not
 /// judged by the first.
 #[tokio::test]
