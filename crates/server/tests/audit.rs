@@ -243,7 +243,7 @@ async fn the_incident_log_lists_unverified_and_unsupported_answers() {
         },
     )
     .unwrap();
-    // The seed's contradiction, and the sentence whose only citation is
+    // The contradicted check (14 days against 30), and the sentence whose only citation is
     // [7] (nothing valid supports it).
     assert_eq!(unsupported.len(), 2);
     assert_eq!(unsupported[0].unsupported, 1);
