@@ -236,7 +236,11 @@ async fn empty_answer_is_400_empty_answer() {
 async fn a_non_json_content_type_is_415_and_a_missing_one_is_accepted() {
     let r = send(
         &demo_state(),
-        post_raw("/v1/check", Some("text/plain"), contradicted_check().to_string()),
+        post_raw(
+            "/v1/check",
+            Some("text/plain"),
+            contradicted_check().to_string(),
+        ),
     )
     .await;
     assert_eq!(r.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
@@ -684,7 +688,10 @@ async fn with_a_key_v1_and_metrics_need_the_bearer_token() {
     }
     let r = send(
         &state,
-        with_auth(post_json("/v1/check", &contradicted_check()), "Bearer s3cret-key"),
+        with_auth(
+            post_json("/v1/check", &contradicted_check()),
+            "Bearer s3cret-key",
+        ),
     )
     .await;
     assert_eq!(r.status, StatusCode::OK);
@@ -1101,7 +1108,11 @@ async fn the_bearer_scheme_is_case_insensitive_and_duplicate_headers_are_refused
         "BEARER s3cret-key",
         "bEaReR   s3cret-key",
     ] {
-        let r = send(&state, with_auth(post_json("/v1/check", &contradicted_check()), ok)).await;
+        let r = send(
+            &state,
+            with_auth(post_json("/v1/check", &contradicted_check()), ok),
+        )
+        .await;
         assert_eq!(r.status, StatusCode::OK, "{ok}");
     }
     let mut req = post_json("/v1/check", &contradicted_check());
