@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The fuzz targets (fuzz/fuzz_targets: markers, sentence spans, the whole
-# check, document ingest, the SSE parser), each for a bounded time, seeded
-# from the labelled cases and the handbook pages in ../shared. Prints the
+# check, document ingest, the SSE parser), each for a bounded time, from an
+# initial corpus of the labelled cases and the handbook pages in ../shared. Prints the
 # executions of each; any crash fails the run (libFuzzer exits non-zero and
 # leaves the input under fuzz/artifacts/).
 #
@@ -17,7 +17,7 @@ export RUSTC_BOOTSTRAP=1
 
 command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz@0.13.2
 
-# Seeds: answers and passages of the cases, handbook pages, SSE bodies.
+# The initial corpus: answers and passages of the cases, handbook pages, SSE bodies.
 corpus=fuzz/corpus
 mkdir -p "$corpus"/{markers,segment,check,document,sse}
 python3 - "$corpus" <<'PY'

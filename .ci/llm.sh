@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# groundcite end to end with a real model (issue 17): builds llama.cpp's
+# groundcite end to end with a real model: builds llama.cpp's
 # OpenAI-compatible server from PyPI (llama-cpp-python[server], pinned),
 # fetches SmolLM2-135M-Instruct (scripts/fetch-llm.sh, checksummed), starts
 # it on loopback and runs bench/llm_e2e.py: `ask` over a sample of the dev

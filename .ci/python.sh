@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Python package (issue 16), as CI runs it: build the wheel from
+# The Python package, as CI runs it: build the wheel from
 # python/ with maturin, install it into a fresh virtual environment, run the
 # pytest suite (python/tests), check the type stubs against the module
 # (mypy's stubtest) and the tests against the stubs, then the examples in their own environment

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Dense search at scale (issue 15), release build: exact dense ranking
+# Dense search at scale, release build: exact dense ranking
 # against the inverted file (`groundcite_index::ann::Ivf`) over synthetic
 # chunk vectors derived from the handbook's real ones
 # (crates/index/examples/ann.rs says how), the dev questions as queries:

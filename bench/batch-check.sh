@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Batch checking on all cores (issue 15): `groundcite check --cases` over a
+# Batch checking on all cores: `groundcite check --cases` over a
 # large JSONL file, on one core and on two (`taskset`), release build.
 #   1. the file: the labelled answers of ../shared/cases (dev.jsonl and
 #      paraphrase-dev.jsonl, 100 cases) repeated with distinct ids up to

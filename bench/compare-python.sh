@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Side by side: the seed's Python check() and groundcite's structural check
+# Side by side: the citation contract's reference Python check() and
+# groundcite's structural check
 # on the same dev answers. Prints ns per answer for both and the ratio.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +13,6 @@ mid=$(grep -A1 "dev_answers_reused_report" /tmp/gc-bench.txt | grep -o 'time: *\
 value=${mid% *}; unit=${mid#* }
 case "$unit" in ns) f=1;; µs|us) f=1000;; ms) f=1000000;; *) f=1;; esac
 rust=$(python3 -c "print(round($value*$f/$n, 1))")
-echo "python seed check(): ${py} ns/answer"
+echo "python reference check(): ${py} ns/answer"
 echo "groundcite structural check: ${rust} ns/answer"
 python3 -c "print(f'speed-up: {${py}/${rust}:.0f}x')"

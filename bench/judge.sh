@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The LLM judge (check.verifier = "llm", issue 18) with a real model: starts
+# The LLM judge (check.verifier = "llm") with a real model: starts
 # llama.cpp's OpenAI-compatible server with SmolLM2-135M-Instruct on
 # loopback (installed and fetched as .ci/llm.sh does), then scores
 # ../shared/cases/paraphrase-dev.jsonl with the judge over the semantic

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""groundcite end to end with a real model (issue 17): `ask` over a sample
+"""groundcite end to end with a real model: `ask` over a sample
 of ../shared/cases/questions-dev.jsonl on the handbook, against an
 OpenAI-compatible server already listening at BASE_URL (.ci/llm.sh starts
 llama.cpp's server with SmolLM2-135M-Instruct), in free-text and structured

@@ -1,6 +1,5 @@
 #!/usr/bin/env python3
-"""Measures the citation contract's wording on a real model (issue 17, item
-2): for each variant of the rules, in free-text and structured modes, asks
+"""Measures the citation contract's wording on a real model: for each variant of the rules, in free-text and structured modes, asks
 the model at BASE_URL the answerable questions of questions-dev.jsonl over
 the passages groundcite retrieves for them, and scores each reply with
 `groundcite check` (ids never sent, unmarked factual sentences).

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # check() from Python against the Rust call it wraps, on the same cases
-# (issue 16: within 2x). Builds the release wheel, installs it into a
+# (the target: within 2x). Builds the release wheel, installs it into a
 # virtual environment, times both sides and prints the ratio.
 #
 #   bench/python-check.sh [CASES.jsonl] [PASSES]
 #
-# Default cases: ../shared/cases/dev.jsonl (the seeds' worked examples and
+# Default cases: ../shared/cases/dev.jsonl (the contract's worked examples and
 # handbook cases). VENV (default target/py-bench-venv) is reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,4 +1,4 @@
-"""The seed's Python check() (seed 000, verbatim logic), timed on the dev
+"""The citation contract's reference Python check() (verbatim logic), timed on the dev
 answers, for a side-by-side with `cargo bench -p groundcite-core --bench check`.
 
 Usage: python3 bench/python_check.py [../shared/cases/dev.jsonl]
@@ -32,7 +32,7 @@ def main():
         for a, p in pairs:
             check(a, p)
         samples.append((time.perf_counter_ns() - t) / len(pairs))
-    print(f"python seed check(): {statistics.median(samples):.0f} ns per answer (median of 200 passes over {len(pairs)} answers)")
+    print(f"python reference check(): {statistics.median(samples):.0f} ns per answer (median of 200 passes over {len(pairs)} answers)")
 
 
 if __name__ == "__main__":

@@ -90,9 +90,9 @@ class Stats:
         self.count = 0
 
 
-def worker(name, port, stats, t0, stop, killed_at, seed):
+def worker(name, port, stats, t0, stop, killed_at, start):
     conn = None
-    i = seed
+    i = start
     while not stop.is_set():
         with stats.lock:
             if stats.count >= MAX_REQUESTS:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hybrid search at scale through `groundcite serve` (issue 15), release
+# Hybrid search at scale through `groundcite serve`, release
 # build: a synthetic corpus (bench/synth.py, as bench/scale.sh) ingested
 # with synthetic vectors (crates/index/examples/synthetic_vectors.rs: each
 # chunk's and unit's vector a noisy copy of one of the handbook's, under the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Lexical retrieval at scale (issue 15), release build, one table row per
+# Lexical retrieval at scale, release build, one table row per
 # size: a synthetic corpus (bench/synth.py: the handbook's sections
 # recombined, terms and numbers varied, about 10 chunks a page) ingested by
 # groundcite and, on the same chunks in the same run, by SQLite FTS5

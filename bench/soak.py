@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A bounded soak of one `groundcite serve` on loopback (issue 13).
+"""A bounded soak of one `groundcite serve` on loopback.
 
 Run by bench/soak.sh (which builds the binary); stdlib only.
 
@@ -65,9 +65,9 @@ def rss_kb(pid):
     return 0
 
 
-def client(port, seed, stop, results, lock, stale):
+def client(port, start, stop, results, lock, stale):
     conn = None
-    i = seed
+    i = start
     mine = []
     while not stop.is_set():
         name, path, body, expected, audited = KINDS[i % len(KINDS)]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Streaming cost with a real model (issue 15): the time to the first
+# Streaming cost with a real model: the time to the first
 # validated sentence of `POST /v1/ask` (stream) against the model's own time
 # to that sentence, measured through a timing proxy (bench/stream_cost.py).
 # Starts llama.cpp's OpenAI-compatible server with SmolLM2-135M-Instruct on

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Streaming cost with a real model (issue 15): how much later than the
+"""Streaming cost with a real model: how much later than the
 model itself does a user see the first validated sentence?
 
 Run by bench/stream-cost.sh (which starts llama.cpp's OpenAI-compatible
@@ -25,7 +25,7 @@ carries the byte range of the sentence in the model's text, so:
       conservative).
 
 Prints each question and the median overhead as a share of the model's
-TTFS (issue 15's target: <= 5%). Exit 1 when no streamed sentence could
+TTFS (the target: <= 5%). Exit 1 when no streamed sentence could
 be measured. Environment: GROUNDCITE_BIN, BASE_URL, MODEL (from
 .ci/llm.sh), SAMPLE (answerable dev questions tried, default 8),
 MAX_TOKENS (default 160), REPORT (a JSON file for the figures).

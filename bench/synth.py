@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A deterministic synthetic corpus for the scale benchmark (issue 15).
+"""A deterministic synthetic corpus for the scale benchmark.
 
 Usage: bench/synth.py PAGES OUT_DIR [HANDBOOK_PAGES_DIR]
 

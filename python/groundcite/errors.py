@@ -1,5 +1,5 @@
 """Errors raised by groundcite, each with the stable ``code`` of the HTTP
-service's error table (``GET /v1/errors`` lists them).
+service's error table (docs/http-api.md).
 
 Findings are never errors: a bad citation, an uncited or unsupported
 sentence is in the :class:`~groundcite.Report`. These are for input that

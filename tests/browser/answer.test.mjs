@@ -205,12 +205,12 @@ try {
   }
   await page.setViewportSize({ width: 1000, height: 1100 });
 
-  // --- Check tab: the seed's contradicted example.
+  // --- Check tab: the contract's contradicted example.
   await page.click("#tab-check");
   await page.click("#check-button");
   await page.waitForSelector("#answer .sentence.s-contradicted", { timeout: 10000 });
   const checkLabel = await page.locator("#answer .flag.contradicted").innerText();
-  check("check tab flags the seed's 14-day answer with the correct figure", /^The source says 30 days, not 14 days\.$/.test(checkLabel), checkLabel);
+  check("check tab flags the contradicted 14-day answer with the correct figure", /^The source says 30 days, not 14 days\.$/.test(checkLabel), checkLabel);
 
   // A clean answer: ticks, no flag, no legend, "Checked."
   await page.fill("#check-answer", "Reimbursements settle within 30 days of approval [2].");

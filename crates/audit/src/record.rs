@@ -100,8 +100,8 @@ impl AuditRecord {
     }
 
     /// A contradicted or unsupported sentence, or uncited factual
-    /// sentences in an answer that is not grounded (issue 17: an answer
-    /// whose sentences were all uncited was no incident).
+    /// sentences in an answer that is not grounded (so an answer whose
+    /// sentences are all uncited is an incident too).
     pub fn is_unsupported(&self) -> bool {
         self.contradicted + self.unsupported > 0 || (self.uncited > 0 && !self.grounded)
     }

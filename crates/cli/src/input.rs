@@ -269,7 +269,7 @@ fn suggest(key: &str) -> String {
 mod tests {
     use super::*;
 
-    /// Issue 14: `title` is a label; a misspelt field is an error with the
+    /// `title` is a label; a misspelt field is an error with the
     /// field meant; text that is not JSON says what format is expected.
     #[test]
     fn passages_read_title_and_reject_unknown_fields() {

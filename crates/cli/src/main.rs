@@ -181,7 +181,7 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 mod tests {
     use clap::CommandFactory;
 
-    /// Issue 14: every argument of every command has its help text, and
+    /// Every argument of every command has its help text, and
     /// every command that runs something shows examples in `--help`.
     #[test]
     fn every_argument_has_help_and_every_command_examples() {

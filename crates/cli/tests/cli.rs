@@ -440,7 +440,7 @@ fn assert_no_controls(text: &str) {
     }
 }
 
-/// Issue 13, finding 4 (terminal escape injection): documents, file names
+/// Terminal escape injection: documents, file names
 /// and answers with control sequences are printed escaped by `ask`,
 /// `search` and `check`.
 #[test]
@@ -510,7 +510,7 @@ fn readable_output_escapes_terminal_control_sequences() {
     assert_no_controls(&stdout(&o));
 }
 
-/// Issue 13, finding 8 (nothing is logged): `serve` writes structured logs
+/// `serve` writes structured logs
 /// to stderr (`--log-format json`: one JSON object a line), the request id
 /// on every line of a request, and never the API key.
 #[test]
@@ -605,7 +605,7 @@ fn serve_logs_json_lines_with_the_request_id_and_no_secret() {
     );
 }
 
-/// Issue 13, finding 7 (an empty index looks healthy): an index that is
+/// An empty index does not look healthy: an index that is
 /// missing, or empty (a first ingest killed midway), is a clear error
 /// naming the fix, not a "Not covered" answer with exit 0. The first-run
 /// demo of the quick start is `ask_on_a_fresh_directory_uses_the_demo_corpus`.
@@ -647,7 +647,7 @@ fn a_missing_or_empty_index_is_a_clear_error() {
     assert!(stderr(&o).contains("is empty"), "{}", stderr(&o));
 }
 
-/// Issue 13, finding 6 (no overall deadline): a model server that sends a
+/// An overall deadline: a model server that sends a
 /// chunk every 300 ms forever never resets the clock of `ask --stream`: the
 /// whole answer has a deadline (here 2 attempts × (1 s + 0.5 s to connect)).
 #[test]
@@ -721,7 +721,7 @@ fn a_stream_that_never_ends_hits_the_total_deadline() {
     assert!(stderr(&o).contains("deadline"), "{}", stderr(&o));
 }
 
-/// Issue 13, finding 6: an endless input file is refused at a cap.
+/// An endless input file is refused at a cap.
 #[test]
 fn an_endless_answer_file_is_refused_at_the_cap() {
     let dir = tempfile::tempdir().unwrap();
@@ -754,7 +754,7 @@ fn check_answer(dir: &Path, passages: &str, answer: &str, extra: &[&str]) -> Out
     run_clean(&args, dir)
 }
 
-/// Issue 14, point 2: `check` exits 1 on what a script should fail on
+/// `check` exits 1 on what a script should fail on
 /// (contradicted, unsupported, uncited, a citation of a passage never
 /// sent), says which on stderr, and `--fail-on` chooses.
 #[test]
@@ -838,7 +838,7 @@ fn check_follows_the_configuration() {
     assert!(stderr(&o).contains("model_dir"), "{}", stderr(&o));
 }
 
-/// Issue 14, point 4: the readable report leads with the correction, the
+/// The readable report leads with the correction, the
 /// flagged sentence after it; the machine reasons come with `--reasons`.
 #[test]
 fn check_speaks_plainly_and_gives_reasons_on_demand() {
@@ -871,7 +871,7 @@ fn check_speaks_plainly_and_gives_reasons_on_demand() {
     );
 }
 
-/// Issue 14, point 2 for `ask`: exit 0 by default, even on a refusal;
+/// `ask` exits 0 by default, even on a refusal;
 /// `--fail-on refused` makes a refusal exit 1.
 #[test]
 fn ask_fails_on_what_it_is_told_to() {
@@ -908,7 +908,7 @@ fn assert_one_error_line(o: &Output, needle: &str) {
     assert_eq!(lines[0].matches(needle).count(), 1, "said twice: {err}");
 }
 
-/// Issue 14, point 3: each error is printed once, not once per link of
+/// Each error is printed once, not once per link of
 /// its chain: a missing key, an unreadable audit database, a broken model
 /// folder.
 #[test]
@@ -946,7 +946,7 @@ fn every_error_is_printed_once() {
     assert_one_error_line(&o, "config.json");
 }
 
-/// Issue 14, point 1: a misspelt configuration key is an error naming it
+/// A misspelt configuration key is an error naming it
 /// and the key meant, never silently ignored.
 #[test]
 fn an_unknown_config_key_is_an_error_with_a_suggestion() {
@@ -969,7 +969,7 @@ fn an_unknown_config_key_is_an_error_with_a_suggestion() {
     );
 }
 
-/// Issue 14, point 1: a missing `--index` is an error for `search` too,
+/// A missing `--index` is an error for `search` too,
 /// and nothing is created there.
 #[test]
 fn search_on_a_missing_index_is_an_error_and_creates_nothing() {
@@ -984,7 +984,7 @@ fn search_on_a_missing_index_is_an_error_and_creates_nothing() {
     assert!(!missing.exists());
 }
 
-/// Issue 14, point 1: passages may label themselves with `title`; a
+/// Passages may label themselves with `title`; a
 /// misspelt field is named with the field meant; a file that is not JSON
 /// says what format is expected.
 #[test]
@@ -1019,7 +1019,7 @@ fn passages_files_take_title_and_name_the_format() {
     );
 }
 
-/// Issue 14, point 5: the first-run demo says what it does; the demo's
+/// The first-run demo says what it does; the demo's
 /// hand-off ("contact People Ops") stays on the demo index.
 #[test]
 fn the_demo_says_so_and_its_handoff_stays_with_it() {
@@ -1059,7 +1059,7 @@ fn the_demo_says_so_and_its_handoff_stays_with_it() {
     assert!(!stdout(&o).contains("refused ("), "{}", stdout(&o));
 }
 
-/// Issue 14, point 4 for `ask`: the problems lead, the correction before
+/// `ask` leads with the problems, the correction before
 /// the sentence, and only then the answer; no `status:` jargon.
 #[test]
 fn ask_leads_with_the_correction() {

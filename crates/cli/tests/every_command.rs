@@ -1,4 +1,4 @@
-//! Issue 14, the CLI's consistency: `--json` on every command, colour only
+//! The CLI's consistency: `--json` on every command, colour only
 //! where it belongs, the audit log beside the index (and `ask` audited),
 //! `-k` and `--top-k` alike, readable search hits, and every configuration
 //! key from the file, the environment or a flag with its origin.
@@ -56,7 +56,7 @@ fn write_passages(dir: &Path) -> String {
     p.to_str().unwrap().to_string()
 }
 
-/// Issue 14, point 6: `--json` on every command (config, ingest, search,
+/// `--json` on every command (config, ingest, search,
 /// ask, check, prompt, eval cases / halueval / questions, audit and each
 /// of its subcommands): one JSON document on stdout; an error stays on
 /// stderr with exit 2 (`db status --json` is covered with PostgreSQL in
@@ -199,7 +199,7 @@ fn json_on_every_command() {
     assert!(stderr(&o).contains("top_k"), "{}", stderr(&o));
 }
 
-/// Issue 14, point 6: colour on a terminal only. Piped output (as here)
+/// Colour on a terminal only. Piped output (as here)
 /// has no escape codes, and neither has `--color never`; `--color always`
 /// colours the verdicts, the headline and errors; `NO_COLOR` turns `auto`
 /// off.
@@ -258,7 +258,7 @@ fn colour_only_when_asked_or_on_a_terminal() {
     assert!(!stderr(&err).contains('\u{1b}'), "{}", stderr(&err));
 }
 
-/// Issue 14, point 6: the audit log is beside the index (not in the
+/// The audit log is beside the index (not in the
 /// working directory), `ask` answers are audited as the service audits
 /// them, and `--no-audit` or `audit_path = "off"` writes none.
 #[test]
@@ -332,7 +332,7 @@ fn ask_is_audited_beside_the_index() {
     );
 }
 
-/// Issue 14, point 6: `-k` and `--top-k` are one option with one rule
+/// `-k` and `--top-k` are one option with one rule
 /// (1..=50, as `ask --top-k` and `top_k`); hits read as text (no `<em>`,
 /// no Markdown marks) and the help explains the scores.
 #[test]
@@ -382,7 +382,7 @@ fn search_options_and_hits_read_plainly() {
     assert!(help.contains("The words to search for"), "{help}");
 }
 
-/// Issue 14, point 6: `ask --stream` prints each sentence once (as it is
+/// `ask --stream` prints each sentence once (as it is
 /// validated), not again after the stream.
 #[test]
 fn ask_stream_prints_the_answer_once() {
@@ -406,7 +406,7 @@ fn ask_stream_prints_the_answer_once() {
     );
 }
 
-/// Issue 14, point 8: every key from the file, the environment (nested
+/// Every key from the file, the environment (nested
 /// keys with `__`) or a flag (`--set`), `config --show-origin` says where
 /// each value came from, with `--json`; an unknown variable or `--set` key
 /// is an error naming the key meant.

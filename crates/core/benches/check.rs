@@ -7,7 +7,7 @@
 //! passage).
 //!
 //! `cargo bench -p groundcite-core --bench check`; `bench/compare-python.sh`
-//! puts the first figure next to the seed's Python `check()`.
+//! puts the first figure next to the contract's reference Python `check()`.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use groundcite_core::Report;

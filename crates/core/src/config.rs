@@ -11,7 +11,7 @@ use crate::refusal::RefusalForm;
 #[serde(default)]
 pub struct CheckConfig {
     /// `grounded` needs at least this citation coverage. Default 0.9 (the
-    /// seed's threshold).
+    /// citation contract's threshold).
     pub grounded_threshold: f64,
     /// The refusal form the prompt asks for; both are always recognised.
     /// Default `sentence`.
@@ -39,7 +39,7 @@ pub struct CheckConfig {
     /// (the lexical rules, then sentence similarity for sentences they
     /// find only words missing from; needs `model_dir`). Measured on
     /// paraphrase-dev's held-out half the semantic verifier does not yet
-    /// beat the lexical one (README), so it is opt-in.
+    /// beat the lexical one (BENCHMARKS.md), so it is opt-in.
     pub verifier: groundcite_support::VerifierKind,
     /// Length of a source quote excerpt, in characters. Default 160.
     pub quote_max_chars: usize,

@@ -1,6 +1,6 @@
 //! Which sentences make a factual claim.
 //!
-//! The seed's rule ("contains a digit") is only a start: "Refunds go to
+//! A rule such as "contains a digit" is only a start: "Refunds go to
 //! your wallet." is a claim too. A sentence is factual unless it is a
 //! question, a heading, the refusal, empty of words, or a connective that
 //! makes no claim ("Here is what I found:", "I hope this helps!"). Every

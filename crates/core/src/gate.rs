@@ -1,4 +1,4 @@
-//! The retrieval gate (third seed): no good context, no answer. If the best
+//! The retrieval gate: no good context, no answer. If the best
 //! retrieval score is under the threshold, the model is not called.
 
 /// Should the model be called for these retrieval scores? True when there

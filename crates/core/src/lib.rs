@@ -7,7 +7,7 @@
 //! | step | module | what it does |
 //! |---|---|---|
 //! | context assembly | [`passage`] | trim ranked passages to a token budget, then number them densely `[1]..[n]` |
-//! | prompt contract | [`prompt`] | the rules of the seeds and the refusal form, rendered for any model |
+//! | prompt contract | [`prompt`] | the rules of the citation contract and the refusal form, rendered for any model |
 //! | markers | [`marker`] | `[2]`, `[1][3]`, `[1, 3]`, `[2-4]` with byte spans |
 //! | sentences | [`sentence`] | segmentation with byte spans, right on real answers |
 //! | factual | [`factual`] | which sentences claim something, and why |

@@ -1,4 +1,5 @@
-//! The prompt contract: the rules of the seeds, rendered for any model.
+//! The prompt contract: the rules of the citation contract, rendered for
+//! any model.
 
 use crate::passage::Context;
 use crate::refusal::{REFUSAL_SENTENCE, RefusalForm, SENTINEL_PREFIX};

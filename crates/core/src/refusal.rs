@@ -6,9 +6,10 @@
 //! - the sentinel [`SENTINEL_PREFIX`] `<what would be needed>`, at the start
 //!   of the answer.
 
-/// The default refusal form: the exact sentence of the first seed.
+/// The default refusal form: the exact sentence the citation contract
+/// asks for.
 pub const REFUSAL_SENTENCE: &str = "Not covered by the provided documents.";
-/// The sentinel form of the second seed.
+/// The sentinel form: `NOT_IN_SOURCES: <what would be needed>`.
 pub const SENTINEL_PREFIX: &str = "NOT_IN_SOURCES:";
 
 /// Which refusal form the prompt asks the model for.

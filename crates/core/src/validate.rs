@@ -11,7 +11,7 @@ use crate::marker::{Marker, Markers};
 use crate::refusal::{self, Refusal};
 use crate::sentence::{self, Sentence, SentenceKind};
 
-/// The seed's status: do all markers resolve?
+/// Do all markers resolve?
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -244,7 +244,7 @@ mod tests {
     }
 
     #[test]
-    fn seed_finance_examples() {
+    fn the_finance_examples_resolve_or_name_their_bad_ids() {
         let a = "Reimbursements settle within 30 days of approval [2]. Claims for per diem are\npaid on the same schedule [2].";
         let r = Report::check(a, 3);
         assert_eq!(

@@ -1,5 +1,5 @@
-//! Dense retrieval alone over the handbook, to inform the hybrid retrieval
-//! of issue 12: every heading section (its page title on the first line) is
+//! Dense retrieval alone over the handbook, to inform hybrid retrieval:
+//! every heading section (its page title on the first line) is
 //! embedded, each answerable question of the question sets ranks the
 //! sections by cosine, and a question is recalled at k when one of its gold
 //! pages holds one of the k best sections' pages (pages deduplicated).

@@ -1,6 +1,6 @@
 //! Writes the model path's inputs for every dev question as JSONL, for
 //! studying the gate and the extractive choice outside the product
-//! (issue 12): the passages sent (id, section, retrieval score), and every
+//! the passages sent (id, section, retrieval score), and every
 //! answer unit with its cosine to the question, the cosine of the unit
 //! embedded after its section label, and its answer-type adjustment.
 //!

@@ -1,5 +1,5 @@
 //! Fits the model path's answerability thresholds on half of the
-//! handbook's pages and reports the other half (issue 12).
+//! handbook's pages and reports the other half.
 //!
 //!     GROUNDCITE_MODEL_DIR=... cargo run --release -p groundcite-engine --example fit_answerability [INDEX_DIR]
 //!

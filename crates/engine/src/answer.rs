@@ -1,6 +1,6 @@
 //! What `ask` returns: the result, its refusal, its attempts and timings,
 //! and the events of a streamed answer. Plain data, serialised as the
-//! public JSON contract (README, "The report").
+//! public JSON contract (`docs/report.md`).
 
 use groundcite_core::Passage;
 use groundcite_core::check::{Counts, Findings};

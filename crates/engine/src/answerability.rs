@@ -18,7 +18,7 @@
 //! score reaches [`AnswerabilityConfig::min_answer`]. Otherwise it refuses:
 //! with `no_direct_answer` (and the closest passages) when a passage was
 //! strong, with `gate` when nothing was. Retrieval scores alone do not
-//! separate answerable questions from near-misses (issue 12 measured an
+//! separate answerable questions from near-misses (measured: an
 //! AUC of about 0.46), hence a judgement over sentences.
 //!
 //! `answers_question` ([`Answerability::answers_question`]) scores the
@@ -27,7 +27,7 @@
 //! [`AnswerabilityConfig::min_relevance`].
 //!
 //! The defaults are fitted by `cargo run -p groundcite-engine --release
-//! --example fit_answerability [INDEX_DIR]` (README, Measurements) under
+//! --example fit_answerability [INDEX_DIR]` (BENCHMARKS.md) under
 //! hybrid retrieval, on half of the handbook's pages, and reported on the
 //! other half.
 

@@ -460,7 +460,7 @@ mod tests {
         assert!(Settings::from_toml("top_k = \"x\"").is_err());
     }
 
-    /// Issue 14: every key from every layer, nested keys from the
+    /// Every key from every layer, nested keys from the
     /// environment (`__`), flags over the environment over the file, and
     /// each value's origin.
     #[test]
@@ -521,7 +521,7 @@ mod tests {
         assert!(entries.iter().any(|e| e.key == "check.limits.max_passages"));
     }
 
-    /// Issue 14: an unknown variable or `--set` key is an error naming the
+    /// An unknown variable or `--set` key is an error naming the
     /// key meant; the service's own variables are not keys and pass.
     #[test]
     fn unknown_variables_and_set_keys_are_errors_with_a_suggestion() {
@@ -614,7 +614,7 @@ mod tests {
         }
     }
 
-    /// Issue 14: the audit log lives beside the index unless set; `off`
+    /// The audit log lives beside the index unless set; `off`
     /// writes none.
     #[test]
     fn the_audit_log_is_beside_the_index() {
@@ -704,7 +704,7 @@ mod tests {
         assert_eq!(again.anthropic, s.anthropic);
     }
 
-    /// Issue 14: a misspelt key is an error naming it and the key meant,
+    /// A misspelt key is an error naming it and the key meant,
     /// at the top level and in a table; every key the configuration
     /// writes reads back.
     #[test]
@@ -726,7 +726,7 @@ mod tests {
         );
     }
 
-    /// Issue 14: the demo's hand-off line is the demo's only.
+    /// The demo's hand-off line is the demo's only.
     #[test]
     fn the_demo_page_words_stay_on_the_demo_index() {
         let demo = Settings::default().page();

@@ -1,4 +1,4 @@
-//! The model path of issue 12: the gate's judgement, the extractive
+//! The model path: the gate's judgement, the extractive
 //! generator by meaning, `answers_question` and `grounded`. The tests that
 //! need all-MiniLM-L6-v2 find it through GROUNDCITE_MODEL_DIR or at the
 //! default path under the repository root; they are required when CI=true
@@ -135,7 +135,8 @@ async fn without_a_model_relevance_is_unchecked_and_grounding_unchanged() {
 async fn an_answer_that_does_not_address_the_question_is_not_grounded() {
     let Some(dir) = model_dir() else { return };
     // A gate that lets everything through, to check what any generator
-    // serves: here, an off-topic but well cited sentence (issue 12).
+    // serves: here, an off-topic but well cited sentence, which must not be
+    // grounded.
     let open_gate = AnswerabilityConfig {
         min_answer: -10.0,
         ..AnswerabilityConfig::default()

@@ -218,7 +218,8 @@ async fn a_generator_failure_is_a_clear_error() {
         .unwrap_err();
     assert!(matches!(err, EngineError::Generation(_)), "{err}");
     assert!(err.to_string().contains("500"), "{err}");
-    // Issue 17: the CLI printed the error twice (`{err:#}` follows sources).
+    // No source: the CLI prints `{err:#}`, which follows sources, and the
+    // message already holds the cause (else it is printed twice).
     assert!(std::error::Error::source(&err).is_none());
 }
 
@@ -379,9 +380,9 @@ fn openai_at(url: String) -> Arc<OpenAiGenerator> {
     Arc::new(OpenAiGenerator::new(config).unwrap())
 }
 
-/// Issue 17: a llama.cpp server answered the corrective call with
-/// `{"content": "", "finish_reason": "stop"}` and the whole request failed.
-/// The first attempt already cited ids never sent: this is a refusal.
+/// A corrective call answered with `{"content": "", "finish_reason":
+/// "stop"}` (as a llama.cpp server did) does not fail the request: the
+/// first attempt already cited ids never sent, so this is a refusal.
 #[tokio::test]
 async fn an_empty_regeneration_is_a_validation_refusal() {
     let (url, bodies) = fake_openai_with(|call, _| match call {
@@ -399,8 +400,8 @@ async fn an_empty_regeneration_is_a_validation_refusal() {
     assert!(r.attempts[1].error.is_some(), "{:?}", r.attempts);
 }
 
-/// Issue 17: a reply cut at `max_tokens` was served ending in "We
-/// strongly". The cut sentence is dropped and the truncation reported.
+/// A reply cut at `max_tokens` is not served ending in "We strongly":
+/// the cut sentence is dropped and the truncation reported.
 #[tokio::test]
 async fn a_reply_cut_at_max_tokens_loses_its_unfinished_sentence() {
     let (url, _) = fake_openai_with(|_, _| {
@@ -494,8 +495,8 @@ async fn collect(engine: &Engine) -> (Vec<String>, usize, Box<groundcite_engine:
     (shown, retractions, last.unwrap())
 }
 
-/// Issue 17: sentences of a rejected first attempt stayed on screen and
-/// the regenerated answer followed them.
+/// Sentences of a rejected first attempt do not stay on screen with the
+/// regenerated answer after them: they are retracted.
 #[tokio::test]
 async fn a_rejected_first_attempt_is_retracted_from_the_stream() {
     let g = Arc::new(
@@ -515,8 +516,8 @@ async fn a_rejected_first_attempt_is_retracted_from_the_stream() {
     );
 }
 
-/// Issue 17: under `unsupported_policy = "refuse"` a contradicted sentence
-/// was shown before the final refusal.
+/// Under `unsupported_policy = "refuse"` a contradicted sentence is never
+/// shown before the final refusal.
 #[tokio::test]
 async fn the_refuse_policy_applies_to_streams() {
     let mut settings = Settings::default();

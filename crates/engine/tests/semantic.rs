@@ -1,4 +1,4 @@
-//! The semantic verifier with the real model (issue 18). The model is found through
+//! The semantic verifier with the real model. The model is found through
 //! GROUNDCITE_MODEL_DIR or at the default path under the repository root; these tests are
 //! required when CI=true and skipped, saying so, otherwise.
 

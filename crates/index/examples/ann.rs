@@ -1,4 +1,4 @@
-//! Dense search at scale (issue 15): exact ranking against the inverted
+//! Dense search at scale: exact ranking against the inverted
 //! file (`groundcite_index::ann::Ivf`) over synthetic chunk vectors, with
 //! recall@10 of the approximate ranking against the exact one and the
 //! latency of each.

@@ -1,4 +1,4 @@
-//! Hybrid search at scale, in process (issue 15): the parts of
+//! Hybrid search at scale, in process: the parts of
 //! `Index::search_hybrid` timed one at a time on an index ingested with
 //! vectors (`bench/scale-dense.sh` writes one: a synthetic corpus with
 //! synthetic vectors under the model's id), the dev questions as queries,

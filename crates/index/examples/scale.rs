@@ -1,5 +1,5 @@
 //! Lexical retrieval at scale, side by side with SQLite FTS5 on the same
-//! chunks in the same run (issue 15). Run by `bench/scale.sh`, which makes
+//! chunks in the same run. Run by `bench/scale.sh`, which makes
 //! the corpus (`bench/synth.py`) and measures `serve`'s memory.
 //!
 //!     cargo run --release -p groundcite-index --example scale -- CORPUS_DIR WORK_DIR

@@ -1,4 +1,4 @@
-//! Ingests a corpus with synthetic vectors (issue 15): the index a model
+//! Ingests a corpus with synthetic vectors: the index a model
 //! would build, at a size whose embedding would take hours on 2 cores, so
 //! that `groundcite serve --model-dir` searches it hybrid and its memory
 //! and latency can be measured (`bench/scale-dense.sh`).

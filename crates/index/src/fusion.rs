@@ -2,8 +2,8 @@
 //!
 //! The dense side ranks every chunk by exact cosine; the lexical side is
 //! BM25's top [`Fusion::lexical_depth`]. The methods measured on the
-//! handbook questions (`examples/fusion.rs`, see the crate docs for the
-//! figures) are all here so the measurement and the product run the same
+//! handbook questions (`examples/fusion.rs`, figures in BENCHMARKS.md)
+//! are all here so the measurement and the product run the same
 //! code; [`Fusion::default`] is the one chosen.
 //!
 //! The fused value only orders hits. The score a hit carries (its
@@ -43,8 +43,8 @@ pub struct Fusion {
 impl Default for Fusion {
     /// Weighted fusion, 0.9 on the cosine, over BM25's top 100: the best
     /// of the grid of `examples/fusion.rs` on the fitting half of the
-    /// paraphrased questions (split by gold page; figures in the crate
-    /// docs).
+    /// paraphrased questions (split by gold page; figures in
+    /// BENCHMARKS.md).
     fn default() -> Self {
         Fusion {
             method: Method::Weighted { dense_weight: 0.9 },
@@ -101,13 +101,13 @@ pub enum LexicalCandidates {
 /// chunks that hold two common words (up to 4,700 of the synthetic
 /// million, from lists of up to 160,000) put hybrid p99 at 102-127 ms
 /// over four runs, against 56-83 ms in five runs of six with this rule
-/// (README Measurements).
+/// (BENCHMARKS.md).
 ///
 /// A chunk outside the candidates (holding commoner terms only) is left
 /// out even when it would score more, so the lexical ranking is BM25's
 /// over the candidates, not over every chunk; at a million synthetic
 /// chunks the hybrid top 10 kept 98.9% of the one over every chunk
-/// (`examples/hybrid_scale`, README Measurements). Equal
+/// (`examples/hybrid_scale`, BENCHMARKS.md). Equal
 /// frequencies are taken in the query's order, so the choice is
 /// deterministic.
 pub fn lexical_candidates(dfs: &[u64], budget: usize) -> LexicalCandidates {

@@ -1,7 +1,7 @@
 //! # groundcite-index
 //!
 //! Ingest, chunking, the on-disk BM25 index and retrieval with normalised
-//! scores. The lead's CLI and server call [`Index`]; everything else in this
+//! scores. The CLI, the server and the engine call [`Index`]; everything else in this
 //! crate is pure and testable without I/O.
 //!
 //! ## Data flow
@@ -101,8 +101,7 @@
 //! title; hybrid search's BM25 side leaves the headings out: the dense
 //! side embeds the section label with the body, every chunk of a page
 //! shares its title, and three scorers per term rather than one made
-//! BM25 the tail of hybrid search at a million chunks (README
-//! Measurements; retrieval figures below). That side ranks only its
+//! BM25 the tail of hybrid search at a million chunks (BENCHMARKS.md). That side ranks only its
 //! candidates ([`fusion::lexical_candidates`]: the chunks holding one of the
 //! query's rarest terms, about [`fusion::LEXICAL_CANDIDATES`] of them, each
 //! scored by every term); over the handbook, each of the 108 dev
@@ -112,56 +111,21 @@
 //! and comparable across queries; `raw_score` is BM25's (0 for a chunk
 //! outside BM25's top); [`Hit::units`] carries the chunk's unit vectors.
 //!
-//! Measured with all-MiniLM-L6-v2 over the handbook (2,430 chunks), gold
-//! page among the first 1/3/5 hits (`cargo run --release -p groundcite-index
-//! --example fusion -- MODEL_DIR INDEX_DIR ../shared/corpora/tts-handbook/pages
-//! ../shared/cases/questions-paraphrase-dev.jsonl ../shared/cases/questions-dev.jsonl
-//! --chunk-only`). Each method's parameters are fitted on the paraphrased
-//! questions whose first gold page has an even first BLAKE3 byte (23
-//! questions) and reported on the others (37 held out):
-//!
-//! | paraphrased (60) | fitted | held-out @1/@3/@5 | all @1/@3/@5 |
-//! |---|---|---|---|
-//! | BM25 alone (lexical search: body, section, title) | – | – | 31 / 37 / 42 |
-//! | BM25 alone over the body (hybrid's lexical side) | – | – | 31 / 45 / 48 |
-//! | dense alone | – | 25 / 31 / 32 | 43 / 49 / 51 |
-//! | BM25 top N re-scored by the similarity | N = 20 | 21 / 27 / 30 | 38 / 45 / 51 |
-//! | RRF, equal weights (k0 60) | – | – | 37 / 45 / 54 |
-//! | RRF, weighted | wl 0.5, k0 60, N 20 | 22 / 29 / 30 | 36 / 50 / 52 |
-//! | weighted score fusion, fitted | w 0.8, N 20 | 23 / 28 / 31 | 38 / 47 / 53 |
-//! | **weighted score fusion** (default, fitted before the unit vectors; BM25 over the body) | w 0.9, N 100 | **27 / 33 / 35** | **45 / 53 / 56** |
-//! | the default with BM25 over body, section and title (before stop 33) | w 0.9, N 100 | 27 / 32 / 36 | 44 / 51 / 57 |
-//! | the default over the chunk vector's cosine alone (before the unit vectors) | w 0.9, N 100 | 24 / 29 / 32 | 38 / 48 / 53 |
-//!
-//! The fitting half is small (23 questions): with the three fields its
-//! best weighted fusion (0.8 over BM25's top 20) did worse on the held-out
-//! half than the default, which stayed. Its depth, measured because BM25 at depth 100 is
-//! most of a hybrid query's time at a million chunks: over BM25's top 20 /
-//! 50 / 100 / 200 (over the body) it finds all 44 / 50 / 55, then
-//! 45 / 53 / 56 at each depth from 50 (held out 26 / 31 / 35, then
-//! 27 / 33 / 35); with the three fields 40 / 50 / 54, 41 / 50 / 56,
-//! 44 / 51 / 57 and 44 / 51 / 57. Shallower loses gold pages; 100 stays
-//! (50 measured no faster at a million chunks). On the fitting half the
-//! grid still picks weighted fusion at 0.9 over the body.
-//! Keeping only the best chunk of each page in the first k (measured, not
-//! adopted: it changes which passages an answer is built from, the
-//! answering stage's concern) gives all 44 / 53 / 57.
-//!
-//! On the 15 phrased questions (`questions-dev.jsonl`) every method finds
-//! all 15 in the top 5; the default puts 14 first and 15 in the top 3.
-//! As a gate signal, the best hybrid score of the top 5 separates answerable
-//! from unanswerable paraphrased questions barely better than chance (AUC
-//! 0.56; lexical coverage 0.51, top cosine 0.59; on the phrased questions
-//! 0.97, 0.95, 0.94): answerability needs a judgement beyond retrieval
-//! scores, as issue 12 says. (Measured again with the unit vectors: AUC
-//! 0.55, lexical 0.51, top similarity 0.60.)
+//! The default fusion (weighted score fusion, 0.9 on the cosine, over
+//! BM25's top 100 by the body) was fitted with `examples/fusion.rs` on half
+//! of the paraphrased handbook questions' pages and checked on the other
+//! half, against BM25 alone, dense alone, BM25 re-scored by the similarity
+//! and reciprocal rank fusion; the figures of each method are in
+//! BENCHMARKS.md. Retrieval scores are not a gate signal for the model path:
+//! they barely separate answerable from unanswerable paraphrased questions,
+//! so answerability is judged over sentences (`groundcite_engine::answerability`).
 //!
 //! ## Defaults
 //!
 //! - chunks: target 800 bytes, max 1200 ([`IngestOptions`]);
 //! - index location: [`Index::default_dir`] (`$GROUNDCITE_INDEX`, else
 //!   `./.groundcite/index`), with `groundcite-manifest.json` beside tantivy's files;
-//! - writer: 1 thread, 50 MB;
+//! - writer: 2 threads, 50 MB;
 //! - gate: [`DEFAULT_GATE_THRESHOLD`] = 0.45 on the best normalised score of
 //!   the top-k, calibrated by `examples/calibrate.rs` on the handbook
 //!   development questions: answerable questions score 0.58–1.00 (15/15 kept),

@@ -8,7 +8,7 @@
 //! normalised: texts that share words are close, texts that share none are
 //! orthogonal or nearly.
 //!
-//! [`SyntheticEmbedder`] stands in for the model at scale (issue 15's
+//! [`SyntheticEmbedder`] stands in for the model at scale (the scale
 //! benches): noisy copies of a real index's vectors, so that a million
 //! chunks get vectors shaped like the model's without hours of embedding.
 

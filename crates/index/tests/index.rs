@@ -477,7 +477,7 @@ fn handbook_recall_at_5_and_gate() {
     );
 }
 
-/// Issue 13, finding 5 (unsafe links): a `javascript:` (or any non-http)
+/// Unsafe links: a `javascript:` (or any non-http)
 /// permalink never becomes a source url (the page falls back to its file
 /// url), and a file name with a newline or other odd bytes is
 /// percent-encoded in its `file://` url.

@@ -1,4 +1,4 @@
-//! Hybrid search at scale on PostgreSQL (issue 15): the PostgreSQL half of
+//! Hybrid search at scale on PostgreSQL: the PostgreSQL half of
 //! `bench/scale-dense.sh`, the same corpus with the same synthetic vectors
 //! as the embedded index it writes.
 //!

@@ -1,4 +1,4 @@
-//! Lexical retrieval at scale on PostgreSQL (issue 15): the other half of
+//! Lexical retrieval at scale on PostgreSQL: the other half of
 //! `crates/index/examples/scale.rs`, run after it by `bench/scale.sh`.
 //!
 //!     cargo run --release -p groundcite-pg --example scale_pg -- CORPUS_DIR WORK_DIR DATABASE_URL

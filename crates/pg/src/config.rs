@@ -56,7 +56,7 @@ pub struct PgOptions {
     /// `vectors::ANN_RERANK` (500) are scored exactly. More finds more of
     /// the exact ranking at more cost (`examples/hybrid_scale_pg.rs` with
     /// `ANN_CANDIDATES=N`). Default 1,000: the most whose p99 stayed well
-    /// within issue 15's 100 ms at a million chunks (2,000: p99 90-132 ms).
+    /// within the 100 ms target at a million chunks (2,000: p99 90-132 ms).
     pub ann_candidates: usize,
 }
 

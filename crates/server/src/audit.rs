@@ -172,7 +172,7 @@ impl AuditConfig {
 ///
 /// `bad_ids` are those of what was served; a refusal records the ids its
 /// attempts cited. An answer served after a regeneration that fixed its
-/// ids is not unverified (issue 17): the first attempt's ids stay in
+/// ids is not unverified: the first attempt's ids stay in
 /// `attempts`, and `regenerated` says it happened.
 pub fn answer_record(request_id: &str, answer: &AskResult, report: JsonText) -> AuditRecord {
     let mut bad_ids: Vec<u64> = if answer.refusal.is_some() {

@@ -296,7 +296,7 @@ pub async fn ask(
     let answer = match answer {
         Ok(answer) => answer,
         Err(e) => {
-            // A failed model call is audited too (issue 17: it left no record).
+            // A failed model call is audited too: every request leaves a record.
             if state.audit().is_enabled()
                 && matches!(e.kind, AnswerErrorKind::Upstream | AnswerErrorKind::Timeout)
             {

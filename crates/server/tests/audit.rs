@@ -67,7 +67,7 @@ async fn every_answer_is_one_record() {
     assert_eq!(first.contradicted, 1);
     assert_eq!(first.unsupported, 1);
     assert_eq!(first.uncited, 1);
-    // Issue 17: served after a regeneration that fixed its ids, it is not
+    // Served after a regeneration that fixed its ids, it is not
     // recorded as unverified; the first attempt's [4] stays in `attempts`.
     assert!(first.bad_ids.is_empty(), "{:?}", first.bad_ids);
     assert!(!first.is_unverified());
@@ -106,7 +106,7 @@ async fn checks_are_audited_unless_turned_off() {
     let dir = tempfile::tempdir().unwrap();
     let on = dir.path().join("on.sqlite");
     let state = audited(&on, true);
-    let r = send(&state, post_json("/v1/check", &seed_check())).await;
+    let r = send(&state, post_json("/v1/check", &contradicted_check())).await;
     assert_eq!(r.status, StatusCode::OK);
     state.audit().flush();
     let records = audit_records(&on);
@@ -127,7 +127,7 @@ async fn checks_are_audited_unless_turned_off() {
 
     let off = dir.path().join("off.sqlite");
     let state = audited(&off, false);
-    send(&state, post_json("/v1/check", &seed_check())).await;
+    send(&state, post_json("/v1/check", &contradicted_check())).await;
     send(&state, post_json("/v1/ask", &json!({"question": "q"}))).await;
     state.audit().flush();
     let records = audit_records(&off);
@@ -155,7 +155,7 @@ async fn a_large_record_is_stored_as_a_summary_and_the_log_is_pruned() {
         ..config()
     };
     let state = state_with(first, Some(StaticAnswerer::demo()));
-    let mut body = seed_check();
+    let mut body = contradicted_check();
     body["answer"] = json!("Reimbursements settle in 14 days [2]. ".repeat(4_000));
     let r = send(&state, post_json("/v1/check", &body)).await;
     assert_eq!(r.status, StatusCode::OK);
@@ -203,16 +203,16 @@ async fn the_incident_log_lists_unverified_and_unsupported_answers() {
     let path = dir.path().join("audit.sqlite");
     let state = audited(&path, true);
     let clean = {
-        let mut b = seed_check();
+        let mut b = contradicted_check();
         b["answer"] = json!("Reimbursements settle within 30 days of approval [2].");
         b
     };
     let bad_ids = {
-        let mut b = seed_check();
+        let mut b = contradicted_check();
         b["answer"] = json!("Reimbursements settle within 30 days of approval [7].");
         b
     };
-    for body in [&clean, &seed_check(), &bad_ids, &clean] {
+    for body in [&clean, &contradicted_check(), &bad_ids, &clean] {
         assert_eq!(
             send(&state, post_json("/v1/check", body)).await.status,
             StatusCode::OK
@@ -243,7 +243,7 @@ async fn the_incident_log_lists_unverified_and_unsupported_answers() {
         },
     )
     .unwrap();
-    // The seed's contradiction, and the sentence whose only citation is
+    // The contradicted check (14 days against 30), and the sentence whose only citation is
     // [7] (nothing valid supports it).
     assert_eq!(unsupported.len(), 2);
     assert_eq!(unsupported[0].unsupported, 1);
@@ -317,7 +317,7 @@ async fn a_database_that_cannot_open_is_counted_and_never_blocks_answers() {
         )
         .await;
         assert_eq!(r.status, StatusCode::OK);
-        let r = send(&state, post_json("/v1/check", &seed_check())).await;
+        let r = send(&state, post_json("/v1/check", &contradicted_check())).await;
         assert_eq!(r.status, StatusCode::OK);
     }
     assert!(started.elapsed() < Duration::from_secs(5));
@@ -388,7 +388,7 @@ async fn a_write_failure_is_counted_and_the_writer_recovers() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("audit.sqlite");
     let state = audited(&path, true);
-    send(&state, post_json("/v1/check", &seed_check())).await;
+    send(&state, post_json("/v1/check", &contradicted_check())).await;
     state.audit().flush();
     // Break the table under the writer: the next batch fails, is counted,
     // and the writer reopens (recreating the table) for the one after.
@@ -396,10 +396,10 @@ async fn a_write_failure_is_counted_and_the_writer_recovers() {
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch("DROP TABLE audit;").unwrap();
     }
-    let r = send(&state, post_json("/v1/check", &seed_check())).await;
+    let r = send(&state, post_json("/v1/check", &contradicted_check())).await;
     assert_eq!(r.status, StatusCode::OK);
     state.audit().flush();
-    send(&state, post_json("/v1/check", &seed_check())).await;
+    send(&state, post_json("/v1/check", &contradicted_check())).await;
     state.audit().flush();
     let text = send(&state, get("/metrics")).await.text();
     assert_eq!(
@@ -413,7 +413,7 @@ async fn a_write_failure_is_counted_and_the_writer_recovers() {
     assert_eq!(audit_records(&path).len(), 1);
 }
 
-/// Issue 13, finding 1 (audit evasion): the audit id is the server's, never
+/// Audit evasion: the audit id is the server's, never
 /// the client's `x-request-id`, and cannot be guessed from another
 /// response; a replayed or pre-claimed client id never costs a record.
 #[tokio::test]
@@ -440,12 +440,12 @@ async fn a_client_request_id_never_becomes_the_audit_id() {
     let claimed = format!("{head}{}", if last == "0" { "1" } else { "0" });
     let r = send(
         &state,
-        with_id(post_json("/v1/check", &seed_check()), &claimed),
+        with_id(post_json("/v1/check", &contradicted_check()), &claimed),
     )
     .await;
     assert_eq!(r.status, StatusCode::OK);
     served.push(r.header("x-request-id").unwrap().to_string());
-    let r = send(&state, post_json("/v1/check", &seed_check())).await;
+    let r = send(&state, post_json("/v1/check", &contradicted_check())).await;
     served.push(r.header("x-request-id").unwrap().to_string());
     state.audit().flush();
 

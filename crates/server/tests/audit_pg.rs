@@ -93,11 +93,11 @@ async fn answers_are_committed_once_before_they_are_sent() {
     assert_ne!(served_id, ask_id, "the server's id, not the client's");
     let r = send(
         &state,
-        with_id(post_json("/v1/check", &seed_check()), &check_id),
+        with_id(post_json("/v1/check", &contradicted_check()), &check_id),
     )
     .await;
     assert_eq!(r.status, StatusCode::OK);
-    let mut bad = seed_check();
+    let mut bad = contradicted_check();
     bad["answer"] = json!("Reimbursements settle within 30 days of approval [7].");
     let r = send(&state, with_id(post_json("/v1/check", &bad), &bad_id)).await;
     assert_eq!(r.status, StatusCode::OK);
@@ -213,7 +213,7 @@ async fn answers_are_committed_once_before_they_are_sent() {
     );
     // Only the bad check: the demo answer's first attempt cited an id never
     // sent, but the regeneration fixed it and it was served `ok`, so it is
-    // not an unverified incident (issue 17); the clean check is not one either.
+    // not an unverified incident; the clean check is not one either.
     let ids: Vec<&str> = unverified
         .iter()
         .filter_map(|r| r.client_request_id.as_deref())

@@ -219,9 +219,9 @@ async fn a_generator_failure_is_502_and_search_goes_through_the_retriever() {
     assert_eq!(r.json()["hits"].as_array().unwrap().len(), 1);
 }
 
-/// Issue 17: the corrective call of a real llama.cpp server returned no
-/// text; `/v1/ask` answered 502 and nothing was audited. The first attempt
-/// already cited ids never sent: a refusal (`validation`), audited.
+/// A corrective call answered with no text (as a real llama.cpp server
+/// did) is not a 502 with nothing audited: the first attempt already cited
+/// ids never sent, so it is a refusal (`validation`), audited.
 #[tokio::test]
 async fn an_empty_regeneration_is_an_audited_refusal() {
     let dir = tempfile::tempdir().unwrap();
@@ -252,7 +252,7 @@ async fn an_empty_regeneration_is_an_audited_refusal() {
     assert_eq!(records[0].refusal.as_deref(), Some("validation"));
 }
 
-/// Issue 17: sentences of a rejected first attempt stayed on screen. The
+/// Sentences of a rejected first attempt do not stay on screen: the
 /// stream withdraws them with a `retract` event before `final`.
 #[tokio::test]
 async fn a_rejected_first_attempt_is_retracted_over_sse() {
@@ -290,7 +290,7 @@ async fn a_rejected_first_attempt_is_retracted_over_sse() {
     );
 }
 
-/// Issue 17: a failed model call left no audit record.
+/// A failed model call leaves an audit record.
 #[tokio::test]
 async fn a_failed_model_call_is_audited() {
     let dir = tempfile::tempdir().unwrap();
@@ -348,8 +348,8 @@ async fn a_failed_model_call_is_audited() {
     assert_eq!(records[1].question.as_deref(), Some("Streamed?"));
 }
 
-/// Issue 13, finding 7: an engine over an empty index (a shared index not
-/// yet ingested, or emptied) is not ready.
+/// An engine over an empty index (a shared index not yet ingested, or
+/// emptied) is not ready.
 #[tokio::test]
 async fn an_empty_index_is_not_ready() {
     let dir = tempfile::tempdir().unwrap();

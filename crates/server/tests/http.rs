@@ -79,7 +79,7 @@ async fn wrong_method_is_405_in_the_error_shape() {
 
 #[tokio::test]
 async fn check_reports_the_seed_contradiction() {
-    let r = send(&demo_state(), post_json("/v1/check", &seed_check())).await;
+    let r = send(&demo_state(), post_json("/v1/check", &contradicted_check())).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text());
     let v = r.json();
     assert_eq!(v["status"], "ok");
@@ -96,7 +96,7 @@ async fn check_reports_the_seed_contradiction() {
 
 #[tokio::test]
 async fn check_reports_ids_never_sent_and_the_refusal() {
-    let mut body = seed_check();
+    let mut body = contradicted_check();
     body["answer"] = json!("Refunds take 14 days [7]. Reimbursements settle in 14 days.");
     let v = send(&demo_state(), post_json("/v1/check", &body))
         .await
@@ -120,7 +120,7 @@ async fn check_reports_ids_never_sent_and_the_refusal() {
 async fn check_is_served_without_an_index() {
     let r = send(
         &state_with(config(), None),
-        post_json("/v1/check", &seed_check()),
+        post_json("/v1/check", &contradicted_check()),
     )
     .await;
     assert_eq!(r.status, StatusCode::OK);
@@ -128,7 +128,7 @@ async fn check_is_served_without_an_index() {
 
 #[tokio::test]
 async fn check_of_a_large_answer_runs_off_the_async_threads() {
-    let mut body = seed_check();
+    let mut body = contradicted_check();
     body["answer"] = json!("Reimbursements settle within 30 days of approval [2]. ".repeat(2000));
     let r = send(&demo_state(), post_json("/v1/check", &body)).await;
     assert_eq!(r.status, StatusCode::OK);
@@ -141,7 +141,7 @@ async fn check_of_a_large_answer_runs_off_the_async_threads() {
 /// and a 504 when marker handling was quadratic).
 #[tokio::test]
 async fn an_answer_over_a_check_limit_is_422_naming_the_limit() {
-    let mut body = seed_check();
+    let mut body = contradicted_check();
     body["answer"] = json!(format!(
         "Reimbursements settle within 30 days {}.",
         "[2]".repeat(300_000)
@@ -179,7 +179,7 @@ async fn an_answer_over_a_check_limit_is_422_naming_the_limit() {
     );
     // Passages count too, on /v1/prompt as on /v1/check.
     let mut body = json!({"question": "q", "passages": []});
-    body["passages"] = json!(vec![seed_check()["passages"][0].clone(); 101]);
+    body["passages"] = json!(vec![contradicted_check()["passages"][0].clone(); 101]);
     let r = send(&demo_state(), post_json("/v1/prompt", &body)).await;
     assert_eq!(r.error_code(), "limit_exceeded");
     assert!(r.text().contains("passages: 101"), "{}", r.text());
@@ -225,7 +225,7 @@ async fn missing_field_and_wrong_type_are_400_invalid_body() {
 
 #[tokio::test]
 async fn empty_answer_is_400_empty_answer() {
-    let mut body = seed_check();
+    let mut body = contradicted_check();
     body["answer"] = json!("  \n ");
     let r = send(&demo_state(), post_json("/v1/check", &body)).await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
@@ -236,14 +236,18 @@ async fn empty_answer_is_400_empty_answer() {
 async fn a_non_json_content_type_is_415_and_a_missing_one_is_accepted() {
     let r = send(
         &demo_state(),
-        post_raw("/v1/check", Some("text/plain"), seed_check().to_string()),
+        post_raw(
+            "/v1/check",
+            Some("text/plain"),
+            contradicted_check().to_string(),
+        ),
     )
     .await;
     assert_eq!(r.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
     assert_eq!(r.error_code(), "unsupported_media_type");
     let r = send(
         &demo_state(),
-        post_raw("/v1/check", None, seed_check().to_string()),
+        post_raw("/v1/check", None, contradicted_check().to_string()),
     )
     .await;
     assert_eq!(r.status, StatusCode::OK);
@@ -252,7 +256,7 @@ async fn a_non_json_content_type_is_415_and_a_missing_one_is_accepted() {
         post_raw(
             "/v1/check",
             Some("application/json; charset=utf-8"),
-            seed_check().to_string(),
+            contradicted_check().to_string(),
         ),
     )
     .await;
@@ -268,7 +272,7 @@ async fn a_body_over_the_limit_is_413() {
         },
         Some(StaticAnswerer::demo()),
     );
-    let mut body = seed_check();
+    let mut body = contradicted_check();
     body["answer"] = json!("x".repeat(2000));
     let r = send(&state, post_json("/v1/check", &body)).await;
     assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE);
@@ -285,7 +289,7 @@ async fn a_body_over_the_limit_is_413() {
     let r = send(&state, req).await;
     assert_eq!(r.error_code(), "payload_too_large");
     // Under the limit is fine.
-    let r = send(&state, post_json("/v1/check", &seed_check())).await;
+    let r = send(&state, post_json("/v1/check", &contradicted_check())).await;
     assert_eq!(r.status, StatusCode::OK);
 }
 
@@ -293,7 +297,7 @@ async fn a_body_over_the_limit_is_413() {
 
 #[tokio::test]
 async fn prompt_renders_the_contract_and_numbered_passages() {
-    let body = json!({"question": "How long does reimbursement take?", "passages": seed_check()["passages"]});
+    let body = json!({"question": "How long does reimbursement take?", "passages": contradicted_check()["passages"]});
     let r = send(&demo_state(), post_json("/v1/prompt", &body)).await;
     assert_eq!(r.status, StatusCode::OK);
     let v = r.json();
@@ -483,7 +487,7 @@ async fn a_slow_answer_is_504_timeout() {
     assert_eq!(r.status, StatusCode::GATEWAY_TIMEOUT);
     assert_eq!(r.error_code(), "timeout");
     assert!(started.elapsed() < Duration::from_secs(2));
-    // Issue 17: a local model with one regeneration outlasts the default;
+    // A local model with one regeneration can outlast the default:
     // the error says which setting to raise.
     let message = r.json()["error"]["message"].as_str().unwrap().to_string();
     assert!(message.contains("GROUNDCITE_TIMEOUT_SECS"), "{message}");
@@ -654,7 +658,7 @@ fn with_auth(mut req: Request<Body>, value: &str) -> Request<Body> {
 
 #[tokio::test]
 async fn without_a_key_configured_no_auth_is_needed() {
-    let r = send(&demo_state(), post_json("/v1/check", &seed_check())).await;
+    let r = send(&demo_state(), post_json("/v1/check", &contradicted_check())).await;
     assert_eq!(r.status, StatusCode::OK);
     let r = send(&demo_state(), get("/metrics")).await;
     assert_eq!(r.status, StatusCode::OK);
@@ -663,7 +667,7 @@ async fn without_a_key_configured_no_auth_is_needed() {
 #[tokio::test]
 async fn with_a_key_v1_and_metrics_need_the_bearer_token() {
     let state = keyed();
-    let r = send(&state, post_json("/v1/check", &seed_check())).await;
+    let r = send(&state, post_json("/v1/check", &contradicted_check())).await;
     assert_eq!(r.status, StatusCode::UNAUTHORIZED);
     assert_eq!(r.error_code(), "missing_api_key");
     assert!(r.header("www-authenticate").unwrap().starts_with("Bearer"));
@@ -676,7 +680,7 @@ async fn with_a_key_v1_and_metrics_need_the_bearer_token() {
     ] {
         let r = send(
             &state,
-            with_auth(post_json("/v1/check", &seed_check()), wrong),
+            with_auth(post_json("/v1/check", &contradicted_check()), wrong),
         )
         .await;
         assert_eq!(r.status, StatusCode::UNAUTHORIZED, "{wrong}");
@@ -684,7 +688,10 @@ async fn with_a_key_v1_and_metrics_need_the_bearer_token() {
     }
     let r = send(
         &state,
-        with_auth(post_json("/v1/check", &seed_check()), "Bearer s3cret-key"),
+        with_auth(
+            post_json("/v1/check", &contradicted_check()),
+            "Bearer s3cret-key",
+        ),
     )
     .await;
     assert_eq!(r.status, StatusCode::OK);
@@ -754,7 +761,7 @@ async fn cors_is_off_by_default_and_follows_the_allowed_origins() {
         r.header("access-control-allow-origin"),
         Some("https://app.example")
     );
-    let mut req = post_json("/v1/check", &seed_check());
+    let mut req = post_json("/v1/check", &contradicted_check());
     req.headers_mut()
         .insert("origin", "https://evil.example".parse().unwrap());
     let r = send(&state, req).await;
@@ -785,7 +792,7 @@ async fn the_page_is_served_with_a_strict_policy() {
     );
 }
 
-/// Issue 14: the configured words (`[page]`) reach the page: title,
+/// The configured words (`[page]`) reach the page: title,
 /// corpus, placeholder, example questions; the script's hash still holds.
 #[tokio::test]
 async fn the_page_shows_the_configured_corpus_and_example_questions() {
@@ -1001,7 +1008,7 @@ async fn openapi_schemas_match_the_json_served() {
         }
     }
     assert!(listed.contains(&"markers".to_string()));
-    let check = send(&state, post_json("/v1/check", &seed_check()))
+    let check = send(&state, post_json("/v1/check", &contradicted_check()))
         .await
         .json();
     let mut listed = Vec::new();
@@ -1013,13 +1020,13 @@ async fn openapi_schemas_match_the_json_served() {
 
 // ------------------------------------------------------------ metrics
 
-/// Issue 14: requests by matched route template (never the raw path) and
+/// Requests are counted by matched route template (never the raw path) and
 /// status, their duration, and the build.
 #[tokio::test]
 async fn metrics_count_requests_by_route_template_and_status() {
     let state = demo_state();
     assert_eq!(
-        send(&state, post_json("/v1/check", &seed_check()))
+        send(&state, post_json("/v1/check", &contradicted_check()))
             .await
             .status,
         StatusCode::OK
@@ -1073,12 +1080,12 @@ async fn metrics_count_requests_by_route_template_and_status() {
     assert!(text.contains(&build), "{build} in\n{text}");
 }
 
-/// Issue 13, finding 5: a `javascript:` source url sent to /v1/check never
+/// A `javascript:` source url sent to /v1/check never
 /// comes back as a link.
 #[tokio::test]
 async fn unsafe_source_urls_never_leave_the_api() {
     let state = demo_state();
-    let mut body = seed_check();
+    let mut body = contradicted_check();
     for p in body["passages"].as_array_mut().unwrap() {
         p["source_url"] = json!("javascript:alert(document.cookie)");
     }
@@ -1089,7 +1096,7 @@ async fn unsafe_source_urls_never_leave_the_api() {
     assert!(!sources.to_string().contains("javascript"), "{sources}");
 }
 
-/// Issue 13, finding 9 (auth details): the scheme is case-insensitive (RFC
+/// Bearer auth: the scheme is case-insensitive (RFC
 /// 9110), and a request with two `Authorization` headers is refused, not
 /// judged by the first.
 #[tokio::test]
@@ -1101,10 +1108,14 @@ async fn the_bearer_scheme_is_case_insensitive_and_duplicate_headers_are_refused
         "BEARER s3cret-key",
         "bEaReR   s3cret-key",
     ] {
-        let r = send(&state, with_auth(post_json("/v1/check", &seed_check()), ok)).await;
+        let r = send(
+            &state,
+            with_auth(post_json("/v1/check", &contradicted_check()), ok),
+        )
+        .await;
         assert_eq!(r.status, StatusCode::OK, "{ok}");
     }
-    let mut req = post_json("/v1/check", &seed_check());
+    let mut req = post_json("/v1/check", &contradicted_check());
     req.headers_mut()
         .append("authorization", "Bearer s3cret-key".parse().unwrap());
     req.headers_mut()

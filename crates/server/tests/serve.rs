@@ -61,7 +61,7 @@ async fn serves_on_loopback_and_shuts_down_gracefully() {
     );
 }
 
-/// Issue 13, finding 10 (early 413): a client that sends its whole
+/// An early 413 is readable: a client that sends its whole
 /// too-large body before reading (Python's http.client, browsers) reads the
 /// 413, with `Connection: close`, instead of a reset connection.
 #[tokio::test]

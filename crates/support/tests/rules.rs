@@ -503,7 +503,7 @@ fn table_rows_below_their_header() {
     );
 }
 
-/// Issue 18: the same span written another way is the same quantity; business days are not
+/// The same span written another way is the same quantity; business days are not
 /// calendar days.
 #[test]
 fn equivalent_number_forms_and_day_kinds() {
@@ -527,7 +527,7 @@ fn equivalent_number_forms_and_day_kinds() {
     );
 }
 
-/// Issue 18: "aren't" is a negation cue, not a missing word, and a merged claim takes its
+/// "aren't" is a negation cue, not a missing word, and a merged claim takes its
 /// negation from whichever window sentence states it.
 #[test]
 fn contractions_and_merged_negations() {
@@ -544,7 +544,7 @@ fn contractions_and_merged_negations() {
     assert_eq!(j.verdict, Verdict::Contradicted);
 }
 
-/// Issue 18: a list item is read with its lead-in, a table row with its header.
+/// A list item is read with its lead-in, a table row with its header.
 #[test]
 fn list_items_keep_their_lead_in() {
     const RELIC: &str = "New Relic includes several products, each of which is available to TTS systems:\n\n- **APM:** application performance monitoring\n- **Infrastructure:** host- and operating system-level monitoring\n- **Synthetics:** availability monitoring";
@@ -558,7 +558,7 @@ fn list_items_keep_their_lead_in() {
     assert_eq!(j.verdict, Verdict::Supported, "{:?}", j.reasons);
 }
 
-/// Issue 18: a claim that names one list item or table row but states what another says is
+/// A claim that names one list item or table row but states what another says is
 /// contradicted, with both labels; a claim that keeps each property with its item stays
 /// supported.
 #[test]
@@ -592,7 +592,7 @@ fn a_property_of_another_list_item_or_row_is_contradicted() {
     assert_eq!(j.verdict, Verdict::Supported, "{:?}", j.reasons);
 }
 
-/// Issue 18: "not ... until" and "only if" state a necessary condition; a passage that states
+/// "not ... until" and "only if" state a necessary condition; a passage that states
 /// the requirement ("must ... before", "needs to be") says the same. Without a requirement in
 /// the passage they stay a negation and a restriction.
 #[test]
@@ -628,7 +628,7 @@ fn a_necessary_condition_is_not_a_negation_or_a_restriction() {
     assert_eq!(reasons(&j), [r#"restriction: "only""#]);
 }
 
-/// Issue 18: "only" before an amount stresses the amount; it restricts nothing.
+/// "only" before an amount stresses the amount; it restricts nothing.
 #[test]
 fn only_before_an_amount_is_not_a_restriction() {
     const MEMBERS: &str = "We are limited in the number of Workspace Members we can add. You will be added as a Workspace Guest.";
@@ -649,7 +649,7 @@ fn only_before_an_amount_is_not_a_restriction() {
     assert_eq!(reasons(&j), [r#"restriction: "only""#]);
 }
 
-/// Issue 18: WordNet synonyms match; antonyms (WordNet and the policy pairs) contradict, with
+/// WordNet synonyms match; antonyms (WordNet and the policy pairs) contradict, with
 /// the two words as the reason; a negation on the claim's side cancels an antonym.
 #[test]
 fn synonyms_match_and_antonyms_contradict() {
@@ -686,7 +686,7 @@ fn synonyms_match_and_antonyms_contradict() {
     assert_eq!(reasons(&j)[0], r#"antonym: "monthly" vs "weekly""#);
 }
 
-/// Issue 18: another period for a repeated event, and order (before/after), contradict.
+/// Another period for a repeated event, and order (before/after), contradict.
 #[test]
 fn periods_and_order_contradict() {
     const NEWSLETTER: &str = "Talent sends out a weekly TTS-wide email with all open roles.";

@@ -618,7 +618,7 @@ mod tests {
     }
 
     #[test]
-    fn seed_answer() {
+    fn a_cited_answer_splits_after_each_marker() {
         assert_eq!(
             split(
                 "Reimbursements settle within 30 days of approval [2]. Claims for per diem are\npaid on the same schedule [2]."

@@ -270,7 +270,7 @@ pub struct DenseHit {
 /// The chunk vector sees the topic; the best unit sees the one sentence a
 /// paraphrased question asks about, which a long chunk's vector dilutes.
 /// Measured on the paraphrased handbook questions (weighted fusion, gold
-/// page in the top 1 / 3 / 5; split by page, README Measurements): the
+/// page in the top 1 / 3 / 5; split by page, BENCHMARKS.md): the
 /// chunk's cosine alone 15 / 21 / 24 of 30 on the fitting half, this mean
 /// 20 / 23 / 28; held out 23 / 27 / 29 and 24 / 28 / 29. The mean of
 /// the unit vectors in place of the chunk's was no better than the

@@ -113,8 +113,9 @@ pub fn post_raw(uri: &str, content_type: Option<&str>, body: impl Into<Body>) ->
     b.body(body.into()).unwrap()
 }
 
-/// The first seed case: "Reimbursements settle in 14 days [2]." against 30 days.
-pub fn seed_check() -> serde_json::Value {
+/// A check whose one sentence is contradicted: "Reimbursements settle in 14
+/// days [2]." against a passage that says 30 days.
+pub fn contradicted_check() -> serde_json::Value {
     serde_json::json!({
         "question": "How long does reimbursement take?",
         "passages": [

@@ -1,4 +1,6 @@
-//! The worked examples of the three seeds, exactly as the seeds print them.
+//! The worked examples of the citation contract, with the exact outputs its
+//! reference functions print: checking markers, resolving sources, the two
+//! refusal forms, and the retrieval gate.
 
 use groundcite_core::check::check;
 use groundcite_core::config::CheckConfig;
@@ -40,7 +42,7 @@ fn unmarked(answer: &str, r: &Report) -> Vec<String> {
 }
 
 #[test]
-fn seed_000_check_on_the_contract_answer() {
+fn a_contract_answer_cites_only_ids_sent() {
     // {'cited': [2], 'bad_ids': [], 'unmarked': []}
     let answer = "Reimbursements settle within 30 days of approval [2]. Claims for per diem are\npaid on the same schedule [2].";
     let r = Report::check(answer, 3);
@@ -50,7 +52,7 @@ fn seed_000_check_on_the_contract_answer() {
 }
 
 #[test]
-fn seed_000_check_on_the_bad_answer() {
+fn a_bad_answer_has_a_bad_id_and_an_unmarked_claim() {
     // {'cited': [7], 'bad_ids': [7], 'unmarked': ['Reimbursements settle in 14 days.']}
     let answer = "Refunds take 14 days [7]. Reimbursements settle in 14 days.";
     let r = Report::check(answer, 3);
@@ -60,7 +62,7 @@ fn seed_000_check_on_the_bad_answer() {
 }
 
 #[test]
-fn seed_000_resolve_payload() {
+fn markers_resolve_to_the_source_with_its_quote() {
     // {'status': 'ok', 'sources': [{'label': 'Reimbursement', 'url': 'https://hr.example/policy',
     //   'quote': 'Reimbursements settle within 30 days of approval...'}]}
     let answer = "Reimbursements settle within 30 days of approval [2]. Claims for per diem are\npaid on the same schedule [2].";
@@ -88,7 +90,7 @@ fn seed_000_resolve_payload() {
 }
 
 #[test]
-fn seed_000_refusal_gives_no_evidence() {
+fn the_refusal_sentence_gives_no_evidence_and_is_grounded() {
     // {"status": "no_evidence", "sources": []}
     let o = check(
         Some("does the plan cover home office furniture?"),
@@ -103,7 +105,7 @@ fn seed_000_refusal_gives_no_evidence() {
 }
 
 #[test]
-fn seed_000_one_chip_per_document() {
+fn two_passages_of_one_document_make_one_source() {
     let answer = "Claims are filed within 60 days [1]. Reimbursements settle within 30 days of approval [2].";
     let o = check(
         None,
@@ -118,7 +120,7 @@ fn seed_000_one_chip_per_document() {
 }
 
 #[test]
-fn seed_002_sentinel_is_a_refusal_with_needed_text() {
+fn the_sentinel_is_a_refusal_with_what_is_needed() {
     let o = check(
         None,
         &hr_passages(),
@@ -134,7 +136,7 @@ fn seed_002_sentinel_is_a_refusal_with_needed_text() {
 }
 
 #[test]
-fn seed_004_check_citations_lines() {
+fn cited_ids_unknown_ids_and_uncited_claims_per_line() {
     // context_ids = {1, 2}
     let lines = [
         (
@@ -163,13 +165,13 @@ fn seed_004_check_citations_lines() {
 }
 
 #[test]
-fn seed_004_retrieval_gate() {
+fn the_retrieval_gate_refuses_weak_or_no_scores() {
     assert!(gate::should_answer(&[0.83, 0.79], 0.55));
     assert!(!gate::should_answer(&[0.31, 0.22], 0.55));
     assert!(!gate::should_answer(&[], 0.55));
 }
 
-/// Issue 18: every factual sentence carries a plain message beside its machine reason (the
+/// Every factual sentence carries a plain message beside its machine reason (the
 /// correction first), and the report names the verifier that ran (none when support checking
 /// is off).
 #[test]
@@ -214,7 +216,7 @@ fn flagged_sentences_get_a_message_and_the_report_its_verifier() {
     );
 }
 
-/// Issue 14: every sentence carries its markers as byte spans of the
+/// Every sentence carries its markers as byte spans of the
 /// answer with the ids they name (ids never sent included), so a reader
 /// places chips without parsing markers again.
 #[test]

@@ -1,6 +1,6 @@
-"""The seeds' worked examples, written against the package, give the same
-results as the seeds' own Python functions (copied below from the design
-documents, as written there)."""
+"""The citation contract's worked examples, written against the package,
+give the same results as the contract's reference Python functions (copied
+below from the design documents, as written there)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from typing import Any
 
 import groundcite
 
-# --- The seeds' functions, verbatim in logic ---------------------------------
+# --- The reference functions, verbatim in logic -----------------------------
 
 SENTENCE = re.compile(r"(?<=[.!?]) +")
 MARKER = re.compile(r"\[(\d+)\]")
 REFUSAL = "Not covered by the provided documents."
 
 
-def seed_check(answer: str, passages: list[str]) -> dict[str, Any]:
+def reference_check(answer: str, passages: list[str]) -> dict[str, Any]:
     valid = set(range(1, len(passages) + 1))
     cited = {int(m) for m in MARKER.findall(answer)}
     sentences = [s for s in SENTENCE.split(answer) if s.strip()]
@@ -24,7 +24,7 @@ def seed_check(answer: str, passages: list[str]) -> dict[str, Any]:
     return {"cited": sorted(cited), "bad_ids": sorted(cited - valid), "unmarked": unmarked}
 
 
-def seed_resolve(answer: str, passages: list[dict[str, str]]) -> dict[str, Any]:
+def reference_resolve(answer: str, passages: list[dict[str, str]]) -> dict[str, Any]:
     markers = [int(m) for m in re.findall(r"\[(\d+)\]", answer)]
     if answer.strip() == REFUSAL:
         return {"status": "no_evidence", "sources": []}
@@ -32,7 +32,7 @@ def seed_resolve(answer: str, passages: list[dict[str, str]]) -> dict[str, Any]:
     seen: set[str] = set()
     for i in sorted(set(markers)):
         if not 1 <= i <= len(passages):
-            continue  # the seed indexes passages[i - 1] unguarded; an id never sent has no row
+            continue  # the reference indexes passages[i - 1] unguarded; an id never sent has no row
         p = passages[i - 1]
         if p["source_url"] not in seen:
             seen.add(p["source_url"])
@@ -41,11 +41,11 @@ def seed_resolve(answer: str, passages: list[dict[str, str]]) -> dict[str, Any]:
     return {"status": "ok" if not bad else "unverified", "sources": sources}
 
 
-def seed_should_answer(scores: list[float], min_best: float = 0.55) -> bool:
+def reference_should_answer(scores: list[float], min_best: float = 0.55) -> bool:
     return bool(scores) and max(scores) >= min_best
 
 
-def seed_check_citations(answer: str, context_ids: set[int]) -> dict[str, Any]:
+def reference_check_citations(answer: str, context_ids: set[int]) -> dict[str, Any]:
     cited = {int(x) for x in re.findall(r"\[(\d+)\]", answer)}
     return {"cited": sorted(cited), "unknown_ids": sorted(cited - context_ids), "has_citation": bool(cited)}
 
@@ -81,35 +81,35 @@ BAD_ANSWER = "Refunds take 14 days [7]. Reimbursements settle in 14 days."
 
 
 def test_check_worked_example_one() -> None:
-    seed = seed_check(CONTRACT_ANSWER, TEXTS)
-    assert seed == {"cited": [2], "bad_ids": [], "unmarked": []}
+    ref = reference_check(CONTRACT_ANSWER, TEXTS)
+    assert ref == {"cited": [2], "bad_ids": [], "unmarked": []}
     report = groundcite.check(TEXTS, CONTRACT_ANSWER)
-    assert report.cited == seed["cited"]
-    assert report.bad_ids == seed["bad_ids"]
-    assert [s.text for s in report.unmarked] == seed["unmarked"]
+    assert report.cited == ref["cited"]
+    assert report.bad_ids == ref["bad_ids"]
+    assert [s.text for s in report.unmarked] == ref["unmarked"]
     assert report.status == "ok"
 
 
 def test_check_worked_example_two() -> None:
-    seed = seed_check(BAD_ANSWER, TEXTS)
-    assert seed == {"cited": [7], "bad_ids": [7], "unmarked": ["Reimbursements settle in 14 days."]}
+    ref = reference_check(BAD_ANSWER, TEXTS)
+    assert ref == {"cited": [7], "bad_ids": [7], "unmarked": ["Reimbursements settle in 14 days."]}
     report = groundcite.check(TEXTS, BAD_ANSWER)
-    assert report.cited == seed["cited"]
-    assert report.bad_ids == seed["bad_ids"]
-    assert [s.text for s in report.unmarked] == seed["unmarked"]
-    # The hard failure the seed's status would call unverified.
+    assert report.cited == ref["cited"]
+    assert report.bad_ids == ref["bad_ids"]
+    assert [s.text for s in report.unmarked] == ref["unmarked"]
+    # The hard failure the reference's status would call unverified.
     assert report.status == "unverified"
     assert not report.grounded
 
 
 def test_resolve_worked_examples() -> None:
     for answer in [CONTRACT_ANSWER, "Reimbursements settle within 30 days of approval [2].", REFUSAL, BAD_ANSWER]:
-        seed = seed_resolve(answer, HR)
+        ref = reference_resolve(answer, HR)
         ours = groundcite.resolve(answer, HR)
-        assert ours.status == seed["status"], answer
-        assert [(s.label, s.url) for s in ours.sources] == [(s["label"], s["url"]) for s in seed["sources"]], answer
+        assert ours.status == ref["status"], answer
+        assert [(s.label, s.url) for s in ours.sources] == [(s["label"], s["url"]) for s in ref["sources"]], answer
     ours = groundcite.resolve("Reimbursements settle within 30 days of approval [2].", HR)
-    # The seed quotes the passage's first 160 characters; groundcite quotes
+    # The reference quotes the passage's first 160 characters; groundcite quotes
     # the evidence, which here is the passage's first sentence.
     assert ours.to_dict() == {
         "status": "ok",
@@ -128,7 +128,7 @@ def test_resolve_worked_examples() -> None:
     }
 
 
-def test_refusal_sentence_is_the_seed_s() -> None:
+def test_refusal_sentence_is_the_contract_s() -> None:
     assert groundcite.REFUSAL == REFUSAL
     report = groundcite.check(TEXTS, REFUSAL)
     assert report.status == "no_evidence"
@@ -152,7 +152,7 @@ def test_check_citations_worked_example() -> None:
         {"cited": [], "unknown_ids": [], "has_citation": False},
     ]
     for answer, want in zip(answers, expected):
-        assert seed_check_citations(answer, {1, 2}) == want
+        assert reference_check_citations(answer, {1, 2}) == want
         report = groundcite.check(context, answer)
         assert {
             "cited": report.cited,
@@ -163,14 +163,14 @@ def test_check_citations_worked_example() -> None:
 
 def test_should_answer_worked_example() -> None:
     for scores in ([0.83, 0.79], [0.31, 0.22], []):
-        assert groundcite.should_answer(scores, min_best=0.55) == seed_should_answer(scores)
+        assert groundcite.should_answer(scores, min_best=0.55) == reference_should_answer(scores)
     assert groundcite.should_answer([0.83, 0.79]) is True
     assert groundcite.should_answer([0.31, 0.22]) is False
     assert groundcite.should_answer([]) is False
 
 
-def test_contradiction_the_seed_cannot_see() -> None:
-    # The first seed's opening story: a valid id is not proof.
+def test_contradiction_the_reference_cannot_see() -> None:
+    # The contract's opening story: a valid id is not proof.
     report = groundcite.check(HR, "Reimbursements settle in 14 days [2].")
     assert report.status == "ok" and report.bad_ids == []
     (sentence,) = report.sentences
