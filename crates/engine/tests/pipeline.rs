@@ -185,10 +185,17 @@ async fn the_sentinel_is_a_helpful_refusal() {
         Some("the contractor reimbursement schedule")
     );
     assert_eq!(refusal.nearest_topics, ["Filing", "Reimbursement", "Help"]);
+    // The passages passed the gate: the documents discuss the question, so
+    // the refusal says they don't answer it and links them, never "Not
+    // covered".
+    assert_eq!(refusal.closest_passages.len(), 3, "{refusal:#?}");
     assert!(
         r.answer
-            .starts_with("Not covered by the provided documents.")
+            .starts_with("The sources found don't answer this directly."),
+        "{}",
+        r.answer
     );
+    assert!(!r.answer.contains("Not covered"), "{}", r.answer);
 }
 
 #[tokio::test]
@@ -202,7 +209,34 @@ async fn the_gate_refuses_without_calling_the_model() {
         .ask(Q, &AskOptions::default())
         .await
         .unwrap();
-    assert_eq!(r.refusal.unwrap().reason, RefusalReason::Gate);
+    // Under the gate, but the best hit's topic ("Reimbursement") names the
+    // question: the documents do discuss it, and the refusal links it.
+    let refusal = r.refusal.unwrap();
+    assert_eq!(refusal.reason, RefusalReason::NoDirectAnswer);
+    assert_eq!(refusal.closest_passages[0].section, "Reimbursement");
+    assert!(
+        r.answer
+            .starts_with("The sources found don't answer this directly.")
+    );
+    assert_eq!(g.calls(), 0);
+    // Nothing relevant at all: "Not covered", and still no model call.
+    let r = engine_with(
+        Settings {
+            gate_threshold: 0.95,
+            ..Settings::default()
+        },
+        g.clone(),
+    )
+    .ask("Which dental plan covers pets?", &AskOptions::default())
+    .await
+    .unwrap();
+    let refusal = r.refusal.unwrap();
+    assert_eq!(refusal.reason, RefusalReason::Gate);
+    assert!(refusal.closest_passages.is_empty());
+    assert!(
+        r.answer
+            .starts_with("Not covered by the provided documents.")
+    );
     assert_eq!(g.calls(), 0);
 }
 
