@@ -11,10 +11,9 @@
 //! `retrieval_weight`, `type_bonus` and `type_penalty` (ties to the first
 //! of the grid, the smaller adjustment) for the best balanced accuracy between answering the
 //! answerable questions whose gold page was sent and refusing the
-//! unanswerable ones, under at least 90% of those refused, and
-//! `min_relevance` the same way on sentences: the best-scoring sentence sent
-//! that states an answerable question's fact against the best sentence sent
-//! for an unanswerable question, by score alone. It prints first how far
+//! unanswerable ones, under at least 90% of those refused
+//! (`min_relevance`, when an answer is certified, is fitted end to end by
+//! `bench/fit-relevance.py`). It prints first how far
 //! the unit scores can go under the default adjustments (`report_ceiling`:
 //! how well the best unit's score separates answerable questions from
 //! unanswerable ones and near-misses, and how often the best unit states
@@ -214,28 +213,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.retrieval_weight = weight;
     config.min_answer = threshold;
     let rows: Vec<Row> = judged_all.iter().map(|j| j.row(bonus, penalty)).collect();
-    let fit: Vec<&Row> = rows.iter().filter(|r| !r.held_out).collect();
-    // Relevance: a sentence that states the fact against the best sentence
-    // sent for an unanswerable question, by score alone.
-    let sentences: Vec<Row> = fit
-        .iter()
-        .filter_map(|r| match (r.answerable, r.fact_unit) {
-            (true, Some(s)) => Some(Row {
-                best_unit: s,
-                best_retrieval: 0.0,
-                gold_sent: true,
-                ..(*r).clone()
-            }),
-            (false, _) => Some((*r).clone()),
-            (true, None) => None,
-        })
-        .collect();
-    let (_, relevance, (_, rel_acc)) = fit_threshold(&sentences.iter().collect::<Vec<_>>(), &[0.0]);
-    config.min_relevance = relevance;
+    // `min_relevance` (when an answer is certified) is fitted end to end
+    // by bench/fit-relevance.py on `eval questions --json`; it stays as
+    // configured here.
     println!(
         "fitted: min_answer = {threshold:.2}, retrieval_weight = {weight:.1}, type_bonus = {bonus:.2}, \
-         type_penalty = {penalty:.1} (balanced accuracy {acc:.3}); min_relevance = {relevance:.2} \
-         (balanced accuracy {rel_acc:.3})"
+         type_penalty = {penalty:.1} (balanced accuracy {acc:.3}); min_relevance kept at {:.2} \
+         (bench/fit-relevance.py fits it)",
+        config.min_relevance
     );
     println!("[answerability]\n{}", toml_of(&config));
 

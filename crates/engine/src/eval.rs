@@ -43,6 +43,11 @@ pub struct QuestionOutcome {
     /// Served and certified: `grounded` (stated in the sources and judged
     /// to answer the question).
     pub grounded: bool,
+    /// Served, and its cited sentences stated in the sources.
+    pub supported: bool,
+    /// The served answer's relevance score (`answers_question.score`):
+    /// what `answerability.min_relevance` is fitted on.
+    pub relevance_score: Option<f32>,
     /// The half of the by-page split the question falls in.
     pub half: Half,
     pub refusal_reason: Option<String>,
@@ -194,6 +199,8 @@ pub async fn questions(
         let outcome = QuestionOutcome {
             half: half(q),
             grounded: !refused && r.grounded,
+            supported: !refused && r.supported,
+            relevance_score: r.answers_question.as_ref().and_then(|a| a.score),
             id: q.id.clone(),
             question: q.question.clone(),
             answerable: q.answerable,
