@@ -211,6 +211,8 @@ fn print_answer(
         let caveat = !problems && !off_topic && !r.grounded;
         if problems || caveat {
             writeln!(out, "{headline}\n")?;
+        }
+        if problems {
             render::sentences(out, &r.sentences, reasons, !reasons)?;
             writeln!(out)?;
         }

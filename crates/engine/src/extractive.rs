@@ -38,7 +38,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::answerability::{AnswerType, Answerability, UnitKind};
-use crate::standalone::standalone;
+use crate::standalone::{NotAlone, standalone};
 use crate::text::terms;
 use groundcite_core::unit::{clean_sentence, table_cells, table_row};
 
@@ -407,19 +407,35 @@ impl ExtractiveGenerator {
         let follower = sentences.get(next).filter(|s| {
             s.passage == candidates[0].passage
                 && s.lead_in.is_none()
-                && standalone(&s.text, None, "", AnswerType::Other).is_ok()
+                && matches!(
+                    standalone(&s.text, None, "", AnswerType::Other),
+                    Ok(()) | Err(NotAlone::LeadIn)
+                )
                 && q_terms.iter().any(|t| contains_term(&s.terms, t))
         });
-        let follower_candidate = follower.map(|s| Candidate {
-            passage: s.passage,
-            text: s.text.clone(),
-            score: 0.0,
-            order: next,
-        });
-        if let Some(f) = &follower_candidate
-            && self.config.max_sentences > 1
-        {
-            chosen.push(f);
+        // A follower that introduces a list comes with its first items:
+        // its conditions are part of what it says.
+        let follower_candidates: Vec<Candidate> = follower
+            .map(|f| {
+                let items = sentences
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.lead_in == Some(next))
+                    .take(MAX_LIST_ITEMS)
+                    .map(|(i, s)| (i, s));
+                std::iter::once((next, f))
+                    .chain(items)
+                    .map(|(order, s)| Candidate {
+                        passage: s.passage,
+                        text: s.text.clone(),
+                        score: 0.0,
+                        order,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        if self.config.max_sentences > 1 {
+            chosen.extend(follower_candidates.iter());
         }
         for c in &candidates[1..] {
             if chosen.len() >= self.config.max_sentences {
