@@ -84,6 +84,8 @@ pub enum ErrorCode {
     Timeout,
     /// No answerer configured, or the index is not open.
     NotReady,
+    /// The answer's audit record did not commit in time: not served.
+    AuditUnavailable,
     /// Anything else; details are logged, never returned.
     Internal,
 }
@@ -133,6 +135,7 @@ rows! {
     UpstreamError, "upstream_error", BAD_GATEWAY, Upstream, "The LLM call failed.";
     Timeout, "timeout", GATEWAY_TIMEOUT, Upstream, "The request took longer than the configured timeout (`GROUNDCITE_TIMEOUT_SECS`, default 60 s; an answer with one regeneration on a local CPU model can take longer: raise it).";
     NotReady, "not_ready", SERVICE_UNAVAILABLE, Unavailable, "The index is not open or no generator is configured.";
+    AuditUnavailable, "audit_unavailable", SERVICE_UNAVAILABLE, Unavailable, "The answer's audit record could not be committed within the commit wait (the audit database is slow or down), so the answer was not served; retry after `Retry-After` seconds.";
     Internal, "internal", INTERNAL_SERVER_ERROR, Internal, "An internal error; the detail is logged with the request id.";
 }
 
@@ -268,6 +271,12 @@ impl IntoResponse for ApiError {
             response
                 .headers_mut()
                 .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        if self.code == ErrorCode::AuditUnavailable {
+            response.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from_static(crate::audit::RETRY_AFTER_SECS),
+            );
         }
         if matches!(
             self.code,

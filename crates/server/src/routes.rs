@@ -212,8 +212,9 @@ fn ready_answerer(state: &AppState) -> Result<std::sync::Arc<dyn crate::Answerer
 }
 
 /// Records an answer (metrics, audit) and returns its JSON. With a commit
-/// wait (the PostgreSQL audit log), returns once the record has committed
-/// or the wait has run out.
+/// wait, returns once the record has committed, or refuses the answer (503
+/// `audit_unavailable`) when it has not within the wait: no answer is
+/// served without its record.
 async fn finish_answer(
     state: &AppState,
     request_id: &str,
@@ -225,7 +226,11 @@ async fn finish_answer(
     if state.audit().is_enabled() {
         let mut record = audit::answer_record(request_id, answer, json.clone());
         record.client_request_id = client_request_id.map(str::to_string);
-        state.audit().record_and_wait(record).await;
+        state
+            .audit()
+            .record_and_wait(record)
+            .await
+            .map_err(|why| why.into_api(request_id))?;
     }
     Ok(json)
 }
@@ -254,7 +259,7 @@ async fn finish_answer(
         (status = 415, description = "`unsupported_media_type`.", body = Envelope),
         (status = 500, description = "`internal`; the detail is logged with the request id.", body = Envelope),
         (status = 502, description = "The language model call failed (`upstream_error`).", body = Envelope),
-        (status = 503, description = "No index or generator (`not_ready`).", body = Envelope),
+        (status = 503, description = "No index or generator (`not_ready`), or the answer's audit record did not commit within the commit wait (`audit_unavailable`, with `Retry-After`): the answer is not served.", body = Envelope),
         (status = 504, description = "`timeout`.", body = Envelope),
     )
 )]
@@ -302,7 +307,8 @@ pub async fn ask(
             {
                 let mut record = audit::failure_record(&request_id, question, &e);
                 record.client_request_id = client_request_id;
-                state.audit().record_and_wait(record).await;
+                // The client gets the model's error either way.
+                let _ = state.audit().record_and_wait(record).await;
             }
             return Err(e.into_api(&request_id));
         }
@@ -384,7 +390,7 @@ fn sse(
                 {
                     let mut record = audit::failure_record(&st.request_id, &st.asked.question, &e);
                     record.client_request_id = st.asked.client_request_id.clone();
-                    st.state.audit().record_and_wait(record).await;
+                    let _ = st.state.audit().record_and_wait(record).await;
                 }
                 let err = e.into_api(&st.request_id);
                 error_event(&st, err)
@@ -439,6 +445,7 @@ pub struct CheckRequest {
         (status = 415, description = "`unsupported_media_type`.", body = Envelope),
         (status = 422, description = "Over a check limit (`limit_exceeded`); the message names which.", body = Envelope),
         (status = 500, description = "`internal`.", body = Envelope),
+        (status = 503, description = "The report's audit record did not commit within the commit wait (`audit_unavailable`, with `Retry-After`): the report is not served.", body = Envelope),
         (status = 504, description = "`timeout`.", body = Envelope),
     )
 )]
@@ -488,7 +495,11 @@ pub async fn check(
             elapsed * 1000.0,
         );
         record.client_request_id = client_request_id;
-        state.audit().record_and_wait(record).await;
+        state
+            .audit()
+            .record_and_wait(record)
+            .await
+            .map_err(|why| why.into_api(&request_id))?;
     }
     Ok(json_bytes(StatusCode::OK, json.bytes()))
 }
