@@ -54,7 +54,7 @@ pub enum ErrorCode {
     MalformedJson,
     /// The body is JSON but not the expected shape (missing field, wrong type).
     InvalidBody,
-    /// The body's `Content-Type` is set and is not JSON.
+    /// The body's `Content-Type` is missing or not JSON.
     UnsupportedMediaType,
     /// `question` is empty or white space.
     EmptyQuestion,
@@ -120,7 +120,7 @@ macro_rules! rows {
 rows! {
     MalformedJson, "malformed_json", BAD_REQUEST, InvalidRequest, "The body is not valid JSON.";
     InvalidBody, "invalid_body", BAD_REQUEST, InvalidRequest, "The body is JSON but not the expected shape (missing field, wrong type).";
-    UnsupportedMediaType, "unsupported_media_type", UNSUPPORTED_MEDIA_TYPE, InvalidRequest, "Content-Type is set and is not application/json.";
+    UnsupportedMediaType, "unsupported_media_type", UNSUPPORTED_MEDIA_TYPE, InvalidRequest, "Content-Type is missing or not application/json.";
     EmptyQuestion, "empty_question", BAD_REQUEST, InvalidRequest, "`question` is empty.";
     EmptyAnswer, "empty_answer", BAD_REQUEST, InvalidRequest, "`answer` is empty.";
     EmptyQuery, "empty_query", BAD_REQUEST, InvalidRequest, "`q` is empty.";

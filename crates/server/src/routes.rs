@@ -62,24 +62,38 @@ impl<S: Send + Sync> FromRequestParts<S> for ClientReqId {
     }
 }
 
-/// A JSON body, with every failure mapped to the error table: 415 for a
-/// non-JSON content type (a missing one is accepted), 413 over the body
-/// limit, 400 `malformed_json` / `invalid_body`.
+/// A JSON body, with every failure mapped to the error table: 415 unless
+/// the content type is JSON, 413 over the body limit, 400
+/// `malformed_json` / `invalid_body`.
+///
+/// A missing `Content-Type` is refused too: a page on another origin can
+/// send a body without one (or as `text/plain`) with no CORS preflight,
+/// and must not get answers asked, checks run or audit records written in
+/// the name of whoever's browser it runs in. `application/json` (any
+/// parameters) and `application/*+json` are never sent that way.
 pub struct ApiJson<T>(pub T);
 
 impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
-        if let Some(ct) = req.headers().get(header::CONTENT_TYPE) {
-            let ct = ct.to_str().unwrap_or("").to_ascii_lowercase();
-            let essence = ct.split(';').next().unwrap_or("").trim();
-            if !(essence == "application/json" || essence.ends_with("+json")) {
-                return Err(ApiError::new(
-                    ErrorCode::UnsupportedMediaType,
-                    format!("expected Content-Type: application/json, got {essence:?}"),
-                ));
-            }
+        let Some(ct) = req.headers().get(header::CONTENT_TYPE) else {
+            return Err(ApiError::new(
+                ErrorCode::UnsupportedMediaType,
+                "send the body with Content-Type: application/json (none was given)",
+            ));
+        };
+        let ct = ct.to_str().unwrap_or("").to_ascii_lowercase();
+        let essence = ct.split(';').next().unwrap_or("").trim();
+        let json = essence == "application/json"
+            || essence
+                .strip_prefix("application/")
+                .is_some_and(|sub| sub.ends_with("+json"));
+        if !json {
+            return Err(ApiError::new(
+                ErrorCode::UnsupportedMediaType,
+                format!("expected Content-Type: application/json, got {essence:?}"),
+            ));
         }
         let bytes = read_body(req, state.config().body_limit).await?;
         serde_json::from_slice(&bytes).map(ApiJson).map_err(|e| {

@@ -194,7 +194,11 @@ async fn bad_json_is_400_malformed_json() {
     .await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
     assert_eq!(r.error_code(), "malformed_json");
-    let r = send(&demo_state(), post_raw("/v1/check", None, "")).await;
+    let r = send(
+        &demo_state(),
+        post_raw("/v1/check", Some("application/json"), ""),
+    )
+    .await;
     assert_eq!(r.error_code(), "malformed_json");
 }
 
@@ -233,7 +237,7 @@ async fn empty_answer_is_400_empty_answer() {
 }
 
 #[tokio::test]
-async fn a_non_json_content_type_is_415_and_a_missing_one_is_accepted() {
+async fn a_non_json_content_type_is_415() {
     let r = send(
         &demo_state(),
         post_raw(
@@ -247,12 +251,6 @@ async fn a_non_json_content_type_is_415_and_a_missing_one_is_accepted() {
     assert_eq!(r.error_code(), "unsupported_media_type");
     let r = send(
         &demo_state(),
-        post_raw("/v1/check", None, contradicted_check().to_string()),
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::OK);
-    let r = send(
-        &demo_state(),
         post_raw(
             "/v1/check",
             Some("application/json; charset=utf-8"),
@@ -261,6 +259,53 @@ async fn a_non_json_content_type_is_415_and_a_missing_one_is_accepted() {
     )
     .await;
     assert_eq!(r.status, StatusCode::OK);
+}
+
+/// A page on another origin can POST a body without a Content-Type (a
+/// `Blob` with no type, `mode: "no-cors"`) and no preflight: every JSON
+/// route refuses it before any work, and it leaves no audit record.
+#[tokio::test]
+async fn a_body_without_a_content_type_is_415_and_never_audited() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.sqlite");
+    let state = state_with(
+        ServerConfig {
+            audit: groundcite_server::AuditConfig::at(&path),
+            ..config()
+        },
+        Some(StaticAnswerer::demo()),
+    );
+    let bodies = [
+        (
+            "/v1/ask",
+            json!({"question": "How long does reimbursement take?"}),
+        ),
+        ("/v1/check", contradicted_check()),
+        (
+            "/v1/prompt",
+            json!({"question": "q", "passages": [{"id": "a", "text": "t"}]}),
+        ),
+    ];
+    for (route, body) in &bodies {
+        for content_type in [None, Some("text/plain"), Some("text/plain+json")] {
+            let r = send(&state, post_raw(route, content_type, body.to_string())).await;
+            assert_eq!(
+                r.status,
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "{route} {content_type:?}: {}",
+                r.text()
+            );
+            assert_eq!(r.error_code(), "unsupported_media_type");
+        }
+    }
+    state.audit().flush();
+    let text = send(&state, get("/metrics")).await.text();
+    assert_eq!(metric(&text, "groundcite_audit_records_total"), Some(0.0));
+    // The same bodies as JSON are served (and audited).
+    let r = send(&state, post_json("/v1/check", &contradicted_check())).await;
+    assert_eq!(r.status, StatusCode::OK);
+    state.audit().shutdown();
+    assert_eq!(audit_records(&path).len(), 1);
 }
 
 #[tokio::test]
