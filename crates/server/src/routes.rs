@@ -235,6 +235,14 @@ async fn finish_answer(
     client_request_id: Option<&str>,
     answer: &AskResult,
 ) -> Result<JsonText, ApiError> {
+    let mut safe;
+    let answer = if links_are_safe(answer) {
+        answer
+    } else {
+        safe = answer.clone();
+        safe.sanitize_links();
+        &safe
+    };
     let json = to_json(request_id, answer)?;
     state.metrics().record_answer(answer);
     if state.audit().is_enabled() {
@@ -247,6 +255,19 @@ async fn finish_answer(
             .map_err(|why| why.into_api(request_id))?;
     }
     Ok(json)
+}
+
+/// Are all the answer's urls safe links already (the engine makes them
+/// so; another answerer might not)?
+fn links_are_safe(answer: &AskResult) -> bool {
+    use groundcite_core::link::is_safe_link;
+    answer.sources.iter().all(|s| is_safe_link(&s.url))
+        && answer.passages.iter().all(|p| is_safe_link(&p.source_url))
+        && answer.refusal.as_ref().is_none_or(|r| {
+            r.closest_passages
+                .iter()
+                .all(|p| is_safe_link(&p.source_url))
+        })
 }
 
 /// Answer a question from the index, with checked citations.
@@ -494,6 +515,8 @@ pub async fn check(
         .await
         .map_err(|e| ApiError::internal(&request_id, e))?
     };
+    let mut report = report;
+    report.findings.sanitize_links();
     let json = to_json(&request_id, &report)?;
     let elapsed = started.elapsed().as_secs_f64();
     state.metrics().record_check(&report, elapsed);
@@ -558,7 +581,10 @@ pub async fn prompt(
         .checker()
         .admit(&req.passages, "")
         .map_err(|e| ApiError::new(ErrorCode::LimitExceeded, format!("too large: {e}")))?;
-    let prompt = state.checker().prompt(&req.question, &req.passages);
+    let mut prompt = state.checker().prompt(&req.question, &req.passages);
+    for p in &mut prompt.passages {
+        groundcite_core::link::sanitize(&mut p.source_url);
+    }
     let json = to_json(&request_id, &prompt)?;
     Ok(json_bytes(StatusCode::OK, json.bytes()))
 }
@@ -633,9 +659,7 @@ pub async fn search(
         .map_err(|e| e.into_api(&request_id))?;
     // Only safe links leave the API, whatever an older index holds.
     for hit in &mut hits {
-        if !groundcite_core::link::is_safe_link(&hit.source_url) {
-            hit.source_url.clear();
-        }
+        groundcite_core::link::sanitize(&mut hit.source_url);
     }
     let json = to_json(&request_id, &SearchResponse { query: q, k, hits })?;
     Ok(json_bytes(StatusCode::OK, json.bytes()))

@@ -1174,3 +1174,95 @@ async fn the_bearer_scheme_is_case_insensitive_and_duplicate_headers_are_refused
         r.text()
     );
 }
+
+/// Passages whose urls are not safe links (`javascript:`, `data:`, other
+/// schemes): the sources, the passages sent and the hits of every route
+/// carry an empty url instead; safe urls pass unchanged.
+#[tokio::test]
+async fn every_route_empties_source_urls_that_are_not_safe_links() {
+    use groundcite_core::Passage;
+    let unsafe_urls = [
+        "javascript:alert(1)",
+        "data:text/html,<script>alert(1)</script>",
+        "vbscript:x",
+    ];
+    let passages: Vec<Passage> = unsafe_urls
+        .iter()
+        .enumerate()
+        .map(|(i, url)| Passage {
+            id: format!("p{i}"),
+            text: format!("Reimbursements settle within {} days of approval.", 30 + i),
+            source_url: url.to_string(),
+            section: format!("Section {i}"),
+            score: Some(0.9),
+        })
+        .chain(std::iter::once(Passage {
+            id: "safe".into(),
+            text: "Claims are filed within 60 days of the expense.".into(),
+            source_url: "https://handbook.example/claims".into(),
+            section: "Claims".into(),
+            score: Some(0.8),
+        }))
+        .collect();
+    let answer = "Reimbursements settle within 30 days of approval [1]. \
+                  Reimbursements settle within 31 days of approval [2]. \
+                  Reimbursements settle within 32 days of approval [3]. \
+                  Claims are filed within 60 days of the expense [4].";
+    let state = state_with(
+        config(),
+        Some(StaticAnswerer::new(passages.clone(), answer)),
+    );
+    let no_unsafe_url = |route: &str, body: &str| {
+        for url in unsafe_urls {
+            assert!(!body.contains(url), "{route} serves {url}: {body}");
+        }
+        assert!(
+            body.contains("https://handbook.example/claims"),
+            "{route} drops a safe url: {body}"
+        );
+    };
+
+    let r = send(
+        &state,
+        post_json(
+            "/v1/ask",
+            &json!({"question": "How long do reimbursements take?"}),
+        ),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["passages"][0]["source_url"], "");
+    assert!(!v["sources"].as_array().unwrap().is_empty());
+    no_unsafe_url("/v1/ask", &r.text());
+
+    let r = send(
+        &state,
+        post_json(
+            "/v1/ask",
+            &json!({"question": "How long do reimbursements take?", "stream": true}),
+        ),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK);
+    no_unsafe_url("/v1/ask (stream)", &r.text());
+
+    let check = json!({"question": "q", "passages": passages, "answer": answer});
+    let r = send(&state, post_json("/v1/check", &check)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    let v = r.json();
+    assert!(!v["sources"].as_array().unwrap().is_empty());
+    no_unsafe_url("/v1/check", &r.text());
+
+    let prompt = json!({"question": "How long?", "passages": passages});
+    let r = send(&state, post_json("/v1/prompt", &prompt)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["passages"][0]["source_url"], "");
+    no_unsafe_url("/v1/prompt", &r.text());
+
+    let r = send(&state, get("/v1/search?q=reimbursements+claims&k=10")).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    assert_eq!(r.json()["hits"].as_array().unwrap().len(), 4);
+    no_unsafe_url("/v1/search", &r.text());
+}
