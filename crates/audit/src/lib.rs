@@ -52,7 +52,8 @@
 //!
 //! ## Audit ids and conflicts
 //!
-//! The service generates every `request_id` (128 random bits): a client
+//! The service generates every `request_id` (a 48-bit millisecond time and
+//! 80 random bits): a client
 //! cannot choose, replay or predict one. A store never overwrites a
 //! record: a record whose `request_id` is already stored with the same
 //! content (a batch sent again after an ambiguous commit) is skipped, and

@@ -532,7 +532,7 @@ async fn a_client_request_id_never_becomes_the_audit_id() {
         assert!(id != "replayed" && id != &claimed, "{served:?}");
         assert!(
             id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()),
-            "128 random bits: {id}"
+            "32 hex digits (48-bit time, 80 random bits): {id}"
         );
     }
     let records = audit_records(&path);
