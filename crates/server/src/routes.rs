@@ -186,7 +186,12 @@ fn to_json<T: serde::Serialize>(request_id: &str, value: &T) -> Result<JsonText,
 
 // ---------------------------------------------------------------- /v1/ask
 
+/// The request bodies refuse a field they do not know (400 `invalid_body`
+/// naming it): a misspelt `topk` is an error, never silently ignored.
+/// Passages inside them keep accepting extra fields (a retriever's
+/// metadata).
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct AskRequest {
     #[schema(min_length = 1)]
     pub question: String,
@@ -457,6 +462,7 @@ fn sse(
 // ---------------------------------------------------------------- /v1/check
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct CheckRequest {
     #[serde(default)]
     pub question: Option<String>,
@@ -544,6 +550,7 @@ pub async fn check(
 // ---------------------------------------------------------------- /v1/prompt
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct PromptRequest {
     #[schema(min_length = 1)]
     pub question: String,

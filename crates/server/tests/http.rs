@@ -1266,3 +1266,43 @@ async fn every_route_empties_source_urls_that_are_not_safe_links() {
     assert_eq!(r.json()["hits"].as_array().unwrap().len(), 4);
     no_unsafe_url("/v1/search", &r.text());
 }
+
+/// A misspelt field is an error naming it, never silently ignored.
+#[tokio::test]
+async fn an_unknown_field_is_400_naming_it() {
+    let state = demo_state();
+    let bodies = [
+        (
+            "/v1/ask",
+            json!({"question": "How long?", "topk": 3}),
+            "topk",
+        ),
+        (
+            "/v1/check",
+            json!({"answer": "x [1].", "passages": [{"id": "a", "text": "t"}], "strict": true}),
+            "strict",
+        ),
+        (
+            "/v1/prompt",
+            json!({"question": "q", "passages": [], "refusal": "x"}),
+            "refusal",
+        ),
+    ];
+    for (route, body, field) in bodies {
+        let r = send(&state, post_json(route, &body)).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{route}: {}", r.text());
+        assert_eq!(r.error_code(), "invalid_body");
+        let message = r.json()["error"]["message"].as_str().unwrap().to_string();
+        assert!(
+            message.contains(&format!("unknown field `{field}`")),
+            "{message}"
+        );
+    }
+    // Passages may carry a retriever's own fields.
+    let check = json!({
+        "answer": "Reimbursements settle within 30 days [1].",
+        "passages": [{"id": "a", "text": "Reimbursements settle within 30 days.", "metadata": {"page": 3}}]
+    });
+    let r = send(&state, post_json("/v1/check", &check)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+}
