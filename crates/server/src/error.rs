@@ -68,6 +68,8 @@ pub enum ErrorCode {
     InvalidParameter,
     /// The body is larger than the configured limit.
     PayloadTooLarge,
+    /// The request target (path and query) is longer than the limit.
+    UriTooLong,
     /// The answer or passages are over a check limit (`check.limits`).
     LimitExceeded,
     /// An API key is configured and the request has no bearer token.
@@ -127,6 +129,7 @@ rows! {
     InvalidQuery, "invalid_query", BAD_REQUEST, InvalidRequest, "The query string does not parse (missing `q`, `k` not a number).";
     InvalidParameter, "invalid_parameter", BAD_REQUEST, InvalidRequest, "A parameter is out of range (`top_k`, `k`: 1 to 50).";
     PayloadTooLarge, "payload_too_large", PAYLOAD_TOO_LARGE, InvalidRequest, "The body is larger than the configured limit.";
+    UriTooLong, "uri_too_long", URI_TOO_LONG, InvalidRequest, "The request target (path and query) is longer than 8 KiB.";
     LimitExceeded, "limit_exceeded", UNPROCESSABLE_ENTITY, InvalidRequest, "The answer or passages are over a check limit (`[check.limits]`: answer bytes, markers, sentences, passages, passage bytes); the message names which.";
     MissingApiKey, "missing_api_key", UNAUTHORIZED, Auth, "An API key is required: `Authorization: Bearer <key>`.";
     InvalidApiKey, "invalid_api_key", UNAUTHORIZED, Auth, "The bearer token is not the configured API key.";
@@ -161,6 +164,7 @@ impl ErrorCode {
             StatusCode::NOT_FOUND => ErrorCode::NotFound,
             StatusCode::METHOD_NOT_ALLOWED => ErrorCode::MethodNotAllowed,
             StatusCode::PAYLOAD_TOO_LARGE => ErrorCode::PayloadTooLarge,
+            StatusCode::URI_TOO_LONG => ErrorCode::UriTooLong,
             StatusCode::UNSUPPORTED_MEDIA_TYPE => ErrorCode::UnsupportedMediaType,
             StatusCode::REQUEST_TIMEOUT | StatusCode::GATEWAY_TIMEOUT => ErrorCode::Timeout,
             StatusCode::BAD_GATEWAY => ErrorCode::UpstreamError,

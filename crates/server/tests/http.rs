@@ -1306,3 +1306,20 @@ async fn an_unknown_field_is_400_naming_it() {
     let r = send(&state, post_json("/v1/check", &check)).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text());
 }
+
+/// An over-long request target gets the JSON error envelope, not a bare
+/// status.
+#[tokio::test]
+async fn an_over_long_url_is_414_in_the_error_shape() {
+    let state = demo_state();
+    let q = "a".repeat(groundcite_server::MAX_URI_BYTES);
+    for uri in [format!("/v1/search?q={q}"), format!("/{q}")] {
+        let r = send(&state, get(&uri)).await;
+        assert_eq!(r.status, StatusCode::URI_TOO_LONG);
+        assert_eq!(r.error_code(), "uri_too_long");
+        assert_eq!(r.header("content-type"), Some("application/json"));
+    }
+    let q = "a".repeat(groundcite_server::MAX_URI_BYTES - 100);
+    let r = send(&state, get(&format!("/v1/search?q={q}"))).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+}
