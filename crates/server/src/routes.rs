@@ -116,6 +116,9 @@ const DRAIN_MAX: std::time::Duration = std::time::Duration::from_secs(5);
 /// The body, at most `limit` bytes. Over the limit (declared by
 /// `Content-Length` or found while reading), the rest is drained (at most
 /// [`DRAIN_MAX_BYTES`], [`DRAIN_MAX`]) and the 413 closes the connection.
+/// A client that declared a body over the limit and waits for
+/// `100 Continue` (`Expect: 100-continue`) gets the 413 at once: the body
+/// is never read, so the server never invites it to send it.
 async fn read_body(req: Request, limit: usize) -> Result<Bytes, ApiError> {
     let declared = req
         .headers()
@@ -123,6 +126,17 @@ async fn read_body(req: Request, limit: usize) -> Result<Bytes, ApiError> {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
     let mut over = declared.is_some_and(|n| n > limit as u64);
+    let expects_continue = req
+        .headers()
+        .get(header::EXPECT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("100-continue"));
+    if over && expects_continue {
+        return Err(ApiError::new(
+            ErrorCode::PayloadTooLarge,
+            format!("the request body is larger than {limit} bytes"),
+        ));
+    }
     let mut stream = req.into_body().into_data_stream();
     let mut body = Vec::new();
     let mut drained = 0usize;
