@@ -89,7 +89,8 @@ use crate::metrics::Metrics;
 
 pub use groundcite_audit::{
     AuditError, AuditPolicy, AuditQuery, AuditRecord, AuditStore, IncidentFilter, JsonText, Pruned,
-    Result, Retention, SqliteAuditStore, export_incidents_jsonl, export_jsonl, incidents, list_all,
+    Result, Retention, SqliteAuditStore, each_incident, export_incidents_jsonl, export_jsonl,
+    incidents, list_all, write_incidents_json,
 };
 pub use groundcite_pg::is_postgres_url;
 
