@@ -340,6 +340,28 @@ async fn an_answer_whose_record_cannot_be_written_is_refused_with_retry_after() 
     assert!(audit::open_reader(&path).is_err());
 }
 
+/// A streamed answer whose record cannot commit ends with an `error`
+/// event, never `final`.
+#[tokio::test]
+async fn a_streamed_answer_whose_record_cannot_be_written_ends_in_an_error_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("not-a-dir");
+    std::fs::write(&blocker, "x").unwrap();
+    let state = audited(&blocker.join("audit.sqlite"), true);
+    let r = send(
+        &state,
+        post_json(
+            "/v1/ask",
+            &json!({"question": "How long does reimbursement take?", "stream": true}),
+        ),
+    )
+    .await;
+    let text = r.text();
+    assert!(!text.contains("event: final"), "{text}");
+    assert!(text.contains("event: error"), "{text}");
+    assert!(text.contains("audit_unavailable"), "{text}");
+}
+
 #[tokio::test]
 async fn without_a_commit_wait_answers_are_served_and_lost_records_counted() {
     let dir = tempfile::tempdir().unwrap();
