@@ -52,7 +52,8 @@
 //!
 //! ## Audit ids and conflicts
 //!
-//! The service generates every `request_id` (128 random bits): a client
+//! The service generates every `request_id` (a 48-bit millisecond time and
+//! 80 random bits): a client
 //! cannot choose, replay or predict one. A store never overwrites a
 //! record: a record whose `request_id` is already stored with the same
 //! content (a batch sent again after an ambiguous commit) is skipped, and
@@ -141,8 +142,10 @@ pub struct AuditQuery {
     pub unsupported: bool,
     /// Only `ask` or `check` records.
     pub kind: Option<String>,
-    /// Only records with an id above this (keyset paging).
+    /// Only records with an id above this (keyset paging, oldest first).
     pub after_id: Option<i64>,
+    /// Only records with an id below this (keyset paging, newest first).
+    pub before_id: Option<i64>,
     /// Newest first (else oldest first).
     pub newest_first: bool,
     pub limit: Option<usize>,
@@ -170,6 +173,9 @@ impl AuditQuery {
         }
         if let Some(after) = self.after_id {
             clauses.push(format!("id > {after}"));
+        }
+        if let Some(before) = self.before_id {
+            clauses.push(format!("id < {before}"));
         }
         let mut sql = String::new();
         if !clauses.is_empty() {
@@ -208,6 +214,7 @@ impl IncidentFilter {
             unsupported: self.unsupported,
             kind: self.kind.clone(),
             after_id: None,
+            before_id: None,
             newest_first: true,
             limit: self.limit,
         }
@@ -345,9 +352,69 @@ pub trait AuditStore: Send {
 /// Records read per round trip by [`each`].
 pub const PAGE: usize = 1000;
 
-/// The incident log: unverified and/or unsupported answers, newest first.
+/// The incident log: unverified and/or unsupported answers, newest first,
+/// all in memory: for a bounded `filter.limit`; [`each_incident`] streams.
 pub fn incidents(store: &dyn AuditStore, filter: &IncidentFilter) -> Result<Vec<AuditRecord>> {
-    store.list(&filter.query())
+    let mut out = Vec::new();
+    each_incident(store, filter, |r| {
+        out.push(r);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Calls `f` on each incident matching `filter`, newest first (at most
+/// `filter.limit`), reading at most [`PAGE`] records at a time: memory
+/// does not grow with the log. Returns how many.
+pub fn each_incident(
+    store: &dyn AuditStore,
+    filter: &IncidentFilter,
+    mut f: impl FnMut(AuditRecord) -> Result<()>,
+) -> Result<usize> {
+    let mut query = filter.query();
+    let mut n = 0;
+    loop {
+        let want = filter.limit.map_or(PAGE, |l| l.saturating_sub(n).min(PAGE));
+        if want == 0 {
+            return Ok(n);
+        }
+        query.limit = Some(want);
+        let page = store.list(&query)?;
+        let len = page.len();
+        for record in page {
+            query.before_id = Some(record.id);
+            f(record)?;
+            n += 1;
+        }
+        if len < want {
+            return Ok(n);
+        }
+    }
+}
+
+/// Writes the incidents matching `filter` as one pretty JSON array,
+/// newest first, a page at a time (see [`each_incident`]); returns how
+/// many.
+pub fn write_incidents_json(
+    store: &dyn AuditStore,
+    filter: &IncidentFilter,
+    writer: impl Write,
+) -> Result<usize> {
+    let mut out = std::io::BufWriter::new(writer);
+    out.write_all(b"[")?;
+    let mut first = true;
+    let n = each_incident(store, filter, |record| {
+        out.write_all(if first { b"\n" } else { b",\n" })?;
+        first = false;
+        serde_json::to_writer_pretty(&mut out, &record).map_err(|error| AuditError::Json {
+            id: record.id,
+            error,
+        })?;
+        Ok(())
+    })?;
+    out.write_all(if n == 0 { b"]\n" } else { b"\n]\n" })?;
+    out.flush()?;
+    Ok(n)
 }
 
 /// Calls `f` on every record, oldest first, reading [`PAGE`] records at a
@@ -398,13 +465,10 @@ pub fn export_incidents_jsonl(
     filter: &IncidentFilter,
     writer: impl Write,
 ) -> Result<usize> {
-    let records = incidents(store, filter)?;
     let mut out = std::io::BufWriter::new(writer);
-    for record in &records {
-        write_line(&mut out, record)?;
-    }
+    let n = each_incident(store, filter, |record| write_line(&mut out, &record))?;
     out.flush()?;
-    Ok(records.len())
+    Ok(n)
 }
 
 fn write_line(out: &mut impl Write, record: &AuditRecord) -> Result<()> {

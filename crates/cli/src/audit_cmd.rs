@@ -168,15 +168,14 @@ pub fn run_audit(common: &CommonArgs, args: AuditArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     // The incident log: unverified and unsupported answers (both when no
-    // filter is given).
-    let records = audit::incidents(store, &filter)?;
+    // filter is given), read and written a page at a time: memory does not
+    // grow with the log.
     let mut out = std::io::stdout().lock();
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &records)?;
-        writeln!(out)?;
+        audit::write_incidents_json(store, &filter, &mut out)?;
         return Ok(ExitCode::SUCCESS);
     }
-    for r in &records {
+    let n = audit::each_incident(store, &filter, |r| {
         let mut why = Vec::new();
         if r.is_unverified() {
             why.push(format!("unverified (bad ids {:?})", r.bad_ids));
@@ -197,8 +196,9 @@ pub fn run_audit(common: &CommonArgs, args: AuditArgs) -> Result<ExitCode> {
             why.join("; "),
             render::safe(r.question.as_deref().unwrap_or(""))
         )?;
-    }
-    writeln!(out, "{} incident(s) in {}", records.len(), store.location())?;
+        Ok(())
+    })?;
+    writeln!(out, "{n} incident(s) in {}", store.location())?;
     Ok(ExitCode::SUCCESS)
 }
 

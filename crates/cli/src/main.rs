@@ -98,12 +98,28 @@ enum LogFormat {
 /// request id). Nothing logs a secret: the API key and LLM keys are never
 /// in an event (keys are `Secret`s that print masked; headers are not
 /// logged).
-fn init_logging(format: LogFormat, default_level: &str) {
+///
+/// Text lines are coloured as `--color` says: `auto` only when stderr is a
+/// terminal and neither NO_COLOR nor CLICOLOR=0 is set, so a log file
+/// never holds escape sequences.
+fn init_logging(format: LogFormat, default_level: &str, color: ColorWhen) {
     use tracing_subscriber::EnvFilter;
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
+    let ansi = match color {
+        ColorWhen::Always => true,
+        ColorWhen::Never => false,
+        ColorWhen::Auto => {
+            use std::io::IsTerminal;
+            let set = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
+            std::io::stderr().is_terminal()
+                && !set("NO_COLOR")
+                && std::env::var_os("CLICOLOR").is_none_or(|v| v != "0")
+        }
+    };
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(ansi)
         .with_writer(std::io::stderr);
     let _ = match format {
         LogFormat::Text => builder.try_init(),
@@ -122,7 +138,7 @@ fn main() -> ExitCode {
     } else {
         "warn"
     };
-    init_logging(cli.log_format, default_level);
+    init_logging(cli.log_format, default_level, cli.color);
     // `auto` is anstream's own choice: a terminal, and neither NO_COLOR
     // nor a CLICOLOR=0.
     match cli.color {

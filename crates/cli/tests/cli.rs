@@ -605,6 +605,61 @@ fn serve_logs_json_lines_with_the_request_id_and_no_secret() {
     );
 }
 
+/// `serve`'s stderr (text logs) from its start until it accepts a
+/// connection, with `args` before the command.
+fn serve_stderr(args: &[&str]) -> String {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut child = Command::new(BIN)
+        .args(args)
+        .args(["serve", "--addr", &addr])
+        .current_dir(dir.path())
+        .env_remove("GROUNDCITE_INDEX")
+        .env_remove("GROUNDCITE_CONFIG")
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR")
+        .env("RUST_LOG", "info")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(child.try_wait().unwrap().is_none(), "the server exited");
+        assert!(started.elapsed() < std::time::Duration::from_secs(60));
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let _ = child.wait();
+    err
+}
+
+/// Log lines honour `--color`: a file or pipe gets no escape sequences
+/// unless `--color always` asks for them.
+#[test]
+fn serve_logs_are_colourless_off_a_terminal_and_with_color_never() {
+    for args in [&["--color", "never"][..], &[]] {
+        let err = serve_stderr(args);
+        assert!(err.contains("serving"), "{args:?}: {err}");
+        assert!(!err.contains('\x1b'), "{args:?}: {err:?}");
+    }
+    let err = serve_stderr(&["--color", "always"]);
+    assert!(err.contains('\x1b'), "{err:?}");
+}
+
 /// An empty index does not look healthy: an index that is
 /// missing, or empty (a first ingest killed midway), is a clear error
 /// naming the fix, not a "Not covered" answer with exit 0. The first-run

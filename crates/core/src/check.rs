@@ -202,6 +202,14 @@ pub struct Findings {
 }
 
 impl Findings {
+    /// Empties every source url that is not a safe link
+    /// ([`crate::link::sanitize`]).
+    pub fn sanitize_links(&mut self) {
+        for source in &mut self.sources {
+            crate::link::sanitize(&mut source.url);
+        }
+    }
+
     /// The findings of an answer that claims nothing (a refusal): no
     /// sentence, nothing cited, fully covered, nothing unsupported.
     pub fn nothing_claimed() -> Findings {

@@ -28,6 +28,14 @@ pub fn safe_link(url: &str) -> &str {
     if is_safe_link(url) { url } else { "" }
 }
 
+/// Empties `url` unless it [`is_safe_link`]: what every response that
+/// carries a source url applies to it.
+pub fn sanitize(url: &mut String) {
+    if !is_safe_link(url) {
+        url.clear();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -62,5 +70,11 @@ mod tests {
             assert!(!is_safe_link(bad), "{bad:?}");
         }
         assert_eq!(safe_link("javascript:x"), "");
+        let mut url = String::from("data:text/html,x");
+        sanitize(&mut url);
+        assert_eq!(url, "");
+        let mut url = String::from("https://x/y");
+        sanitize(&mut url);
+        assert_eq!(url, "https://x/y");
     }
 }

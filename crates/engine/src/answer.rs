@@ -102,7 +102,7 @@ impl SentPassageInfo {
             .map(|(i, p)| SentPassageInfo {
                 n: i + 1,
                 id: p.id.clone(),
-                source_url: p.source_url.clone(),
+                source_url: groundcite_core::link::safe_link(&p.source_url).to_string(),
                 section: p.section.clone(),
                 score: p.score,
             })
@@ -212,6 +212,24 @@ impl GenerationMode {
         match self {
             GenerationMode::Structured => "structured",
             GenerationMode::FreeText => "free_text",
+        }
+    }
+}
+
+impl AskResult {
+    /// Empties every url that is not a safe link
+    /// (`groundcite_core::link::sanitize`): the sources, the passages sent
+    /// and a refusal's closest passages. What the service applies to every
+    /// answer it sends, whoever made it.
+    pub fn sanitize_links(&mut self) {
+        self.findings.sanitize_links();
+        for p in &mut self.passages {
+            groundcite_core::link::sanitize(&mut p.source_url);
+        }
+        if let Some(refusal) = &mut self.refusal {
+            for p in &mut refusal.closest_passages {
+                groundcite_core::link::sanitize(&mut p.source_url);
+            }
         }
     }
 }

@@ -201,7 +201,7 @@ impl Checker {
                 .map(|p| PromptPassage {
                     n: p.n,
                     id: p.passage.id.clone(),
-                    source_url: p.passage.source_url.clone(),
+                    source_url: groundcite_core::link::safe_link(&p.passage.source_url).to_string(),
                     section: p.passage.section.clone(),
                     text: p.text.to_owned(),
                     trimmed: p.trimmed,

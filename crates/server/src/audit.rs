@@ -10,13 +10,21 @@
 //! typed answers ([`answer_record`], [`check_record`]) and owns the queue
 //! and the writer thread.
 //!
-//! **Architecture invariant**: auditing never blocks or fails an answer.
-//! Handlers hand a record to a bounded queue with `try_send`; one writer
-//! thread drains it in batches (one transaction per batch). A full queue,
-//! a database that cannot be opened, or a failed write is logged (tracing)
-//! and counted (`groundcite_audit_write_failures_total{reason}`), and the
-//! answer is served regardless. The writer retries opening the database
-//! at most every [`REOPEN_INTERVAL`].
+//! **Architecture invariant: no answer is served without its record.**
+//! With a commit wait ([`AuditConfig::commit_wait_ms`], the default for
+//! both stores) a handler hands its record to a bounded queue with
+//! `try_send` and sends the answer only once the writer acknowledges the
+//! record's commit; when the record is not committed within the wait (a
+//! full queue, a database that is down or slow, a failed write) the
+//! answer is refused with 503 `audit_unavailable` and `Retry-After`, and
+//! the record is withdrawn so that it is never written later (see
+//! [`AuditLog::record_and_wait`]). One writer thread drains the queue in
+//! batches (one transaction per batch); a failure is logged (tracing) and
+//! counted (`groundcite_audit_write_failures_total{reason}`, and
+//! `groundcite_audit_refused_total` for the answers refused). The writer
+//! retries opening the database at most every [`REOPEN_INTERVAL`]. With
+//! `commit_wait_ms = 0` (fire and forget, an explicit choice) answers never
+//! wait and a lost record is only counted.
 //!
 //! ## Stores
 //!
@@ -30,8 +38,8 @@
 //!
 //! ## Audit ids
 //!
-//! A record's `request_id` is the server's id of the request (128 random
-//! bits, [`crate::util::new_request_id`], the response's `x-request-id`):
+//! A record's `request_id` is the server's id of the request (a 48-bit
+//! millisecond time and 80 random bits, [`crate::util::new_request_id`], the response's `x-request-id`):
 //! the client's own `x-request-id` is kept in `client_request_id`, never
 //! used as an id, so a client cannot replay or pre-claim an id to make
 //! records vanish. Both stores keep `request_id` unique: a batch sent again
@@ -42,23 +50,31 @@
 //! ## Durability and the commit wait
 //!
 //! Records wait in memory until their batch commits: a process killed with
-//! SIGKILL loses what is queued (at most [`AuditConfig::queue_capacity`]
-//! records, in practice the few milliseconds of traffic since the last
-//! commit). With [`AuditConfig::commit_wait_ms`] (the default for
-//! PostgreSQL: [`DEFAULT_PG_COMMIT_WAIT_MS`]) an answer is sent only once its
-//! record has committed *or* the wait has run out, whichever comes first:
-//! the writer does not linger while someone waits, and every batch commits
-//! what queued while the previous one was in flight (group commit), so the
-//! wait costs about one commit (~1–3 ms on loopback) and a SIGKILL loses
-//! only records of answers not yet sent (plus answers whose wait timed out,
-//! logged). A database that is slow or down delays answers by at most the
-//! wait, then they are served regardless: auditing never fails an answer.
+//! SIGKILL loses what is queued, which with the commit wait is only records
+//! of answers not yet sent. With [`AuditConfig::commit_wait_ms`]
+//! ([`DEFAULT_COMMIT_WAIT_MS`] unless set) an answer is sent only once its
+//! record has committed: the writer does not linger while someone waits,
+//! and every batch commits what queued while the previous one was in
+//! flight (group commit), so the wait costs about one commit (~1–3 ms on
+//! loopback). When the wait runs out first, the handler withdraws its
+//! record (a shared state the writer checks before it writes: queued,
+//! writing, withdrawn) and answers 503 `audit_unavailable` with
+//! `Retry-After`; a record the writer is already writing cannot be
+//! withdrawn, and its handler waits for that write's outcome (bounded by
+//! the store's own retries and connect timeout). A write that fails tells
+//! its handlers at once, so a database that is down costs a refusal, not
+//! the wait. So every answer served has exactly one committed record; the
+//! log can hold the record of a refused request only when a write failed
+//! in doubt (the connection lost after the commit was sent, and every
+//! retry failed) or a batch lost another record (a rejected or conflicting
+//! one: its whole batch is then refused).
 //!
 //! The read side is [`open_reader`] and the readers of `groundcite-audit`
 //! (re-exported here), which `groundcite audit [--unverified]
 //! [--unsupported] [--export FILE.jsonl]` calls.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -73,17 +89,21 @@ use crate::metrics::Metrics;
 
 pub use groundcite_audit::{
     AuditError, AuditPolicy, AuditQuery, AuditRecord, AuditStore, IncidentFilter, JsonText, Pruned,
-    Result, Retention, SqliteAuditStore, export_incidents_jsonl, export_jsonl, incidents, list_all,
+    Result, Retention, SqliteAuditStore, each_incident, export_incidents_jsonl, export_jsonl,
+    incidents, list_all, write_incidents_json,
 };
 pub use groundcite_pg::is_postgres_url;
 
 /// Where the audit database lives unless configured.
 pub const DEFAULT_AUDIT_PATH: &str = "./.groundcite/audit.sqlite";
-/// The writer retries opening a database that failed to open at most this often.
-pub const REOPEN_INTERVAL: Duration = Duration::from_secs(5);
-/// How long an answer waits for its record to commit, by default, when the
-/// audit log is in PostgreSQL.
-pub const DEFAULT_PG_COMMIT_WAIT_MS: u64 = 250;
+/// The writer retries opening a database that failed to open at most this
+/// often (while it cannot, answers waiting for a commit are refused at once).
+pub const REOPEN_INTERVAL: Duration = Duration::from_secs(1);
+/// How long an answer waits for its record to commit, by default.
+pub const DEFAULT_COMMIT_WAIT_MS: u64 = 250;
+/// The `Retry-After` of an answer refused because its record did not
+/// commit, in seconds: about when the writer next tries the database.
+pub const RETRY_AFTER_SECS: &str = "1";
 
 /// Audit configuration.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -105,9 +125,10 @@ pub struct AuditConfig {
     /// Audit `POST /v1/check` reports too (kind `check`). Default true.
     pub checks: bool,
     /// How long an answer waits for its record to commit before it is
-    /// served anyway, in milliseconds; 0 never waits (fire and forget).
-    /// Default (`None`): [`DEFAULT_PG_COMMIT_WAIT_MS`] for PostgreSQL, 0 for
-    /// SQLite. See the module docs on durability.
+    /// refused (503 `audit_unavailable`), in milliseconds; 0 never waits
+    /// (fire and forget: answers are served whatever becomes of their
+    /// records). Default (`None`): [`DEFAULT_COMMIT_WAIT_MS`]. See the module
+    /// docs on durability.
     pub commit_wait_ms: Option<u64>,
     /// The per-record cap and the retention (`[audit]` in groundcite.toml):
     /// records over `max_record_bytes` are stored as summaries, and the
@@ -148,13 +169,7 @@ impl AuditConfig {
     pub fn commit_wait(&self) -> Duration {
         match &self.path {
             None => Duration::ZERO,
-            Some(p) => Duration::from_millis(self.commit_wait_ms.unwrap_or(
-                if is_postgres_url(&p.to_string_lossy()) {
-                    DEFAULT_PG_COMMIT_WAIT_MS
-                } else {
-                    0
-                },
-            )),
+            Some(_) => Duration::from_millis(self.commit_wait_ms.unwrap_or(DEFAULT_COMMIT_WAIT_MS)),
         }
     }
 
@@ -292,12 +307,59 @@ fn json_text<T: Serialize + ?Sized>(value: &T) -> JsonText {
     JsonText::to_json(value).unwrap_or_else(|_| JsonText::new("{}"))
 }
 
-/// Resolves when a record's batch is written (`true`) or failed (`false`);
-/// dropped unresolved when the record was dropped.
-pub type Receipt = tokio::sync::oneshot::Receiver<bool>;
+/// Why an answer was not served: its record did not commit within the wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unrecorded {
+    /// The queue was full or the writer stopped.
+    Queue,
+    /// The write failed (or the database could not be opened).
+    Failed,
+    /// The wait ran out; the record was withdrawn.
+    Late,
+}
+
+impl Unrecorded {
+    /// The 503 the client gets.
+    pub fn into_api(self, request_id: &str) -> crate::ApiError {
+        let why = match self {
+            Unrecorded::Queue => "the audit queue is full",
+            Unrecorded::Failed => "the audit database cannot be written",
+            Unrecorded::Late => "the audit database did not commit in time",
+        };
+        crate::ApiError::new(
+            crate::ErrorCode::AuditUnavailable,
+            format!(
+                "{why}: the answer was not served, because every answer served is recorded first (request id {request_id}); retry later"
+            ),
+        )
+    }
+}
+
+/// A waited-for record's state, shared by its handler and the writer: the
+/// writer moves it from queued to writing just before a write, and the
+/// handler whose wait ran out from queued to withdrawn; whichever comes
+/// first decides whether the record is written.
+const QUEUED: u8 = 0;
+const WRITING: u8 = 1;
+const WITHDRAWN: u8 = 2;
+
+/// The handler's side of a record it waits for.
+struct Waiter {
+    state: Arc<AtomicU8>,
+    ack: tokio::sync::oneshot::Sender<bool>,
+}
+
+impl Waiter {
+    /// Claims the record for a write; false when its handler withdrew it.
+    fn claim(&self) -> bool {
+        self.state
+            .compare_exchange(QUEUED, WRITING, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+}
 
 enum Msg {
-    Record(Box<AuditRecord>, Option<tokio::sync::oneshot::Sender<bool>>),
+    Record(Box<AuditRecord>, Option<Waiter>),
     Flush(SyncSender<()>),
     Shutdown,
 }
@@ -387,33 +449,62 @@ impl AuditLog {
     }
 
     /// Queues one record like [`AuditLog::record`] and, when a commit wait
-    /// is configured, waits (at most that long) for its batch to be
-    /// written. Never fails: a timeout or a failed write is logged (the
-    /// failure is counted by the writer) and the caller goes on.
-    pub async fn record_and_wait(&self, entry: AuditRecord) {
-        if self.commit_wait.is_zero() {
-            return self.record(entry);
+    /// is configured, waits for its batch to commit: `Ok` once it has, and
+    /// the caller may serve the answer; `Err` when it has not within the
+    /// wait (the record is then withdrawn, never written later) or its
+    /// write failed: the caller must not serve the answer (503, see
+    /// [`Unrecorded::into_api`]). A record the writer is already writing
+    /// when the wait runs out cannot be withdrawn: its outcome decides.
+    /// Without a commit wait (or without an audit log) it never waits and
+    /// is always `Ok`.
+    pub async fn record_and_wait(&self, entry: AuditRecord) -> Result<(), Unrecorded> {
+        if self.commit_wait.is_zero() || self.tx.is_none() {
+            self.record(entry);
+            return Ok(());
         }
-        let (ack_tx, ack_rx) = tokio::sync::oneshot::channel();
+        let (ack, mut ack_rx) = tokio::sync::oneshot::channel();
+        let state = Arc::new(AtomicU8::new(QUEUED));
         let request_id = entry.request_id.clone();
-        if !self.send(entry, Some(ack_tx)) {
-            return;
-        }
-        match tokio::time::timeout(self.commit_wait, ack_rx).await {
-            Ok(Ok(true)) => {}
-            Ok(_) => {}
-            Err(_) => {
-                self.metrics.audit_late();
-                tracing::warn!(
-                    request_id,
-                    wait_ms = self.commit_wait.as_millis() as u64,
-                    "audit record not committed within the wait; answering anyway"
-                );
+        let waiter = Waiter {
+            state: state.clone(),
+            ack,
+        };
+        let outcome = if !self.send(entry, Some(waiter)) {
+            Err(Unrecorded::Queue)
+        } else {
+            match tokio::time::timeout(self.commit_wait, &mut ack_rx).await {
+                Ok(Ok(true)) => Ok(()),
+                Ok(_) => Err(Unrecorded::Failed),
+                Err(_) => {
+                    self.metrics.audit_late();
+                    let withdrawn = state
+                        .compare_exchange(QUEUED, WITHDRAWN, Ordering::AcqRel, Ordering::Acquire)
+                        .is_ok();
+                    if withdrawn {
+                        Err(Unrecorded::Late)
+                    } else {
+                        // Being written: that write decides.
+                        match ack_rx.await {
+                            Ok(true) => Ok(()),
+                            _ => Err(Unrecorded::Failed),
+                        }
+                    }
+                }
             }
+        };
+        if let Err(why) = outcome {
+            self.metrics.audit_refused();
+            tracing::warn!(
+                request_id,
+                wait_ms = self.commit_wait.as_millis() as u64,
+                reason = ?why,
+                "audit record not committed: the answer is refused"
+            );
         }
+        outcome
     }
 
-    fn send(&self, entry: AuditRecord, ack: Option<tokio::sync::oneshot::Sender<bool>>) -> bool {
+    fn send(&self, entry: AuditRecord, ack: Option<Waiter>) -> bool {
         let Some(tx) = &self.tx else { return false };
         match tx.try_send(Msg::Record(Box::new(entry), ack)) {
             Ok(()) => true,
@@ -520,8 +611,6 @@ pub fn open_writer(path: &Path) -> Result<Box<dyn AuditStore>> {
     }
 }
 
-type Ack = tokio::sync::oneshot::Sender<bool>;
-
 fn writer_loop(
     location: &Location,
     rx: Receiver<Msg>,
@@ -535,7 +624,8 @@ fn writer_loop(
     let mut last_prune: Option<Instant> = None;
     let cap = policy.max_record_bytes;
     let mut pending: Vec<AuditRecord> = Vec::with_capacity(batch);
-    let mut waiters: Vec<Ack> = Vec::new();
+    // Aligned with `pending`: the handler waiting for each record, if any.
+    let mut waiters: Vec<Option<Waiter>> = Vec::with_capacity(batch);
     let mut acks: Vec<SyncSender<()>> = Vec::new();
     loop {
         // Block only when idle; under load the queue is never empty here,
@@ -558,7 +648,7 @@ fn writer_loop(
         // while the previous one was being written (group commit).
         if pending.len() < batch
             && acks.is_empty()
-            && waiters.is_empty()
+            && waiters.iter().all(Option::is_none)
             && !stop
             && !linger.is_zero()
         {
@@ -584,17 +674,34 @@ fn writer_loop(
                     }
                 }
             }
+            // From here a waited-for record is written (or failed), never
+            // withdrawn; a record withdrawn before is not written at all.
+            let mut kept = 0;
+            for i in 0..pending.len() {
+                if waiters[i].as_ref().is_none_or(Waiter::claim) {
+                    pending.swap(kept, i);
+                    waiters.swap(kept, i);
+                    kept += 1;
+                }
+            }
+            pending.truncate(kept);
+            waiters.truncate(kept);
+        }
+        if !pending.is_empty() {
             let n = pending.len() as u64;
             match store.as_mut() {
                 None => metrics.audit_failure("open", n),
                 Some(s) => match s.write(&pending) {
                     Ok(written) => {
                         metrics.audit_written(n - written.lost());
+                        // A lost record cannot be told from the others of
+                        // its batch: none of their answers is served.
+                        ok = written.lost() == 0;
                         if written.rejected > 0 {
                             metrics.audit_failure("write", written.rejected);
                         }
                         if written.conflicts > 0 {
-                            // Ids are the server's, 128 random bits: a
+                            // Ids are the server's, 80 random bits each: a
                             // conflict means a broken generator or a forged
                             // record. Alert (the counter), never drop silently.
                             tracing::error!(
@@ -604,7 +711,6 @@ fn writer_loop(
                             );
                             metrics.audit_failure("conflict", written.conflicts);
                         }
-                        ok = true;
                         if last_prune.is_none_or(|t| t.elapsed() >= PRUNE_INTERVAL) {
                             last_prune = Some(Instant::now());
                             prune(s.as_mut(), policy, location);
@@ -621,8 +727,8 @@ fn writer_loop(
             }
             pending.clear();
         }
-        for w in waiters.drain(..) {
-            let _ = w.send(ok);
+        for w in waiters.drain(..).flatten() {
+            let _ = w.ack.send(ok);
         }
         for ack in acks.drain(..) {
             let _ = ack.send(());
@@ -654,14 +760,14 @@ fn take(
     msg: Msg,
     cap: usize,
     pending: &mut Vec<AuditRecord>,
-    waiters: &mut Vec<Ack>,
+    waiters: &mut Vec<Option<Waiter>>,
     acks: &mut Vec<SyncSender<()>>,
     stop: &mut bool,
 ) {
     match msg {
         Msg::Record(e, waiter) => {
             pending.push(e.capped(cap));
-            waiters.extend(waiter);
+            waiters.push(waiter);
         }
         Msg::Flush(ack) => acks.push(ack),
         Msg::Shutdown => *stop = true,
@@ -673,7 +779,7 @@ fn drain(
     batch: usize,
     cap: usize,
     pending: &mut Vec<AuditRecord>,
-    waiters: &mut Vec<Ack>,
+    waiters: &mut Vec<Option<Waiter>>,
     acks: &mut Vec<SyncSender<()>>,
     stop: &mut bool,
 ) {

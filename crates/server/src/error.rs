@@ -54,7 +54,7 @@ pub enum ErrorCode {
     MalformedJson,
     /// The body is JSON but not the expected shape (missing field, wrong type).
     InvalidBody,
-    /// The body's `Content-Type` is set and is not JSON.
+    /// The body's `Content-Type` is missing or not JSON.
     UnsupportedMediaType,
     /// `question` is empty or white space.
     EmptyQuestion,
@@ -68,6 +68,8 @@ pub enum ErrorCode {
     InvalidParameter,
     /// The body is larger than the configured limit.
     PayloadTooLarge,
+    /// The request target (path and query) is longer than the limit.
+    UriTooLong,
     /// The answer or passages are over a check limit (`check.limits`).
     LimitExceeded,
     /// An API key is configured and the request has no bearer token.
@@ -84,6 +86,8 @@ pub enum ErrorCode {
     Timeout,
     /// No answerer configured, or the index is not open.
     NotReady,
+    /// The answer's audit record did not commit in time: not served.
+    AuditUnavailable,
     /// Anything else; details are logged, never returned.
     Internal,
 }
@@ -118,13 +122,14 @@ macro_rules! rows {
 rows! {
     MalformedJson, "malformed_json", BAD_REQUEST, InvalidRequest, "The body is not valid JSON.";
     InvalidBody, "invalid_body", BAD_REQUEST, InvalidRequest, "The body is JSON but not the expected shape (missing field, wrong type).";
-    UnsupportedMediaType, "unsupported_media_type", UNSUPPORTED_MEDIA_TYPE, InvalidRequest, "Content-Type is set and is not application/json.";
+    UnsupportedMediaType, "unsupported_media_type", UNSUPPORTED_MEDIA_TYPE, InvalidRequest, "Content-Type is missing or not application/json.";
     EmptyQuestion, "empty_question", BAD_REQUEST, InvalidRequest, "`question` is empty.";
     EmptyAnswer, "empty_answer", BAD_REQUEST, InvalidRequest, "`answer` is empty.";
     EmptyQuery, "empty_query", BAD_REQUEST, InvalidRequest, "`q` is empty.";
     InvalidQuery, "invalid_query", BAD_REQUEST, InvalidRequest, "The query string does not parse (missing `q`, `k` not a number).";
     InvalidParameter, "invalid_parameter", BAD_REQUEST, InvalidRequest, "A parameter is out of range (`top_k`, `k`: 1 to 50).";
     PayloadTooLarge, "payload_too_large", PAYLOAD_TOO_LARGE, InvalidRequest, "The body is larger than the configured limit.";
+    UriTooLong, "uri_too_long", URI_TOO_LONG, InvalidRequest, "The request target (path and query) is longer than 8 KiB.";
     LimitExceeded, "limit_exceeded", UNPROCESSABLE_ENTITY, InvalidRequest, "The answer or passages are over a check limit (`[check.limits]`: answer bytes, markers, sentences, passages, passage bytes); the message names which.";
     MissingApiKey, "missing_api_key", UNAUTHORIZED, Auth, "An API key is required: `Authorization: Bearer <key>`.";
     InvalidApiKey, "invalid_api_key", UNAUTHORIZED, Auth, "The bearer token is not the configured API key.";
@@ -133,6 +138,7 @@ rows! {
     UpstreamError, "upstream_error", BAD_GATEWAY, Upstream, "The LLM call failed.";
     Timeout, "timeout", GATEWAY_TIMEOUT, Upstream, "The request took longer than the configured timeout (`GROUNDCITE_TIMEOUT_SECS`, default 60 s; an answer with one regeneration on a local CPU model can take longer: raise it).";
     NotReady, "not_ready", SERVICE_UNAVAILABLE, Unavailable, "The index is not open or no generator is configured.";
+    AuditUnavailable, "audit_unavailable", SERVICE_UNAVAILABLE, Unavailable, "The answer's audit record could not be committed within the commit wait (the audit database is slow or down), so the answer was not served; retry after `Retry-After` seconds.";
     Internal, "internal", INTERNAL_SERVER_ERROR, Internal, "An internal error; the detail is logged with the request id.";
 }
 
@@ -158,6 +164,7 @@ impl ErrorCode {
             StatusCode::NOT_FOUND => ErrorCode::NotFound,
             StatusCode::METHOD_NOT_ALLOWED => ErrorCode::MethodNotAllowed,
             StatusCode::PAYLOAD_TOO_LARGE => ErrorCode::PayloadTooLarge,
+            StatusCode::URI_TOO_LONG => ErrorCode::UriTooLong,
             StatusCode::UNSUPPORTED_MEDIA_TYPE => ErrorCode::UnsupportedMediaType,
             StatusCode::REQUEST_TIMEOUT | StatusCode::GATEWAY_TIMEOUT => ErrorCode::Timeout,
             StatusCode::BAD_GATEWAY => ErrorCode::UpstreamError,
@@ -268,6 +275,12 @@ impl IntoResponse for ApiError {
             response
                 .headers_mut()
                 .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        if self.code == ErrorCode::AuditUnavailable {
+            response.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from_static(crate::audit::RETRY_AFTER_SECS),
+            );
         }
         if matches!(
             self.code,

@@ -127,6 +127,7 @@ pub fn app(state: AppState) -> Router {
         .fallback(routes::not_found)
         .method_not_allowed_fallback(routes::method_not_allowed)
         .layer(DefaultBodyLimit::max(config.body_limit))
+        .layer(middleware::from_fn(limit_uri))
         // The handlers' own deadline fires first, with a better message.
         .layer(TimeoutLayer::with_status_code(
             StatusCode::GATEWAY_TIMEOUT,
@@ -238,6 +239,28 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
         .zip(b.iter())
         .fold(0u8, |acc, (x, y)| acc | (x ^ y))
         == 0
+}
+
+/// The longest request target (path and query) served, in bytes.
+///
+/// Longer ones get 414 `uri_too_long` in the error shape. (Past 64 KiB
+/// hyper refuses the request line itself, with a bare 414 before any
+/// middleware runs.)
+pub const MAX_URI_BYTES: usize = 8 * 1024;
+
+/// 414 in the error shape for a request target over [`MAX_URI_BYTES`].
+async fn limit_uri(request: Request, next: Next) -> Result<Response, ApiError> {
+    let len = request
+        .uri()
+        .path_and_query()
+        .map_or(0, |pq| pq.as_str().len());
+    if len > MAX_URI_BYTES {
+        return Err(ApiError::new(
+            ErrorCode::UriTooLong,
+            format!("the request target is {len} bytes, over the limit of {MAX_URI_BYTES}"),
+        ));
+    }
+    Ok(next.run(request).await)
 }
 
 /// Counts every request by its matched route template (never the raw

@@ -18,7 +18,8 @@
 //! | `groundcite_check_seconds` | histogram | `POST /v1/check` handling time |
 //! | `groundcite_audit_write_failures_total` | counter | `reason`: open, write, queue_full, conflict |
 //! | `groundcite_audit_records_total` | counter | records written |
-//! | `groundcite_audit_late_total` | counter | answers served before their record committed (the commit wait ran out) |
+//! | `groundcite_audit_late_total` | counter | commit waits that ran out (the answer was refused unless its write was already under way and committed) |
+//! | `groundcite_audit_refused_total` | counter | answers refused with 503 `audit_unavailable` because their record did not commit (alert on any) |
 //! | `groundcite_http_errors_total` | counter | `code`: the error table's code |
 //! | `groundcite_http_requests_total` | counter | `route`: the matched route template (`/v1/ask`), `unmatched` for none; `status`: the HTTP status |
 //! | `groundcite_http_request_duration_seconds` | histogram | `route`; time to the response head (for a stream: to its first byte, not its end) |
@@ -90,6 +91,7 @@ struct Inner {
     audit_failures: HashMap<&'static str, Counter>,
     audit_records: Counter,
     audit_late: Counter,
+    audit_refused: Counter,
     http_errors: HashMap<&'static str, Counter>,
     /// Kept so the series stays registered for the process's life.
     _build_info: Gauge,
@@ -198,7 +200,12 @@ impl Metrics {
         describe(
             "groundcite_audit_late_total",
             None,
-            "Answers served before their audit record committed (the commit wait ran out).",
+            "Commit waits that ran out (the answer was refused unless its write was already under way and committed).",
+        );
+        describe(
+            "groundcite_audit_refused_total",
+            None,
+            "Answers refused (503 audit_unavailable) because their audit record did not commit.",
         );
         describe(
             "groundcite_http_errors_total",
@@ -304,6 +311,7 @@ impl Metrics {
             ),
             audit_records: counter("groundcite_audit_records_total", vec![]),
             audit_late: counter("groundcite_audit_late_total", vec![]),
+            audit_refused: counter("groundcite_audit_refused_total", vec![]),
             http_errors: by("groundcite_http_errors_total", "code", &error_names),
             _build_info: build_info,
             recorder,
@@ -407,9 +415,14 @@ impl Metrics {
         self.inner.audit_records.increment(n);
     }
 
-    /// An answer was served before its audit record committed.
+    /// A commit wait ran out.
     pub fn audit_late(&self) {
         self.inner.audit_late.increment(1);
+    }
+
+    /// An answer was refused because its audit record did not commit.
+    pub fn audit_refused(&self) {
+        self.inner.audit_refused.increment(1);
     }
 
     /// One HTTP request: its matched route template (or

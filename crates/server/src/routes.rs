@@ -62,24 +62,38 @@ impl<S: Send + Sync> FromRequestParts<S> for ClientReqId {
     }
 }
 
-/// A JSON body, with every failure mapped to the error table: 415 for a
-/// non-JSON content type (a missing one is accepted), 413 over the body
-/// limit, 400 `malformed_json` / `invalid_body`.
+/// A JSON body, with every failure mapped to the error table: 415 unless
+/// the content type is JSON, 413 over the body limit, 400
+/// `malformed_json` / `invalid_body`.
+///
+/// A missing `Content-Type` is refused too: a page on another origin can
+/// send a body without one (or as `text/plain`) with no CORS preflight,
+/// and must not get answers asked, checks run or audit records written in
+/// the name of whoever's browser it runs in. `application/json` (any
+/// parameters) and `application/*+json` are never sent that way.
 pub struct ApiJson<T>(pub T);
 
 impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
-        if let Some(ct) = req.headers().get(header::CONTENT_TYPE) {
-            let ct = ct.to_str().unwrap_or("").to_ascii_lowercase();
-            let essence = ct.split(';').next().unwrap_or("").trim();
-            if !(essence == "application/json" || essence.ends_with("+json")) {
-                return Err(ApiError::new(
-                    ErrorCode::UnsupportedMediaType,
-                    format!("expected Content-Type: application/json, got {essence:?}"),
-                ));
-            }
+        let Some(ct) = req.headers().get(header::CONTENT_TYPE) else {
+            return Err(ApiError::new(
+                ErrorCode::UnsupportedMediaType,
+                "send the body with Content-Type: application/json (none was given)",
+            ));
+        };
+        let ct = ct.to_str().unwrap_or("").to_ascii_lowercase();
+        let essence = ct.split(';').next().unwrap_or("").trim();
+        let json = essence == "application/json"
+            || essence
+                .strip_prefix("application/")
+                .is_some_and(|sub| sub.ends_with("+json"));
+        if !json {
+            return Err(ApiError::new(
+                ErrorCode::UnsupportedMediaType,
+                format!("expected Content-Type: application/json, got {essence:?}"),
+            ));
         }
         let bytes = read_body(req, state.config().body_limit).await?;
         serde_json::from_slice(&bytes).map(ApiJson).map_err(|e| {
@@ -102,6 +116,9 @@ const DRAIN_MAX: std::time::Duration = std::time::Duration::from_secs(5);
 /// The body, at most `limit` bytes. Over the limit (declared by
 /// `Content-Length` or found while reading), the rest is drained (at most
 /// [`DRAIN_MAX_BYTES`], [`DRAIN_MAX`]) and the 413 closes the connection.
+/// A client that declared a body over the limit and waits for
+/// `100 Continue` (`Expect: 100-continue`) gets the 413 at once: the body
+/// is never read, so the server never invites it to send it.
 async fn read_body(req: Request, limit: usize) -> Result<Bytes, ApiError> {
     let declared = req
         .headers()
@@ -109,6 +126,17 @@ async fn read_body(req: Request, limit: usize) -> Result<Bytes, ApiError> {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
     let mut over = declared.is_some_and(|n| n > limit as u64);
+    let expects_continue = req
+        .headers()
+        .get(header::EXPECT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("100-continue"));
+    if over && expects_continue {
+        return Err(ApiError::new(
+            ErrorCode::PayloadTooLarge,
+            format!("the request body is larger than {limit} bytes"),
+        ));
+    }
     let mut stream = req.into_body().into_data_stream();
     let mut body = Vec::new();
     let mut drained = 0usize;
@@ -172,7 +200,12 @@ fn to_json<T: serde::Serialize>(request_id: &str, value: &T) -> Result<JsonText,
 
 // ---------------------------------------------------------------- /v1/ask
 
+/// The request bodies refuse a field they do not know (400 `invalid_body`
+/// naming it): a misspelt `topk` is an error, never silently ignored.
+/// Passages inside them keep accepting extra fields (a retriever's
+/// metadata).
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct AskRequest {
     #[schema(min_length = 1)]
     pub question: String,
@@ -212,22 +245,48 @@ fn ready_answerer(state: &AppState) -> Result<std::sync::Arc<dyn crate::Answerer
 }
 
 /// Records an answer (metrics, audit) and returns its JSON. With a commit
-/// wait (the PostgreSQL audit log), returns once the record has committed
-/// or the wait has run out.
+/// wait, returns once the record has committed, or refuses the answer (503
+/// `audit_unavailable`) when it has not within the wait: no answer is
+/// served without its record.
 async fn finish_answer(
     state: &AppState,
     request_id: &str,
     client_request_id: Option<&str>,
     answer: &AskResult,
 ) -> Result<JsonText, ApiError> {
+    let mut safe;
+    let answer = if links_are_safe(answer) {
+        answer
+    } else {
+        safe = answer.clone();
+        safe.sanitize_links();
+        &safe
+    };
     let json = to_json(request_id, answer)?;
     state.metrics().record_answer(answer);
     if state.audit().is_enabled() {
         let mut record = audit::answer_record(request_id, answer, json.clone());
         record.client_request_id = client_request_id.map(str::to_string);
-        state.audit().record_and_wait(record).await;
+        state
+            .audit()
+            .record_and_wait(record)
+            .await
+            .map_err(|why| why.into_api(request_id))?;
     }
     Ok(json)
+}
+
+/// Are all the answer's urls safe links already (the engine makes them
+/// so; another answerer might not)?
+fn links_are_safe(answer: &AskResult) -> bool {
+    use groundcite_core::link::is_safe_link;
+    answer.sources.iter().all(|s| is_safe_link(&s.url))
+        && answer.passages.iter().all(|p| is_safe_link(&p.source_url))
+        && answer.refusal.as_ref().is_none_or(|r| {
+            r.closest_passages
+                .iter()
+                .all(|p| is_safe_link(&p.source_url))
+        })
 }
 
 /// Answer a question from the index, with checked citations.
@@ -254,7 +313,7 @@ async fn finish_answer(
         (status = 415, description = "`unsupported_media_type`.", body = Envelope),
         (status = 500, description = "`internal`; the detail is logged with the request id.", body = Envelope),
         (status = 502, description = "The language model call failed (`upstream_error`).", body = Envelope),
-        (status = 503, description = "No index or generator (`not_ready`).", body = Envelope),
+        (status = 503, description = "No index or generator (`not_ready`), or the answer's audit record did not commit within the commit wait (`audit_unavailable`, with `Retry-After`): the answer is not served.", body = Envelope),
         (status = 504, description = "`timeout`.", body = Envelope),
     )
 )]
@@ -302,7 +361,8 @@ pub async fn ask(
             {
                 let mut record = audit::failure_record(&request_id, question, &e);
                 record.client_request_id = client_request_id;
-                state.audit().record_and_wait(record).await;
+                // The client gets the model's error either way.
+                let _ = state.audit().record_and_wait(record).await;
             }
             return Err(e.into_api(&request_id));
         }
@@ -384,7 +444,7 @@ fn sse(
                 {
                     let mut record = audit::failure_record(&st.request_id, &st.asked.question, &e);
                     record.client_request_id = st.asked.client_request_id.clone();
-                    st.state.audit().record_and_wait(record).await;
+                    let _ = st.state.audit().record_and_wait(record).await;
                 }
                 let err = e.into_api(&st.request_id);
                 error_event(&st, err)
@@ -416,6 +476,7 @@ fn sse(
 // ---------------------------------------------------------------- /v1/check
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct CheckRequest {
     #[serde(default)]
     pub question: Option<String>,
@@ -439,6 +500,7 @@ pub struct CheckRequest {
         (status = 415, description = "`unsupported_media_type`.", body = Envelope),
         (status = 422, description = "Over a check limit (`limit_exceeded`); the message names which.", body = Envelope),
         (status = 500, description = "`internal`.", body = Envelope),
+        (status = 503, description = "The report's audit record did not commit within the commit wait (`audit_unavailable`, with `Retry-After`): the report is not served.", body = Envelope),
         (status = 504, description = "`timeout`.", body = Envelope),
     )
 )]
@@ -473,6 +535,8 @@ pub async fn check(
         .await
         .map_err(|e| ApiError::internal(&request_id, e))?
     };
+    let mut report = report;
+    report.findings.sanitize_links();
     let json = to_json(&request_id, &report)?;
     let elapsed = started.elapsed().as_secs_f64();
     state.metrics().record_check(&report, elapsed);
@@ -488,7 +552,11 @@ pub async fn check(
             elapsed * 1000.0,
         );
         record.client_request_id = client_request_id;
-        state.audit().record_and_wait(record).await;
+        state
+            .audit()
+            .record_and_wait(record)
+            .await
+            .map_err(|why| why.into_api(&request_id))?;
     }
     Ok(json_bytes(StatusCode::OK, json.bytes()))
 }
@@ -496,6 +564,7 @@ pub async fn check(
 // ---------------------------------------------------------------- /v1/prompt
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct PromptRequest {
     #[schema(min_length = 1)]
     pub question: String,
@@ -533,7 +602,10 @@ pub async fn prompt(
         .checker()
         .admit(&req.passages, "")
         .map_err(|e| ApiError::new(ErrorCode::LimitExceeded, format!("too large: {e}")))?;
-    let prompt = state.checker().prompt(&req.question, &req.passages);
+    let mut prompt = state.checker().prompt(&req.question, &req.passages);
+    for p in &mut prompt.passages {
+        groundcite_core::link::sanitize(&mut p.source_url);
+    }
     let json = to_json(&request_id, &prompt)?;
     Ok(json_bytes(StatusCode::OK, json.bytes()))
 }
@@ -608,9 +680,7 @@ pub async fn search(
         .map_err(|e| e.into_api(&request_id))?;
     // Only safe links leave the API, whatever an older index holds.
     for hit in &mut hits {
-        if !groundcite_core::link::is_safe_link(&hit.source_url) {
-            hit.source_url.clear();
-        }
+        groundcite_core::link::sanitize(&mut hit.source_url);
     }
     let json = to_json(&request_id, &SearchResponse { query: q, k, hits })?;
     Ok(json_bytes(StatusCode::OK, json.bytes()))

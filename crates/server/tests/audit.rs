@@ -298,7 +298,7 @@ async fn the_incident_log_lists_unverified_and_unsupported_answers() {
 }
 
 #[tokio::test]
-async fn a_database_that_cannot_open_is_counted_and_never_blocks_answers() {
+async fn an_answer_whose_record_cannot_be_written_is_refused_with_retry_after() {
     let dir = tempfile::tempdir().unwrap();
     // A regular file where the parent directory should be.
     let blocker = dir.path().join("not-a-dir");
@@ -316,10 +316,14 @@ async fn a_database_that_cannot_open_is_counted_and_never_blocks_answers() {
             ),
         )
         .await;
-        assert_eq!(r.status, StatusCode::OK);
+        assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.text());
+        assert_eq!(r.error_code(), "audit_unavailable");
+        assert_eq!(r.header("retry-after"), Some("1"));
         let r = send(&state, post_json("/v1/check", &contradicted_check())).await;
-        assert_eq!(r.status, StatusCode::OK);
+        assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.text());
+        assert_eq!(r.error_code(), "audit_unavailable");
     }
+    // Refused at once or within the wait each, never hanging.
     assert!(started.elapsed() < Duration::from_secs(5));
     state.audit().flush();
     let text = send(&state, get("/metrics")).await.text();
@@ -331,8 +335,103 @@ async fn a_database_that_cannot_open_is_counted_and_never_blocks_answers() {
         Some(10.0),
         "{text}"
     );
+    assert_eq!(metric(&text, "groundcite_audit_refused_total"), Some(10.0));
     assert_eq!(metric(&text, "groundcite_audit_records_total"), Some(0.0));
     assert!(audit::open_reader(&path).is_err());
+}
+
+/// A streamed answer whose record cannot commit ends with an `error`
+/// event, never `final`.
+#[tokio::test]
+async fn a_streamed_answer_whose_record_cannot_be_written_ends_in_an_error_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("not-a-dir");
+    std::fs::write(&blocker, "x").unwrap();
+    let state = audited(&blocker.join("audit.sqlite"), true);
+    let r = send(
+        &state,
+        post_json(
+            "/v1/ask",
+            &json!({"question": "How long does reimbursement take?", "stream": true}),
+        ),
+    )
+    .await;
+    let text = r.text();
+    assert!(!text.contains("event: final"), "{text}");
+    assert!(text.contains("event: error"), "{text}");
+    assert!(text.contains("audit_unavailable"), "{text}");
+}
+
+#[tokio::test]
+async fn without_a_commit_wait_answers_are_served_and_lost_records_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("not-a-dir");
+    std::fs::write(&blocker, "x").unwrap();
+    let config = ServerConfig {
+        audit: AuditConfig {
+            commit_wait_ms: Some(0),
+            ..AuditConfig::at(blocker.join("audit.sqlite"))
+        },
+        ..config()
+    };
+    let state = state_with(config, Some(StaticAnswerer::demo()));
+    let r = send(&state, post_json("/v1/check", &contradicted_check())).await;
+    assert_eq!(r.status, StatusCode::OK);
+    state.audit().flush();
+    let text = send(&state, get("/metrics")).await.text();
+    assert_eq!(
+        metric(
+            &text,
+            "groundcite_audit_write_failures_total{reason=\"open\"}"
+        ),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(metric(&text, "groundcite_audit_refused_total"), Some(0.0));
+}
+
+/// A record withdrawn by a handler whose wait ran out is never written
+/// afterwards: the log holds no record of an answer that was refused.
+#[tokio::test]
+async fn a_record_whose_wait_ran_out_is_withdrawn_and_never_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.sqlite");
+    let config = ServerConfig {
+        audit: AuditConfig {
+            commit_wait_ms: Some(50),
+            ..AuditConfig::at(&path)
+        },
+        ..config()
+    };
+    let state = state_with(config, Some(StaticAnswerer::demo()));
+    let r = send(&state, post_json("/v1/check", &contradicted_check())).await;
+    assert_eq!(r.status, StatusCode::OK);
+    // Hold the database's write lock: the writer is stuck on the first
+    // record's batch (claimed, so that answer waits for its outcome) while
+    // the second record queues and its wait runs out.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("BEGIN IMMEDIATE;").unwrap();
+    let st = state.clone();
+    let first =
+        tokio::spawn(async move { send(&st, post_json("/v1/check", &contradicted_check())).await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let r = send(&state, post_json("/v1/check", &contradicted_check())).await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.text());
+    assert_eq!(r.error_code(), "audit_unavailable");
+    let refused_id = r.header("x-request-id").unwrap().to_string();
+    conn.execute_batch("COMMIT;").unwrap();
+    drop(conn);
+    // The first was being written when its wait ran out: its write decides.
+    let r = first.await.unwrap();
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    let served_id = r.header("x-request-id").unwrap().to_string();
+    state.audit().shutdown();
+    let ids: Vec<String> = audit_records(&path)
+        .into_iter()
+        .map(|r| r.request_id)
+        .collect();
+    assert!(ids.contains(&served_id), "{ids:?}");
+    assert!(!ids.contains(&refused_id), "{ids:?}");
 }
 
 #[test]
@@ -396,10 +495,12 @@ async fn a_write_failure_is_counted_and_the_writer_recovers() {
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch("DROP TABLE audit;").unwrap();
     }
+    // The failed write refuses its answer; the next one is served.
     let r = send(&state, post_json("/v1/check", &contradicted_check())).await;
-    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.text());
     state.audit().flush();
-    send(&state, post_json("/v1/check", &contradicted_check())).await;
+    let r = send(&state, post_json("/v1/check", &contradicted_check())).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
     state.audit().flush();
     let text = send(&state, get("/metrics")).await.text();
     assert_eq!(
@@ -453,7 +554,7 @@ async fn a_client_request_id_never_becomes_the_audit_id() {
         assert!(id != "replayed" && id != &claimed, "{served:?}");
         assert!(
             id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()),
-            "128 random bits: {id}"
+            "32 hex digits (48-bit time, 80 random bits): {id}"
         );
     }
     let records = audit_records(&path);

@@ -228,7 +228,7 @@ async fn answers_are_committed_once_before_they_are_sent() {
 }
 
 #[tokio::test]
-async fn an_unreachable_database_never_fails_an_answer() {
+async fn an_unreachable_database_refuses_answers_within_the_wait() {
     let config = ServerConfig {
         audit: AuditConfig {
             commit_wait_ms: Some(200),
@@ -243,7 +243,10 @@ async fn an_unreachable_database_never_fails_an_answer() {
         post_json("/v1/ask", &json!({"question": "Still answered?"})),
     )
     .await;
-    assert_eq!(r.status, StatusCode::OK);
+    // Never served without its record: 503 with Retry-After instead.
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.text());
+    assert_eq!(r.error_code(), "audit_unavailable");
+    assert_eq!(r.header("retry-after"), Some("1"));
     // Bounded by the wait (plus the connect attempt's refusal).
     assert!(
         started.elapsed().as_secs_f64() < 6.0,
@@ -252,13 +255,9 @@ async fn an_unreachable_database_never_fails_an_answer() {
     );
     state.audit().flush();
     let metrics = send(&state, get("/metrics")).await.text();
-    assert!(
-        metric(
-            &metrics,
-            "groundcite_audit_write_failures_total{reason=\"open\"}"
-        )
-        .unwrap_or(0.0)
-            >= 1.0,
+    assert_eq!(
+        metric(&metrics, "groundcite_audit_refused_total"),
+        Some(1.0),
         "{metrics}"
     );
     state.audit().shutdown();

@@ -194,7 +194,11 @@ async fn bad_json_is_400_malformed_json() {
     .await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
     assert_eq!(r.error_code(), "malformed_json");
-    let r = send(&demo_state(), post_raw("/v1/check", None, "")).await;
+    let r = send(
+        &demo_state(),
+        post_raw("/v1/check", Some("application/json"), ""),
+    )
+    .await;
     assert_eq!(r.error_code(), "malformed_json");
 }
 
@@ -233,7 +237,7 @@ async fn empty_answer_is_400_empty_answer() {
 }
 
 #[tokio::test]
-async fn a_non_json_content_type_is_415_and_a_missing_one_is_accepted() {
+async fn a_non_json_content_type_is_415() {
     let r = send(
         &demo_state(),
         post_raw(
@@ -247,12 +251,6 @@ async fn a_non_json_content_type_is_415_and_a_missing_one_is_accepted() {
     assert_eq!(r.error_code(), "unsupported_media_type");
     let r = send(
         &demo_state(),
-        post_raw("/v1/check", None, contradicted_check().to_string()),
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::OK);
-    let r = send(
-        &demo_state(),
         post_raw(
             "/v1/check",
             Some("application/json; charset=utf-8"),
@@ -261,6 +259,53 @@ async fn a_non_json_content_type_is_415_and_a_missing_one_is_accepted() {
     )
     .await;
     assert_eq!(r.status, StatusCode::OK);
+}
+
+/// A page on another origin can POST a body without a Content-Type (a
+/// `Blob` with no type, `mode: "no-cors"`) and no preflight: every JSON
+/// route refuses it before any work, and it leaves no audit record.
+#[tokio::test]
+async fn a_body_without_a_content_type_is_415_and_never_audited() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.sqlite");
+    let state = state_with(
+        ServerConfig {
+            audit: groundcite_server::AuditConfig::at(&path),
+            ..config()
+        },
+        Some(StaticAnswerer::demo()),
+    );
+    let bodies = [
+        (
+            "/v1/ask",
+            json!({"question": "How long does reimbursement take?"}),
+        ),
+        ("/v1/check", contradicted_check()),
+        (
+            "/v1/prompt",
+            json!({"question": "q", "passages": [{"id": "a", "text": "t"}]}),
+        ),
+    ];
+    for (route, body) in &bodies {
+        for content_type in [None, Some("text/plain"), Some("text/plain+json")] {
+            let r = send(&state, post_raw(route, content_type, body.to_string())).await;
+            assert_eq!(
+                r.status,
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "{route} {content_type:?}: {}",
+                r.text()
+            );
+            assert_eq!(r.error_code(), "unsupported_media_type");
+        }
+    }
+    state.audit().flush();
+    let text = send(&state, get("/metrics")).await.text();
+    assert_eq!(metric(&text, "groundcite_audit_records_total"), Some(0.0));
+    // The same bodies as JSON are served (and audited).
+    let r = send(&state, post_json("/v1/check", &contradicted_check())).await;
+    assert_eq!(r.status, StatusCode::OK);
+    state.audit().shutdown();
+    assert_eq!(audit_records(&path).len(), 1);
 }
 
 #[tokio::test]
@@ -1128,4 +1173,153 @@ async fn the_bearer_scheme_is_case_insensitive_and_duplicate_headers_are_refused
         "{}",
         r.text()
     );
+}
+
+/// Passages whose urls are not safe links (`javascript:`, `data:`, other
+/// schemes): the sources, the passages sent and the hits of every route
+/// carry an empty url instead; safe urls pass unchanged.
+#[tokio::test]
+async fn every_route_empties_source_urls_that_are_not_safe_links() {
+    use groundcite_core::Passage;
+    let unsafe_urls = [
+        "javascript:alert(1)",
+        "data:text/html,<script>alert(1)</script>",
+        "vbscript:x",
+    ];
+    let passages: Vec<Passage> = unsafe_urls
+        .iter()
+        .enumerate()
+        .map(|(i, url)| Passage {
+            id: format!("p{i}"),
+            text: format!("Reimbursements settle within {} days of approval.", 30 + i),
+            source_url: url.to_string(),
+            section: format!("Section {i}"),
+            score: Some(0.9),
+        })
+        .chain(std::iter::once(Passage {
+            id: "safe".into(),
+            text: "Claims are filed within 60 days of the expense.".into(),
+            source_url: "https://handbook.example/claims".into(),
+            section: "Claims".into(),
+            score: Some(0.8),
+        }))
+        .collect();
+    let answer = "Reimbursements settle within 30 days of approval [1]. \
+                  Reimbursements settle within 31 days of approval [2]. \
+                  Reimbursements settle within 32 days of approval [3]. \
+                  Claims are filed within 60 days of the expense [4].";
+    let state = state_with(
+        config(),
+        Some(StaticAnswerer::new(passages.clone(), answer)),
+    );
+    let no_unsafe_url = |route: &str, body: &str| {
+        for url in unsafe_urls {
+            assert!(!body.contains(url), "{route} serves {url}: {body}");
+        }
+        assert!(
+            body.contains("https://handbook.example/claims"),
+            "{route} drops a safe url: {body}"
+        );
+    };
+
+    let r = send(
+        &state,
+        post_json(
+            "/v1/ask",
+            &json!({"question": "How long do reimbursements take?"}),
+        ),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["passages"][0]["source_url"], "");
+    assert!(!v["sources"].as_array().unwrap().is_empty());
+    no_unsafe_url("/v1/ask", &r.text());
+
+    let r = send(
+        &state,
+        post_json(
+            "/v1/ask",
+            &json!({"question": "How long do reimbursements take?", "stream": true}),
+        ),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK);
+    no_unsafe_url("/v1/ask (stream)", &r.text());
+
+    let check = json!({"question": "q", "passages": passages, "answer": answer});
+    let r = send(&state, post_json("/v1/check", &check)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    let v = r.json();
+    assert!(!v["sources"].as_array().unwrap().is_empty());
+    no_unsafe_url("/v1/check", &r.text());
+
+    let prompt = json!({"question": "How long?", "passages": passages});
+    let r = send(&state, post_json("/v1/prompt", &prompt)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["passages"][0]["source_url"], "");
+    no_unsafe_url("/v1/prompt", &r.text());
+
+    let r = send(&state, get("/v1/search?q=reimbursements+claims&k=10")).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    assert_eq!(r.json()["hits"].as_array().unwrap().len(), 4);
+    no_unsafe_url("/v1/search", &r.text());
+}
+
+/// A misspelt field is an error naming it, never silently ignored.
+#[tokio::test]
+async fn an_unknown_field_is_400_naming_it() {
+    let state = demo_state();
+    let bodies = [
+        (
+            "/v1/ask",
+            json!({"question": "How long?", "topk": 3}),
+            "topk",
+        ),
+        (
+            "/v1/check",
+            json!({"answer": "x [1].", "passages": [{"id": "a", "text": "t"}], "strict": true}),
+            "strict",
+        ),
+        (
+            "/v1/prompt",
+            json!({"question": "q", "passages": [], "refusal": "x"}),
+            "refusal",
+        ),
+    ];
+    for (route, body, field) in bodies {
+        let r = send(&state, post_json(route, &body)).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{route}: {}", r.text());
+        assert_eq!(r.error_code(), "invalid_body");
+        let message = r.json()["error"]["message"].as_str().unwrap().to_string();
+        assert!(
+            message.contains(&format!("unknown field `{field}`")),
+            "{message}"
+        );
+    }
+    // Passages may carry a retriever's own fields.
+    let check = json!({
+        "answer": "Reimbursements settle within 30 days [1].",
+        "passages": [{"id": "a", "text": "Reimbursements settle within 30 days.", "metadata": {"page": 3}}]
+    });
+    let r = send(&state, post_json("/v1/check", &check)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+}
+
+/// An over-long request target gets the JSON error envelope, not a bare
+/// status.
+#[tokio::test]
+async fn an_over_long_url_is_414_in_the_error_shape() {
+    let state = demo_state();
+    let q = "a".repeat(groundcite_server::MAX_URI_BYTES);
+    for uri in [format!("/v1/search?q={q}"), format!("/{q}")] {
+        let r = send(&state, get(&uri)).await;
+        assert_eq!(r.status, StatusCode::URI_TOO_LONG);
+        assert_eq!(r.error_code(), "uri_too_long");
+        assert_eq!(r.header("content-type"), Some("application/json"));
+    }
+    let q = "a".repeat(groundcite_server::MAX_URI_BYTES - 100);
+    let r = send(&state, get(&format!("/v1/search?q={q}"))).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
 }

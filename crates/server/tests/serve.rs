@@ -103,3 +103,59 @@ async fn a_body_over_the_limit_gets_a_readable_413() {
     let _ = stop.send(());
     server.await.unwrap().unwrap();
 }
+
+/// A client that declares a body over the limit and waits for
+/// `100 Continue` is refused with 413 at once, never invited to send it.
+#[tokio::test]
+async fn a_declared_body_over_the_limit_is_413_without_100_continue() {
+    let config = ServerConfig {
+        body_limit: 64 * 1024,
+        ..config()
+    };
+    let state = AppState::new(config, Some(Arc::new(StaticAnswerer::demo())));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(serve_on(state, listener, async {
+        let _ = stopped.await;
+    }));
+    let head = "POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+                Content-Length: 10000000\r\nExpect: 100-continue\r\n\r\n";
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(head.as_bytes()).await.unwrap();
+    // The first response is the final one; the body is never sent.
+    let mut out = Vec::new();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        stream.read_to_end(&mut out),
+    )
+    .await
+    .expect("the server answers without waiting for the body")
+    .unwrap();
+    let out = String::from_utf8_lossy(&out).to_ascii_lowercase();
+    assert!(out.starts_with("http/1.1 413"), "{out}");
+    assert!(!out.contains("100 continue"), "{out}");
+    assert!(out.contains("payload_too_large"), "{out}");
+    // Within the limit, the client is invited to send its body.
+    let body = r#"{"question":"How long does reimbursement take?"}"#;
+    let head = format!(
+        "POST /v1/ask HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut first = [0u8; 64];
+    let n = stream.read(&mut first).await.unwrap();
+    let first = String::from_utf8_lossy(&first[..n]).to_ascii_lowercase();
+    assert!(first.starts_with("http/1.1 100 continue"), "{first}");
+    stream.write_all(body.as_bytes()).await.unwrap();
+    let mut rest = String::new();
+    stream.read_to_string(&mut rest).await.unwrap();
+    assert!(
+        rest.contains("http/1.1 200") || rest.contains("HTTP/1.1 200"),
+        "{rest}"
+    );
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+}
