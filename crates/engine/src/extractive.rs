@@ -16,6 +16,13 @@
 //! [`ExtractiveConfig::max_missing`]; a second sentence joins it when it
 //! scores nearly as well.
 //!
+//! On both paths only sentences that can answer alone compete
+//! ([`crate::standalone`]: holding the kind of quantity asked for, and not
+//! a question, a lead-in, an announcement or a worked example's numbers);
+//! a list item is served after its lead-in. When none qualifies the
+//! generator steps back with the refusal, and the engine links the closest
+//! passages.
+//!
 //! With an embedding model ([`ExtractiveGenerator::with_answerability`],
 //! which the engine uses when `model_dir` is set), selection is by meaning
 //! instead: the answer units of [`crate::answerability`] (sentences, list
@@ -421,8 +428,7 @@ impl ExtractiveGenerator {
                     .iter()
                     .enumerate()
                     .filter(|(_, s)| s.lead_in == Some(next))
-                    .take(MAX_LIST_ITEMS)
-                    .map(|(i, s)| (i, s));
+                    .take(MAX_LIST_ITEMS);
                 std::iter::once((next, f))
                     .chain(items)
                     .map(|(order, s)| Candidate {
@@ -639,6 +645,45 @@ mod tests {
             s.answer("Does the plan cover home office furniture?", P)
                 .starts_with("NOT_IN_SOURCES: ")
         );
+    }
+
+    #[test]
+    fn a_sentence_without_the_quantity_asked_for_is_no_answer() {
+        let g = ExtractiveGenerator::default();
+        let p: &[(&str, &str)] = &[(
+            "Annual leave",
+            "Annual leave requests go to your supervisor in the leave system.",
+        )];
+        // It shares the question's words but holds no duration: step back.
+        assert_eq!(
+            g.answer("How many days of annual leave do I get?", p),
+            REFUSAL_SENTENCE
+        );
+        let p: &[(&str, &str)] = &[(
+            "Annual leave",
+            "Annual leave requests go to your supervisor. Full-time staff earn 13 days of annual leave a year.",
+        )];
+        let a = g.answer("How many days of annual leave do I get?", p);
+        assert!(a.contains("13 days of annual leave a year [1]."), "{a}");
+        assert!(!a.contains("supervisor"), "{a}");
+    }
+
+    #[test]
+    fn a_list_item_is_served_after_its_lead_in_and_announcements_never() {
+        let g = ExtractiveGenerator::default();
+        let p: &[(&str, &str)] = &[(
+            "Leave requests",
+            "First, let's take a look at how leave requests work.\n\nYou need to submit separate leave requests if:\n\n- your leave days are not back-to-back\n- your leave spans two leave years",
+        )];
+        let a = g.answer(
+            "Do I need separate leave requests if my leave days are not back-to-back?",
+            p,
+        );
+        assert!(
+            a.starts_with("You need to submit separate leave requests if [1]."),
+            "{a}"
+        );
+        assert!(!a.contains("let's"), "{a}");
     }
 
     #[test]
