@@ -526,10 +526,17 @@ impl Answerability {
         question: &str,
         sentences: &[&str],
     ) -> Result<AnswersQuestion, JudgeError> {
+        // Only statements are judged: a label ("Paid Parental Leave") or a
+        // question sounds like the topic without answering it.
         let cleaned: Vec<String> = sentences
             .iter()
             .map(|s| strip_markers(s))
-            .filter(|s| !s.trim().is_empty())
+            .filter(|s| {
+                matches!(
+                    crate::standalone::standalone(s, None, "", AnswerType::Other),
+                    Ok(()) | Err(crate::standalone::NotAlone::LeadIn)
+                )
+            })
             .collect();
         let mut texts: Vec<&str> = vec![question];
         texts.extend(cleaned.iter().map(String::as_str));

@@ -505,7 +505,10 @@ fn eligible_units(
             let u = &units[i];
             let section = passages.get(u.passage - 1).map_or("", |p| p.0);
             let before = match u.kind {
+                // Served after its lead-in.
                 UnitKind::ListItem { lead_in: Some(l) } => Some(units[l].text.as_str()),
+                // A list item without one is read alone.
+                UnitKind::ListItem { lead_in: None } => None,
                 _ => i
                     .checked_sub(1)
                     .filter(|&p| units[p].passage == u.passage)

@@ -14,6 +14,10 @@ use crate::answerability::{AnswerType, contains_phrase, quantities};
 /// Why a sentence cannot answer on its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NotAlone {
+    /// Fewer than four words, neither a list item read after its lead-in
+    /// nor a `label: value` pair (a table row under its header): a label
+    /// ("Paid Parental Leave"), not a statement.
+    Fragment,
     /// It asks rather than states ("What happens next?").
     Question,
     /// It introduces what follows ("You will need to file if:").
@@ -40,6 +44,15 @@ pub fn standalone(
     answer_type: AnswerType,
 ) -> Result<(), NotAlone> {
     let trimmed = text.trim_end();
+    let under_lead_in = before.is_some_and(|b| b.trim_end().ends_with(':'));
+    let pair = trimmed.trim_end_matches(['.', ':']).contains(": ");
+    let words = trimmed
+        .split_whitespace()
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+        .count();
+    if words < MIN_WORDS && !under_lead_in && !pair {
+        return Err(NotAlone::Fragment);
+    }
     if trimmed.ends_with('?') {
         return Err(NotAlone::Question);
     }
@@ -59,6 +72,9 @@ pub fn standalone(
     }
     Ok(())
 }
+
+/// A statement has at least this many words.
+const MIN_WORDS: usize = 4;
 
 /// Discourse words a sentence may open with before what it announces.
 const OPENERS: &[&str] = &[
@@ -161,6 +177,23 @@ mod tests {
             ),
             Ok(())
         );
+    }
+
+    #[test]
+    fn a_label_is_no_statement_unless_its_lead_in_comes_with_it() {
+        for label in ["Paid Parental Leave", "Paid Parental Leave ."] {
+            assert_eq!(alone(label, AnswerType::Other), Err(NotAlone::Fragment));
+        }
+        assert_eq!(
+            standalone(
+                "Docusign",
+                Some("The approved e-signature tool is:"),
+                "",
+                AnswerType::Other
+            ),
+            Ok(())
+        );
+        assert_eq!(alone("Mileage: 67 cents.", AnswerType::Amount), Ok(()));
     }
 
     #[test]
