@@ -213,13 +213,26 @@ impl Index {
     /// Opens the index in `dir`, creating the directory and an empty index
     /// if there is none.
     pub fn open_or_create(dir: &Path) -> Result<Index> {
+        if dir.join("meta.json").exists() {
+            return Index::open(dir);
+        }
+        // A folder that holds other files is not made an index: nothing
+        // is written among a user's files.
+        if fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
+            let inner = dir.join("index");
+            return Err(Error::NotAnIndex {
+                path: dir.to_path_buf(),
+                hint: if inner.join("meta.json").exists() {
+                    format!(" (did you mean {}?)", inner.display())
+                } else {
+                    String::new()
+                },
+            });
+        }
         fs::create_dir_all(dir).map_err(|e| Error::Io {
             path: dir.to_path_buf(),
             error: e,
         })?;
-        if dir.join("meta.json").exists() {
-            return Index::open(dir);
-        }
         let (schema, fields) = schema();
         let index = tantivy::Index::create_in_dir(dir, schema)?;
         Index::finish_open(dir, index, fields)

@@ -411,6 +411,13 @@ impl From<tantivy::TantivyError> for Error {
 pub enum Error {
     #[error("no index in {0} (run an ingest first)")]
     NotFound(PathBuf),
+    /// The folder holds other files and no index: nothing is written
+    /// there.
+    #[error(
+        "{path} is not a groundcite index and holds other files: nothing was written there; \
+         use a new or empty folder for the index{hint}"
+    )]
+    NotAnIndex { path: PathBuf, hint: String },
     // Messages include the error they wrap, which is therefore not also
     // their `source`: a printer of the chain would say it twice.
     #[error("{path}: {error}")]

@@ -616,3 +616,41 @@ fn equal_scores_come_out_in_id_order() {
         );
     }
 }
+
+#[test]
+fn a_folder_holding_other_files_is_never_made_an_index() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("notes.txt"), "mine").unwrap();
+    let err = groundcite_index::Index::open_or_create(dir.path())
+        .err()
+        .expect("a folder of other files is not an index");
+    assert!(err.to_string().contains("not a groundcite index"), "{err}");
+    let names: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        names,
+        ["notes.txt"],
+        "nothing was written beside the user's file"
+    );
+
+    // The folder above an index: the error names the index inside it.
+    let parent = tempfile::tempdir().unwrap();
+    groundcite_index::Index::open_or_create(&parent.path().join("index")).unwrap();
+    let err = groundcite_index::Index::open_or_create(parent.path())
+        .err()
+        .expect("the folder above an index is not an index");
+    assert!(
+        err.to_string().contains(&format!(
+            "did you mean {}",
+            parent.path().join("index").display()
+        )),
+        "{err}"
+    );
+
+    // A new folder, or an empty one, becomes an index.
+    let empty = tempfile::tempdir().unwrap();
+    groundcite_index::Index::open_or_create(empty.path()).unwrap();
+    groundcite_index::Index::open_or_create(&empty.path().join("new")).unwrap();
+}
