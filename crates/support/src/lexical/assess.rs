@@ -318,7 +318,7 @@ impl LexicalVerifier {
                     if let Some(weak) = info.pre_index.get(&tok.pre) {
                         let mut strong = Bits::default();
                         add_token_terms(info, tok, &mut strong);
-                        best.pmask.union_with(&weak.difference(&strong));
+                        weak.add_missing_to(&strong, &mut best.pmask);
                     }
                 }
             }
