@@ -233,9 +233,9 @@ async fn a_check_past_its_deadline_answers_504_and_stops() {
         },
         None,
     );
-    // Inside the limits, and far more than a millisecond of work.
+    // Inside the limits (500 sentences × 245 KB), and far more than a millisecond of work.
     let passage = "Refunds take 30 days from the date of purchase. ".repeat(5_000);
-    let answer: String = (0..4_000)
+    let answer: String = (0..500)
         .map(|k| format!("Refunds take {k} days [1]. "))
         .collect();
     let body = serde_json::json!({
@@ -291,4 +291,26 @@ fn the_connection_settings_come_from_the_environment() {
         let err = ServerConfig::default().with_env(env(bad)).unwrap_err();
         assert!(err.to_string().contains(bad[0].0), "{err}");
     }
+}
+
+#[tokio::test]
+async fn a_check_that_would_align_too_much_is_refused_before_any_work() {
+    let state = state_with(config(), None);
+    // 4,000 sentences over a 250 KB passage: a billion bytes to align.
+    let passage = "Refunds take 30 days from the date of purchase. ".repeat(5_000);
+    let answer: String = (0..4_000)
+        .map(|k| format!("Refunds take {k} days [1]. "))
+        .collect();
+    let body = serde_json::json!({
+        "passages": [{"id": "p1", "text": passage}],
+        "answer": answer,
+    });
+    let reply = send(&state, post_json("/v1/check", &body)).await;
+    assert_eq!(reply.status, 422, "{}", reply.text());
+    assert_eq!(reply.error_code(), "limit_exceeded");
+    assert!(
+        reply.text().contains("sentences × passage bytes"),
+        "{}",
+        reply.text()
+    );
 }
