@@ -147,6 +147,9 @@ async fn an_idle_kept_alive_connection_is_closed_after_the_header_timeout() {
     assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
     // Kept alive, then idle: closed once the header timeout runs out.
     assert!(closed_within(&mut s, Duration::from_secs(4)).await);
+    // A connection that never sends a byte is closed too.
+    let mut silent = TcpStream::connect(addr).await.unwrap();
+    assert!(closed_within(&mut silent, Duration::from_secs(4)).await);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
