@@ -317,3 +317,55 @@ async fn a_check_that_would_align_too_much_is_refused_before_any_work() {
         reply.text()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_check_whose_client_leaves_stops() {
+    let (state, addr, _stop) = start(config()).await;
+    // Inside the limits, and seconds of work in a debug build.
+    let passage = "Refunds take 30 days from the date of purchase. ".repeat(5_000);
+    let answer: String = (0..500)
+        .map(|k| format!("Refunds take {k} days [1]. "))
+        .collect();
+    let body = serde_json::json!({
+        "passages": [{"id": "p1", "text": passage}],
+        "answer": answer,
+    })
+    .to_string();
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(
+        format!(
+            "POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    // Once the check is running, the client leaves.
+    let running = wait_for_metrics(&state, |t| {
+        metric(t, "groundcite_blocking_work_total{route=\"/v1/check\"}") == Some(1.0)
+    })
+    .await;
+    assert_eq!(
+        metric(
+            &running,
+            "groundcite_blocking_work_total{route=\"/v1/check\"}"
+        ),
+        Some(1.0),
+        "{running}"
+    );
+    drop(s);
+    let text = wait_for_metrics(&state, |t| {
+        metric(t, "groundcite_checks_stopped_total") == Some(1.0)
+    })
+    .await;
+    assert_eq!(
+        metric(&text, "groundcite_checks_stopped_total"),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        metric(&text, "groundcite_checks_total{status=\"ok\"}"),
+        Some(0.0)
+    );
+}
