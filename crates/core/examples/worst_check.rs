@@ -13,6 +13,9 @@
 //! - `wide`: 4,000 sentences citing `[1-64]`, 64 passages of 12 KB (768 KB);
 //! - `uncited`: 4,000 sentences with no marker over 64 passages of 12 KB
 //!   (an uncited claim is looked for in every passage);
+//! - `many`: 2,000 sentences citing `[1-64][65-100]` (4,000 markers), 100
+//!   passages of one sentence (the cost of a sentence per passage, whatever
+//!   its size);
 //! - `sentences-max`, `wide-max`, `uncited-max`: the same with as many
 //!   sentences as `max_aligned_bytes` admits (sentences × passage bytes).
 use groundcite_core::check::check;
@@ -51,6 +54,9 @@ fn case(name: &str, config: &CheckConfig) -> (Vec<Passage>, String) {
     let passages: Vec<Passage> = match base {
         "links" | "words" => small(),
         "sentences" => vec![passage(1, refund_sentences(250_000))],
+        "many" => (1..=100)
+            .map(|k| passage(k, format!("Refunds take {k} days.")))
+            .collect(),
         "wide" | "uncited" => (1..=64)
             .map(|k| passage(k, refund_sentences(12_000)))
             .collect(),
@@ -74,6 +80,9 @@ fn case(name: &str, config: &CheckConfig) -> (Vec<Passage>, String) {
         "sentences" => (0..n)
             .map(|k| format!("Refunds take {k} days [1]. "))
             .collect(),
+        "many" => (0..n.min(2_000))
+            .map(|k| format!("Refunds take {k} days [1-64][65-100]. "))
+            .collect(),
         _ => {
             let marker = if base == "wide" { " [1-64]" } else { "" };
             (0..n)
@@ -93,6 +102,7 @@ fn main() {
             "sentences",
             "wide",
             "uncited",
+            "many",
             "sentences-max",
             "wide-max",
             "uncited-max",
