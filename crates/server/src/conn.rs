@@ -11,13 +11,19 @@
 //!   header a byte at a time, or keeps a connection open without asking
 //!   anything, is closed (`groundcite_connections_timed_out_total`). The body
 //!   and the answer are bounded by the request timeout.
+//! - A response the client stops reading (a write that makes no progress)
+//!   closes the connection after the request timeout ([`StallTimeout`]), so
+//!   a client that asks for large reports and never reads them cannot keep
+//!   its connections, and their slots, forever.
 //!
 //! [`ServerConfig::max_connections`]: crate::ServerConfig::max_connections
 //! [`ServerConfig::header_timeout`]: crate::ServerConfig::header_timeout
 
 use std::future::Future;
-use std::pin::pin;
+use std::io;
+use std::pin::{Pin, pin};
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
@@ -25,6 +31,7 @@ use axum::extract::Request;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 use tower::ServiceExt;
@@ -42,6 +49,7 @@ pub(crate) async fn serve(
     let config = state.config();
     let slots = Arc::new(Semaphore::new(config.max_connections.max(1)));
     let header_timeout = config.header_timeout;
+    let write_stall = config.timeout;
     let open = state.metrics().connections_open();
     open.set(0.0);
     // Dropped when shutdown is asked: every connection then finishes its
@@ -98,7 +106,8 @@ pub(crate) async fn serve(
                 .timer(TokioTimer::new())
                 .header_read_timeout(header_timeout)
                 .keep_alive(true);
-            let mut conn = pin!(builder.serve_connection(TokioIo::new(stream), service));
+            let io = TokioIo::new(StallTimeout::new(stream, write_stall));
+            let mut conn = pin!(builder.serve_connection(io, service));
             let mut signalled = pin!(signal_tx.closed());
             let mut shutting_down = false;
             loop {
@@ -128,6 +137,98 @@ pub(crate) async fn serve(
     close_tx.closed().await;
 }
 
+/// A stream whose writes fail with `TimedOut` once one has made no progress
+/// for `limit`: the peer stopped reading. Reads pass through.
+pub(crate) struct StallTimeout<S> {
+    inner: S,
+    limit: Duration,
+    /// Set when a write is first pending; cleared by any progress.
+    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<S> StallTimeout<S> {
+    pub(crate) fn new(inner: S, limit: Duration) -> Self {
+        StallTimeout {
+            inner,
+            limit,
+            stalled: None,
+        }
+    }
+
+    /// After a pending write: `TimedOut` once the stall has lasted `limit`.
+    fn check_stall(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
+        let limit = self.limit;
+        let sleep = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        match sleep.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the client read nothing of the response in time",
+            ))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for StallTimeout<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for StallTimeout<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match Pin::new(&mut self.inner).poll_write(cx, buf) {
+            Poll::Pending => self.check_stall(cx),
+            ready => {
+                self.stalled = None;
+                ready
+            }
+        }
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match Pin::new(&mut self.inner).poll_write_vectored(cx, bufs) {
+            Poll::Pending => self.check_stall(cx),
+            ready => {
+                self.stalled = None;
+                ready
+            }
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match Pin::new(&mut self.inner).poll_flush(cx) {
+            Poll::Pending => self.check_stall(cx).map_ok(|_| ()),
+            ready => {
+                self.stalled = None;
+                ready
+            }
+        }
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
 /// Errors of one connection that does not concern the others.
 fn is_connection_error(e: &std::io::Error) -> bool {
     matches!(
@@ -136,4 +237,41 @@ fn is_connection_error(e: &std::io::Error) -> bool {
             | std::io::ErrorKind::ConnectionAborted
             | std::io::ErrorKind::ConnectionReset
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    #[tokio::test]
+    async fn a_write_the_peer_never_reads_fails_after_the_limit() {
+        let (near, _far) = tokio::io::duplex(64);
+        let mut io = StallTimeout::new(near, Duration::from_millis(300));
+        // The buffer fills, then the write waits for a reader that never comes.
+        io.write_all(&[0u8; 64]).await.unwrap();
+        let started = std::time::Instant::now();
+        let err = tokio::time::timeout(Duration::from_secs(10), io.write_all(&[0u8; 64]))
+            .await
+            .expect("the stalled write ends")
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::TimedOut);
+        assert!(started.elapsed() >= Duration::from_millis(300));
+    }
+
+    #[tokio::test]
+    async fn a_peer_that_keeps_reading_never_trips_it() {
+        let (near, mut far) = tokio::io::duplex(64);
+        let mut io = StallTimeout::new(near, Duration::from_secs(5));
+        let reader = tokio::spawn(async move {
+            let mut buf = [0u8; 64];
+            let mut total = 0;
+            while total < 64 * 10 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                total += far.read(&mut buf).await.unwrap();
+            }
+        });
+        io.write_all(&[0u8; 64 * 10]).await.unwrap();
+        reader.await.unwrap();
+    }
 }
