@@ -272,6 +272,21 @@ pub fn check(
     check_report(question, passages, answer, &report, config, verifier)
 }
 
+/// As [`check`], giving up when `stop()` turns true: `None` then. `stop` is asked before the
+/// support check and between sentences (within one sentence's work), so a caller whose deadline
+/// passed or whose client left does not keep a core busy for a result nobody reads.
+pub fn check_until(
+    question: Option<&str>,
+    passages: &[Passage],
+    answer: &str,
+    config: &CheckConfig,
+    verifier: &dyn Verifier,
+    stop: &dyn Fn() -> bool,
+) -> Option<CheckOutput> {
+    let report = Report::check(answer, passages.len());
+    check_report_until(question, passages, answer, &report, config, verifier, stop)
+}
+
 /// As [`check`], over a structural report already computed.
 pub fn check_report(
     question: Option<&str>,
@@ -281,6 +296,31 @@ pub fn check_report(
     config: &CheckConfig,
     verifier: &dyn Verifier,
 ) -> CheckOutput {
+    check_report_until(
+        question,
+        passages,
+        answer,
+        report,
+        config,
+        verifier,
+        &|| false,
+    )
+    .expect("a check that never stops finishes")
+}
+
+/// As [`check_report`], giving up when `stop()` turns true ([`check_until`]).
+pub fn check_report_until(
+    question: Option<&str>,
+    passages: &[Passage],
+    answer: &str,
+    report: &Report,
+    config: &CheckConfig,
+    verifier: &dyn Verifier,
+    stop: &dyn Fn() -> bool,
+) -> Option<CheckOutput> {
+    if stop() {
+        return None;
+    }
     let texts: Vec<&str> = passages.iter().map(|p| p.text.as_str()).collect();
 
     // Every id each sentence cites, and the valid ones (the claims' citations).
@@ -333,7 +373,7 @@ pub fn check_report(
                         .collect()
                 })
                 .collect();
-            verifier.verify_marked(question, &texts, &claims, &markers)
+            verifier.verify_marked_until(question, &texts, &claims, &markers, stop)?
         } else {
             Vec::new()
         };
@@ -461,7 +501,7 @@ pub fn check_report(
         && report.coverage >= config.grounded_threshold
         && counts.contradicted == 0
         && counts.unsupported == 0;
-    CheckOutput {
+    Some(CheckOutput {
         id: None,
         findings: Findings {
             status: report.status,
@@ -488,5 +528,5 @@ pub fn check_report(
         }),
         counts,
         malformed_markers: report.malformed,
-    }
+    })
 }

@@ -1,7 +1,9 @@
-//! How much one check may be asked to read. Every step of a check is linear
-//! in its input, so these bound the work of a request (and the size of its
-//! report and audit record); over any of them the request is refused as bad
-//! input, before any work is done.
+//! How much one check may be asked to read. Reading the answer and the
+//! passages is linear in their bytes; the support check aligns each sentence
+//! with the passages it may cite, which costs sentences × passage bytes, so
+//! that product is a limit of its own. Together they bound the work of a
+//! request (and the size of its report and audit record); over any of them
+//! the request is refused as bad input, before any work is done.
 
 use serde::{Deserialize, Serialize};
 
@@ -23,6 +25,11 @@ pub struct Limits {
     pub max_passages: usize,
     /// Bytes of one passage. Default 256 KiB.
     pub max_passage_bytes: usize,
+    /// Sentences of the answer × bytes of all the passages: what the support check may align
+    /// (a sentence is read against the passages it cites and, when they do not support it,
+    /// against the others). Default 128 MiB: about 0.4 s of one core (`bench/worst-check.sh`);
+    /// 128 sentences over 1 MiB of passages, 1,300 over 100 KiB.
+    pub max_aligned_bytes: usize,
 }
 
 impl Default for Limits {
@@ -33,6 +40,7 @@ impl Default for Limits {
             max_sentences: 4096,
             max_passages: 100,
             max_passage_bytes: 256 * 1024,
+            max_aligned_bytes: 128 * 1024 * 1024,
         }
     }
 }
@@ -95,6 +103,14 @@ impl Limits {
         if let Some(e) = over("sentences", sentences, self.max_sentences) {
             return Err(e);
         }
+        let passage_bytes: usize = passages.iter().map(|p| p.text.len()).sum();
+        if let Some(e) = over(
+            "sentences × passage bytes",
+            sentences.saturating_mul(passage_bytes),
+            self.max_aligned_bytes,
+        ) {
+            return Err(e);
+        }
         Ok(())
     }
 }
@@ -121,6 +137,7 @@ mod tests {
             max_sentences: 2,
             max_passages: 2,
             max_passage_bytes: 10,
+            max_aligned_bytes: 1000,
         };
         let ok = [passage("short")];
         assert_eq!(limits.admit(&ok, "A fact [1]. Another [1]."), Ok(()));
@@ -145,5 +162,26 @@ mod tests {
             err(&ok, "One. Two. Three."),
             "sentences: 3 (the limit is 2)"
         );
+    }
+
+    #[test]
+    fn the_support_checks_work_is_bounded_by_sentences_times_passage_bytes() {
+        let limits = Limits {
+            max_aligned_bytes: 100,
+            ..Limits::default()
+        };
+        let p = |n: usize| passage(&"x".repeat(n));
+        assert_eq!(limits.admit(&[p(25), p(25)], "One [1]. Two [2]."), Ok(()));
+        assert_eq!(
+            limits
+                .admit(&[p(25), p(26)], "One [1]. Two [2].")
+                .unwrap_err()
+                .to_string(),
+            "sentences × passage bytes: 102 (the limit is 100)"
+        );
+        // The default admits a long answer over a full request's passages.
+        let big = [p(250_000), p(250_000), p(250_000), p(250_000)];
+        let answer = "A fact [1]. ".repeat(128);
+        assert_eq!(Limits::default().admit(&big, &answer), Ok(()));
     }
 }

@@ -186,6 +186,26 @@ impl Checker {
         )
     }
 
+    /// [`Checker::check`] that gives up when `stop()` turns true (`None`): asked between
+    /// sentences, so a check whose deadline passed or whose client left stops within one
+    /// sentence's work.
+    pub fn check_until(
+        &self,
+        question: Option<&str>,
+        passages: &[Passage],
+        answer: &str,
+        stop: &dyn Fn() -> bool,
+    ) -> Option<CheckOutput> {
+        check::check_until(
+            question,
+            passages,
+            answer,
+            &self.inner.config,
+            self.inner.verifier.as_ref(),
+            stop,
+        )
+    }
+
     /// The contract and the context for `question` over `passages`:
     /// trimmed to the budget, then numbered.
     pub fn prompt(&self, question: &str, passages: &[Passage]) -> PromptOutput {

@@ -41,6 +41,125 @@ const BLOCKS: &[&str] = &[
     "caption",
 ];
 
+/// Elements that never make a document deeper: void elements, and those
+/// whose end tag may be left out, which the parser closes by itself (the
+/// next `<p>` or `<li>` closes the last).
+const NOT_NESTING: &[&str] = &[
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
+    "wbr", "param", "keygen", "p", "li", "dt", "dd", "tr", "td", "th", "option", "optgroup",
+    "thead", "tbody", "tfoot", "colgroup", "caption", "rb", "rt", "rtc", "rp", "html", "head",
+    "body",
+];
+/// Elements whose content is text up to their end tag.
+const RAW_TEXT: &[&str] = &[
+    "script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript",
+];
+
+/// How deep the elements of `src` nest, read in one linear pass over its
+/// tags (comments, raw text and quoted attributes skipped), before the
+/// HTML parser, whose tree building costs the depth for every tag it
+/// opens. An upper bound: an element left open counts until its end tag,
+/// except those the parser closes itself ([`NOT_NESTING`]); inside `svg`
+/// and `math`, `<x/>` closes itself.
+pub fn nesting_depth(src: &str) -> usize {
+    let b = src.as_bytes();
+    let (mut i, mut depth, mut max, mut foreign) = (0usize, 0usize, 0usize, 0usize);
+    while let Some(lt) = b[i..].iter().position(|&c| c == b'<').map(|p| p + i) {
+        i = lt + 1;
+        if b[lt..].starts_with(b"<!--") {
+            match find(&b[lt + 4..], b"-->") {
+                Some(p) => i = lt + 4 + p + 3,
+                None => break,
+            }
+            continue;
+        }
+        let closing = b.get(i) == Some(&b'/');
+        let name_start = i + usize::from(closing);
+        let name_len = b[name_start..]
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric() || **c == b'-' || **c == b':')
+            .count();
+        if name_len == 0 || !b[name_start].is_ascii_alphabetic() {
+            continue;
+        }
+        let name = src[name_start..name_start + name_len].to_ascii_lowercase();
+        // The end of the tag, past quoted attribute values.
+        let mut k = name_start + name_len;
+        let mut quote = None;
+        while k < b.len() {
+            match (quote, b[k]) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), _) => {}
+                (None, b'"' | b'\'') => quote = Some(b[k]),
+                (None, b'>') => break,
+                _ => {}
+            }
+            k += 1;
+        }
+        let self_closed = k > 0 && b.get(k - 1) == Some(&b'/');
+        i = (k + 1).min(b.len());
+        let nests = !NOT_NESTING.contains(&name.as_str());
+        let is_foreign = name == "svg" || name == "math";
+        if closing {
+            if nests {
+                depth = depth.saturating_sub(1);
+            }
+            if is_foreign {
+                foreign = foreign.saturating_sub(1);
+            }
+            continue;
+        }
+        if !nests || (self_closed && (foreign > 0 || is_foreign)) {
+            continue;
+        }
+        depth += 1;
+        max = max.max(depth);
+        if is_foreign {
+            foreign += 1;
+        }
+        if name == "plaintext" {
+            break;
+        }
+        if RAW_TEXT.contains(&name.as_str()) {
+            // Its text, up to `</name`, in any case.
+            let end = format!("</{name}");
+            match find_ignore_case(&b[i..], end.as_bytes()) {
+                Some(p) => i += p,
+                None => break,
+            }
+        }
+    }
+    max
+}
+
+/// The first position of `needle` in `hay`.
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The first position of `needle` (lower case) in `hay`, in any case.
+fn find_ignore_case(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len())
+        .position(|w| w.eq_ignore_ascii_case(needle))
+}
+
+/// As [`parse`], refusing a page whose elements nest deeper than
+/// `max_depth` ([`nesting_depth`]; ingest uses [`crate::MAX_NESTING_DEPTH`]):
+/// the HTML parser's time grows with the square of the depth, and no page
+/// a person reads comes near.
+pub fn parse_within(
+    src: &str,
+    max_depth: usize,
+) -> Result<(Option<String>, Vec<Block>), crate::TooDeep> {
+    if nesting_depth(src) > max_depth {
+        return Err(crate::TooDeep {
+            what: "elements",
+            limit: max_depth,
+        });
+    }
+    Ok(parse(src))
+}
+
 /// A parsed HTML page: its `<title>` (or first `h1`) and its blocks.
 pub fn parse(src: &str) -> (Option<String>, Vec<Block>) {
     let doc = Html::parse_document(src);
@@ -194,8 +313,10 @@ pub fn strip_tags(s: &str) -> String {
             None
         };
         if let Some(close) = skip_to {
-            let low = after.to_ascii_lowercase();
-            rest = low.find(close).map_or("", |p| &after[p + close.len()..]);
+            // Searched in place: lowering the rest for every comment made
+            // a fragment's time grow with the square of its comments.
+            rest = find_ignore_case(after.as_bytes(), close.as_bytes())
+                .map_or("", |p| &after[p + close.len()..]);
             continue;
         }
         match after.find('>') {
@@ -265,6 +386,45 @@ mod tests {
             BlockKind::Heading { level: 1, .. }
         ));
         assert!(src[blocks[1].start..blocks[1].end].starts_with("Claims are"));
+    }
+
+    #[test]
+    fn nesting_depth_counts_open_elements_only() {
+        assert_eq!(nesting_depth("<div><div><span>x</span></div></div>"), 3);
+        // Void elements, optional end tags and self-closing foreign elements do not nest.
+        assert_eq!(
+            nesting_depth("<ul><li>a<li>b<li>c</ul><p>x<p>y<br><img src=x><hr>"),
+            1
+        );
+        assert_eq!(nesting_depth("<svg><path/><path/><g><path/></g></svg>"), 2);
+        // Comments, raw text and quoted attributes are not tags.
+        assert_eq!(
+            nesting_depth(
+                "<!-- <div><div> --><script>if (a<b) '<div>'</script><a title=\"<div>\">x</a>"
+            ),
+            1
+        );
+        let deep = format!("{}x{}", "<div>".repeat(1000), "</div>".repeat(1000));
+        assert_eq!(nesting_depth(&deep), 1000);
+        let flat = "<div>x</div>".repeat(1000);
+        assert_eq!(nesting_depth(&flat), 1);
+    }
+
+    #[test]
+    fn a_page_nested_deeper_than_the_limit_is_refused_before_parsing() {
+        let page = |n: usize| {
+            format!(
+                "<body>{}hello{}</body>",
+                "<div>".repeat(n),
+                "</div>".repeat(n)
+            )
+        };
+        assert_eq!(parse_within(&page(30), 30).unwrap().1[0].text, "hello");
+        let err = parse_within(&page(31), 30).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "nested too deep: elements more than 30 levels deep"
+        );
     }
 
     #[test]

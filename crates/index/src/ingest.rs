@@ -93,6 +93,34 @@ impl IngestOptions {
     }
 }
 
+/// The deepest nesting ingest reads: lists and block quotes in Markdown,
+/// elements in HTML. A document nested deeper is not indexed: its file is
+/// listed with a [`TooDeep`] error and the others are ingested. Generated
+/// pages nest a few dozen elements deep; the HTML parser's time grows with
+/// the square of the depth (10,000 nested `<div>`s: half a second; 200,000:
+/// minutes).
+pub const MAX_NESTING_DEPTH: usize = 512;
+
+/// A document nested deeper than ingest reads ([`MAX_NESTING_DEPTH`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TooDeep {
+    /// What nests: `elements`, `lists and block quotes`.
+    pub what: &'static str,
+    pub limit: usize,
+}
+
+impl std::fmt::Display for TooDeep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "nested too deep: {} more than {} levels deep",
+            self.what, self.limit
+        )
+    }
+}
+
+impl std::error::Error for TooDeep {}
+
 /// A document format, chosen by file extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -137,7 +165,8 @@ pub fn prepare_document(
                 let body = &contents[fm.body_start..];
                 let blocks = if format == Format::Markdown {
                     prepared.push_str(&template::blank_template_tags(body));
-                    markdown::blocks(&prepared)
+                    markdown::blocks_within(&prepared, MAX_NESTING_DEPTH)
+                        .map_err(|e| e.to_string())?
                 } else {
                     prepared.push_str(body);
                     plain::blocks(&prepared)
@@ -151,7 +180,8 @@ pub fn prepare_document(
                 (title, fm.permalink, fm.metadata, blocks)
             }
             Format::Html => {
-                let (title, blocks) = html::parse(contents);
+                let (title, blocks) =
+                    html::parse_within(contents, MAX_NESTING_DEPTH).map_err(|e| e.to_string())?;
                 (title, None, Value::Object(Default::default()), blocks)
             }
         };

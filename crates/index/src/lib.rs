@@ -184,7 +184,7 @@ pub use block::{Block, BlockKind, slugify};
 pub use demo::demo_documents;
 pub use fusion::Fusion;
 pub use index::{Index, query_words};
-pub use ingest::{Format, IngestOptions, prepare_document};
+pub use ingest::{Format, IngestOptions, MAX_NESTING_DEPTH, TooDeep, prepare_document};
 pub use vectors::{ChunkEmbedder, VectorStore};
 
 /// The default retrieval gate: a question whose best hit (top-k) has a

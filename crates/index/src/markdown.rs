@@ -12,8 +12,21 @@ use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use crate::block::{Block, BlockKind, TextBuf, slugify};
 use crate::html::strip_tags;
 
-/// Parses prepared Markdown (same length as the source) into blocks.
+/// Parses prepared Markdown (same length as the source) into blocks, at any
+/// nesting depth (linear in the input whatever its depth).
 pub fn blocks(prepared: &str) -> Vec<Block> {
+    parse(prepared, usize::MAX).unwrap_or_default()
+}
+
+/// As [`blocks`], refusing a document whose lists and block quotes nest
+/// deeper than `max_depth` (ingest uses [`crate::MAX_NESTING_DEPTH`]): no
+/// document a person writes comes near, and such a file is skipped with
+/// this error rather than indexed.
+pub fn blocks_within(prepared: &str, max_depth: usize) -> Result<Vec<Block>, crate::TooDeep> {
+    parse(prepared, max_depth)
+}
+
+fn parse(prepared: &str, max_depth: usize) -> Result<Vec<Block>, crate::TooDeep> {
     let opts = Options::ENABLE_TABLES
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_TASKLISTS
@@ -23,11 +36,28 @@ pub fn blocks(prepared: &str) -> Vec<Block> {
         src: prepared,
         ..Default::default()
     };
+    // Open lists and block quotes.
+    let mut depth = 0usize;
     for (event, range) in Parser::new_ext(prepared, opts).into_offset_iter() {
+        match &event {
+            Event::Start(Tag::List(_) | Tag::BlockQuote(_)) => {
+                depth += 1;
+                if depth > max_depth {
+                    return Err(crate::TooDeep {
+                        what: "lists and block quotes",
+                        limit: max_depth,
+                    });
+                }
+            }
+            Event::End(TagEnd::List(_) | TagEnd::BlockQuote(_)) => {
+                depth = depth.saturating_sub(1);
+            }
+            _ => {}
+        }
         b.event(event, range);
     }
     b.flush();
-    b.out
+    Ok(b.out)
 }
 
 #[derive(Default)]
@@ -196,7 +226,9 @@ impl Builder<'_> {
             }
             Tag::Item => {
                 self.begin(BlockKind::Line, range.start, range.end);
-                let depth = self.lists.len().saturating_sub(1);
+                // An item starts its own block, so it carries no indentation
+                // for its depth (which `flush` would trim anyway): the text of
+                // a list nested n deep stays linear in n.
                 let marker = match self.lists.last_mut() {
                     Some(Some(n)) => {
                         let m = format!("{n}. ");
@@ -205,8 +237,7 @@ impl Builder<'_> {
                     }
                     _ => "- ".to_string(),
                 };
-                self.buf
-                    .push_synthetic(&format!("{}{marker}", "  ".repeat(depth)), range.start);
+                self.buf.push_synthetic(&marker, range.start);
             }
             Tag::CodeBlock(_) => {
                 self.begin(BlockKind::Line, range.start, range.end);
@@ -369,6 +400,28 @@ mod tests {
             texts("The \\[Promotions page](          ) explains.\n"),
             vec!["The Promotions page explains."]
         );
+    }
+
+    #[test]
+    fn nested_items_are_read_without_their_depth_indentation() {
+        assert_eq!(
+            texts("- one\n  - two\n    - three\n"),
+            vec!["- one", "- two", "- three"]
+        );
+    }
+
+    #[test]
+    fn a_document_nested_deeper_than_the_limit_is_refused() {
+        let deep = format!("{}hello\n", "- ".repeat(20));
+        assert!(blocks_within(&deep, 20).is_ok());
+        let err = blocks_within(&deep, 19).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "nested too deep: lists and block quotes more than 19 levels deep"
+        );
+        let quotes = format!("{}hello\n", "> ".repeat(20));
+        assert!(blocks_within(&quotes, 19).is_err());
+        assert!(blocks_within(&quotes, 20).is_ok());
     }
 
     #[test]

@@ -337,6 +337,78 @@ fn corrupt_files_are_reported_and_others_indexed() {
 }
 
 #[test]
+fn documents_nested_too_deep_are_reported_and_others_indexed() {
+    let docs = tempfile::tempdir().unwrap();
+    let root = docs.path().to_path_buf();
+    let depth = groundcite_index::MAX_NESTING_DEPTH + 1;
+    write(&root, "1-good.md", b"# One\n\nOtters hold hands.\n");
+    let html = format!(
+        "<html><body>{}deep html{}</body></html>",
+        "<div>".repeat(depth),
+        "</div>".repeat(depth)
+    );
+    write(&root, "2-deep.html", html.as_bytes());
+    write(
+        &root,
+        "3-deep.md",
+        format!("{}deep list\n", "- ".repeat(depth)).as_bytes(),
+    );
+    write(
+        &root,
+        "4-deep-quote.md",
+        format!("{}deep quote\n", "> ".repeat(depth)).as_bytes(),
+    );
+    // At the limit, a document is read.
+    let at = groundcite_index::MAX_NESTING_DEPTH;
+    let html = format!(
+        "<html><body>{}beavers at the limit{}</body></html>",
+        "<div>".repeat(at),
+        "</div>".repeat(at)
+    );
+    write(&root, "5-at-limit.html", html.as_bytes());
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = Index::open_or_create(dir.path()).unwrap();
+    let s = index
+        .ingest(
+            std::slice::from_ref(&root),
+            &IngestOptions::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+    let bad: Vec<(String, String)> = s
+        .errors
+        .iter()
+        .map(|e| {
+            (
+                e.path.file_name().unwrap().to_string_lossy().into_owned(),
+                e.message.clone(),
+            )
+        })
+        .collect();
+    let limit = groundcite_index::MAX_NESTING_DEPTH;
+    assert_eq!(
+        bad,
+        vec![
+            (
+                "2-deep.html".to_string(),
+                format!("nested too deep: elements more than {limit} levels deep")
+            ),
+            (
+                "3-deep.md".to_string(),
+                format!("nested too deep: lists and block quotes more than {limit} levels deep")
+            ),
+            (
+                "4-deep-quote.md".to_string(),
+                format!("nested too deep: lists and block quotes more than {limit} levels deep")
+            ),
+        ]
+    );
+    assert_eq!(s.indexed, 2);
+    assert_eq!(index.search("otters", 3).unwrap().len(), 1);
+    assert_eq!(index.search("beavers limit", 3).unwrap().len(), 1);
+}
+
+#[test]
 fn queries_full_of_syntax_never_fail() {
     let dir = tempfile::tempdir().unwrap();
     let mut index = Index::open_or_create(dir.path()).unwrap();

@@ -53,6 +53,7 @@
 
 pub mod answerer;
 pub mod audit;
+mod conn;
 pub mod engine;
 pub mod error;
 pub mod fake;
@@ -301,7 +302,8 @@ async fn shape_errors(State(state): State<AppState>, response: Response) -> Resp
 }
 
 /// Serves `app(state)` on `addr` until Ctrl-C or SIGTERM, then drains the
-/// audit queue.
+/// audit queue. At most `max_connections` connections are served at once,
+/// and a request's head must come within `header_timeout` (see `conn`).
 pub async fn serve(state: AppState, addr: SocketAddr) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -316,22 +318,15 @@ pub async fn serve_on(
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    use axum::serve::ListenerExt;
     let local = listener.local_addr()?;
     tracing::info!(addr = %local, "groundcite serving");
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    let result = axum::serve(listener, app(state.clone()))
-        .with_graceful_shutdown(shutdown)
-        .await
-        .context("server error");
+    conn::serve(&state, listener, app(state.clone()), shutdown).await;
     let audit = state.audit().clone();
     tokio::task::spawn_blocking(move || audit.shutdown())
         .await
         .context("audit shutdown")?;
     tracing::info!("groundcite stopped");
-    result
+    Ok(())
 }
 
 /// Resolves on Ctrl-C, or SIGTERM on Unix.

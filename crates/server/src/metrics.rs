@@ -24,6 +24,11 @@
 //! | `groundcite_http_requests_total` | counter | `route`: the matched route template (`/v1/ask`), `unmatched` for none; `status`: the HTTP status |
 //! | `groundcite_http_request_duration_seconds` | histogram | `route`; time to the response head (for a stream: to its first byte, not its end) |
 //! | `groundcite_build_info` | gauge | `version`, `profile` (debug, release); always 1 |
+//! | `groundcite_connections_open` | gauge | connections being served (at most `GROUNDCITE_MAX_CONNECTIONS`) |
+//! | `groundcite_connection_cap_reached_total` | counter | times the server stopped accepting because `GROUNDCITE_MAX_CONNECTIONS` were open (new connections wait in the listen queue) |
+//! | `groundcite_connections_timed_out_total` | counter | connections closed because a request's head did not arrive within `GROUNDCITE_HEADER_TIMEOUT_SECS` (also: idle kept-alive connections) |
+//! | `groundcite_blocking_work_total` | counter | `route`: requests whose work ran on the blocking pool, off the threads that serve connections (`/v1/check`, `/v1/prompt`) |
+//! | `groundcite_checks_stopped_total` | counter | checks stopped before their end: their deadline passed or their client left |
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -454,6 +459,49 @@ impl Metrics {
         if let Some(c) = self.inner.http_errors.get(code.as_str()) {
             c.increment(1);
         }
+    }
+}
+
+/// Connections and the work moved off the async workers: registered on first use.
+impl Metrics {
+    fn counter(&self, name: &'static str, labels: Vec<Label>) -> Counter {
+        self.inner
+            .recorder
+            .register_counter(&Key::from_parts(name, labels), &META)
+    }
+
+    /// The gauge of connections being served.
+    pub fn connections_open(&self) -> Gauge {
+        self.inner
+            .recorder
+            .register_gauge(&Key::from_name("groundcite_connections_open"), &META)
+    }
+
+    /// The server stopped accepting: the connection cap is reached.
+    pub fn connection_cap_reached(&self) {
+        self.counter("groundcite_connection_cap_reached_total", vec![])
+            .increment(1);
+    }
+
+    /// A connection was closed because a request's head was too slow to come.
+    pub fn connection_timed_out(&self) {
+        self.counter("groundcite_connections_timed_out_total", vec![])
+            .increment(1);
+    }
+
+    /// A request's work ran on the blocking pool.
+    pub fn blocking_work(&self, route: &'static str) {
+        self.counter(
+            "groundcite_blocking_work_total",
+            vec![Label::new("route", route)],
+        )
+        .increment(1);
+    }
+
+    /// A check stopped before its end (deadline passed, client gone).
+    pub fn check_stopped(&self) {
+        self.counter("groundcite_checks_stopped_total", vec![])
+            .increment(1);
     }
 }
 

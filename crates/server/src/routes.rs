@@ -24,8 +24,6 @@ use crate::error::{ApiError, Envelope, ErrorCode};
 
 /// Largest `top_k` and `k`.
 pub const MAX_K: usize = groundcite_engine::MAX_TOP_K;
-/// Checks over more text than this run on the blocking pool.
-const INLINE_CHECK_BYTES: usize = 64 * 1024;
 
 /// The request id set by the request-id layer (`x-request-id`).
 pub struct ReqId(pub String);
@@ -513,29 +511,43 @@ pub async fn check(
     if req.answer.trim().is_empty() {
         return Err(ApiError::new(ErrorCode::EmptyAnswer, "the answer is empty"));
     }
-    state
-        .checker()
-        .admit(&req.passages, &req.answer)
-        .map_err(|e| ApiError::new(ErrorCode::LimitExceeded, format!("too large to check: {e}")))?;
     let started = Instant::now();
-    let size = req.answer.len() + req.passages.iter().map(|p| p.text.len()).sum::<usize>();
-    let run = |state: &AppState, req: &CheckRequest| {
+    // Every check runs on the blocking pool, whatever its size: a check
+    // costs milliseconds to a second of CPU, and on the async workers it
+    // would hold up every other connection (`/healthz` included). It stops
+    // between sentences once nobody waits for it: its deadline passed, or
+    // its client left (the handler's future is dropped).
+    let stop = StopOnDrop::default();
+    let flag = stop.flag();
+    let st = state.clone();
+    let work = tokio::task::spawn_blocking(move || {
+        st.metrics().blocking_work("/v1/check");
+        if let Err(e) = st.checker().admit(&req.passages, &req.answer) {
+            return (req, Err(e));
+        }
         let question = req.question.as_deref().filter(|q| !q.trim().is_empty());
-        state.checker().check(question, &req.passages, &req.answer)
+        let report = st
+            .checker()
+            .check_until(question, &req.passages, &req.answer, &|| flag.is_set());
+        if report.is_none() {
+            st.metrics().check_stopped();
+        }
+        (req, Ok(report))
+    });
+    let timeout = state.config().timeout;
+    let (req, report) = match tokio::time::timeout(timeout, work).await {
+        Ok(done) => done.map_err(|e| ApiError::internal(&request_id, e))?,
+        Err(_) => {
+            stop.set();
+            return Err(ApiError::new(
+                ErrorCode::Timeout,
+                format!("the check took longer than {timeout:?} and was stopped"),
+            ));
+        }
     };
-    let (req, report) = if size <= INLINE_CHECK_BYTES {
-        let report = run(&state, &req);
-        (req, report)
-    } else {
-        let st = state.clone();
-        tokio::task::spawn_blocking(move || {
-            let report = run(&st, &req);
-            (req, report)
-        })
-        .await
-        .map_err(|e| ApiError::internal(&request_id, e))?
-    };
-    let mut report = report;
+    let mut report = report
+        .map_err(|e| ApiError::new(ErrorCode::LimitExceeded, format!("too large to check: {e}")))?
+        .ok_or_else(|| ApiError::internal(&request_id, "the check stopped before its end"))?;
     report.findings.sanitize_links();
     let json = to_json(&request_id, &report)?;
     let elapsed = started.elapsed().as_secs_f64();
@@ -559,6 +571,37 @@ pub async fn check(
             .map_err(|why| why.into_api(&request_id))?;
     }
     Ok(json_bytes(StatusCode::OK, json.bytes()))
+}
+
+/// A flag set when it is dropped (or by [`StopOnDrop::set`]): held by a
+/// handler whose work runs elsewhere, so that the work stops when the
+/// handler's future is dropped (client gone, outer timeout).
+#[derive(Default)]
+struct StopOnDrop(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+/// The work's side of [`StopOnDrop`].
+struct StopFlag(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl StopOnDrop {
+    fn flag(&self) -> StopFlag {
+        StopFlag(self.0.clone())
+    }
+
+    fn set(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.set();
+    }
+}
+
+impl StopFlag {
+    fn is_set(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 // ---------------------------------------------------------------- /v1/prompt
@@ -598,14 +641,22 @@ pub async fn prompt(
             "the question is empty",
         ));
     }
-    state
-        .checker()
-        .admit(&req.passages, "")
-        .map_err(|e| ApiError::new(ErrorCode::LimitExceeded, format!("too large: {e}")))?;
-    let mut prompt = state.checker().prompt(&req.question, &req.passages);
-    for p in &mut prompt.passages {
-        groundcite_core::link::sanitize(&mut p.source_url);
-    }
+    // On the blocking pool, as checks: assembly reads every passage.
+    let st = state.clone();
+    let prompt = tokio::task::spawn_blocking(move || {
+        st.metrics().blocking_work("/v1/prompt");
+        st.checker().admit(&req.passages, "")?;
+        let mut prompt = st.checker().prompt(&req.question, &req.passages);
+        for p in &mut prompt.passages {
+            groundcite_core::link::sanitize(&mut p.source_url);
+        }
+        Ok(prompt)
+    })
+    .await
+    .map_err(|e| ApiError::internal(&request_id, e))?
+    .map_err(|e: groundcite_core::limits::LimitExceeded| {
+        ApiError::new(ErrorCode::LimitExceeded, format!("too large: {e}"))
+    })?;
     let json = to_json(&request_id, &prompt)?;
     Ok(json_bytes(StatusCode::OK, json.bytes()))
 }

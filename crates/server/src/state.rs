@@ -23,6 +23,10 @@ pub const TIMEOUT_ENV: &str = "GROUNDCITE_TIMEOUT_SECS";
 pub const AUDIT_PATH_ENV: &str = "GROUNDCITE_AUDIT_PATH";
 /// How long an answer waits for its audit record to commit, in ms.
 pub const AUDIT_WAIT_ENV: &str = "GROUNDCITE_AUDIT_WAIT_MS";
+/// Most connections served at once.
+pub const MAX_CONNECTIONS_ENV: &str = "GROUNDCITE_MAX_CONNECTIONS";
+/// Longest wait for a request's head (and on an idle kept-alive connection), in seconds.
+pub const HEADER_TIMEOUT_ENV: &str = "GROUNDCITE_HEADER_TIMEOUT_SECS";
 
 /// Service options. Defaults are documented per field; [`ServerConfig::from_env`]
 /// overrides them from the environment, and the CLI's flags override both.
@@ -35,6 +39,17 @@ pub struct ServerConfig {
     /// Default 60 s.
     #[serde(with = "secs")]
     pub timeout: Duration,
+    /// Most connections served at once. At the cap, new connections wait
+    /// in the listen queue until one closes. Default 512 (each takes a
+    /// file: keep it well under `ulimit -n`).
+    pub max_connections: usize,
+    /// Longest wait for a request's head (request line and headers), from
+    /// when the connection is ready for it: a new connection, or a
+    /// kept-alive one after its last response (so it is also how long an
+    /// idle connection stays open). The connection is closed when it runs
+    /// out. Default 10 s.
+    #[serde(with = "secs")]
+    pub header_timeout: Duration,
     /// Bearer token required on `/v1/*` and `/metrics`. Default: none (no
     /// auth); from `GROUNDCITE_API_KEY`.
     #[serde(skip_serializing)]
@@ -57,6 +72,8 @@ impl std::fmt::Debug for ServerConfig {
         f.debug_struct("ServerConfig")
             .field("body_limit", &self.body_limit)
             .field("timeout", &self.timeout)
+            .field("max_connections", &self.max_connections)
+            .field("header_timeout", &self.header_timeout)
             .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
             .field("cors_origins", &self.cors_origins)
             .field("audit", &self.audit)
@@ -83,6 +100,8 @@ impl Default for ServerConfig {
         ServerConfig {
             body_limit: 1024 * 1024,
             timeout: Duration::from_secs(60),
+            max_connections: 512,
+            header_timeout: Duration::from_secs(10),
             api_key: None,
             cors_origins: Vec::new(),
             audit: AuditConfig::default(),
@@ -94,7 +113,8 @@ impl Default for ServerConfig {
 
 impl ServerConfig {
     /// Defaults, overridden by `GROUNDCITE_API_KEY`, `GROUNDCITE_CORS_ORIGINS`,
-    /// `GROUNDCITE_BODY_LIMIT`, `GROUNDCITE_TIMEOUT_SECS`, `GROUNDCITE_AUDIT_PATH`.
+    /// `GROUNDCITE_BODY_LIMIT`, `GROUNDCITE_TIMEOUT_SECS`, `GROUNDCITE_AUDIT_PATH`,
+    /// `GROUNDCITE_MAX_CONNECTIONS`, `GROUNDCITE_HEADER_TIMEOUT_SECS`.
     pub fn from_env() -> anyhow::Result<ServerConfig> {
         ServerConfig::default().with_env(|k| std::env::var(k).ok())
     }
@@ -129,6 +149,29 @@ impl ServerConfig {
                 .with_context(|| format!("{TIMEOUT_ENV}={t:?} is not a number of seconds"))?;
             self.timeout = Duration::try_from_secs_f64(secs)
                 .with_context(|| format!("{TIMEOUT_ENV}={t:?} is not a duration"))?;
+        }
+        if let Some(n) = get(MAX_CONNECTIONS_ENV) {
+            self.max_connections = n
+                .trim()
+                .parse()
+                .ok()
+                .filter(|&n: &usize| n > 0)
+                .with_context(|| {
+                    format!(
+                        "{MAX_CONNECTIONS_ENV}={n:?} is not a number of connections (1 or more)"
+                    )
+                })?;
+        }
+        if let Some(t) = get(HEADER_TIMEOUT_ENV) {
+            self.header_timeout = t
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
+                .filter(|d| !d.is_zero())
+                .with_context(|| {
+                    format!("{HEADER_TIMEOUT_ENV}={t:?} is not a number of seconds (above 0)")
+                })?;
         }
         if let Some(path) = get(AUDIT_PATH_ENV) {
             let path = path.trim();

@@ -380,6 +380,23 @@ impl<V: Verifier, J: PairJudge> Verifier for LlmVerifier<V, J> {
             .verify_marked(question, passages, claims, markers);
         self.refine(question, passages, claims, Some(markers), judgements)
     }
+
+    fn verify_marked_until(
+        &self,
+        question: Option<&str>,
+        passages: &[&str],
+        claims: &[Claim<'_>],
+        markers: &[Vec<Range<usize>>],
+        stop: &dyn Fn() -> bool,
+    ) -> Option<Vec<Judgement>> {
+        let judgements = self
+            .inner
+            .verify_marked_until(question, passages, claims, markers, stop)?;
+        if stop() {
+            return None;
+        }
+        Some(self.refine(question, passages, claims, Some(markers), judgements))
+    }
 }
 
 #[cfg(test)]

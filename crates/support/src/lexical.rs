@@ -33,7 +33,8 @@ impl Verifier for LexicalVerifier {
         passages: &[&str],
         claims: &[Claim<'_>],
     ) -> Vec<Judgement> {
-        self.verify_claims(question, passages, claims, None)
+        self.verify_claims(question, passages, claims, None, &|| false)
+            .unwrap_or_default()
     }
 
     fn verify_marked(
@@ -43,7 +44,19 @@ impl Verifier for LexicalVerifier {
         claims: &[Claim<'_>],
         markers: &[Vec<Range<usize>>],
     ) -> Vec<Judgement> {
-        self.verify_claims(question, passages, claims, Some(markers))
+        self.verify_claims(question, passages, claims, Some(markers), &|| false)
+            .unwrap_or_default()
+    }
+
+    fn verify_marked_until(
+        &self,
+        question: Option<&str>,
+        passages: &[&str],
+        claims: &[Claim<'_>],
+        markers: &[Vec<Range<usize>>],
+        stop: &dyn Fn() -> bool,
+    ) -> Option<Vec<Judgement>> {
+        self.verify_claims(question, passages, claims, Some(markers), stop)
     }
 }
 

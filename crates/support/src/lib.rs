@@ -555,6 +555,24 @@ pub trait Verifier {
         let _ = markers;
         self.verify(question, passages, claims)
     }
+
+    /// [`Verifier::verify_marked`] that gives up when `stop()` turns true (the caller no longer
+    /// wants the result: its deadline passed, its client left): `None` then. `stop` is asked
+    /// between claims, so a check stops within one claim's work. The default asks it once,
+    /// before any work.
+    fn verify_marked_until(
+        &self,
+        question: Option<&str>,
+        passages: &[&str],
+        claims: &[Claim<'_>],
+        markers: &[Vec<std::ops::Range<usize>>],
+        stop: &dyn Fn() -> bool,
+    ) -> Option<Vec<Judgement>> {
+        if stop() {
+            return None;
+        }
+        Some(self.verify_marked(question, passages, claims, markers))
+    }
 }
 
 impl<T: Verifier + ?Sized> Verifier for Box<T> {
@@ -579,6 +597,17 @@ impl<T: Verifier + ?Sized> Verifier for Box<T> {
         markers: &[Vec<std::ops::Range<usize>>],
     ) -> Vec<Judgement> {
         (**self).verify_marked(question, passages, claims, markers)
+    }
+
+    fn verify_marked_until(
+        &self,
+        question: Option<&str>,
+        passages: &[&str],
+        claims: &[Claim<'_>],
+        markers: &[Vec<std::ops::Range<usize>>],
+        stop: &dyn Fn() -> bool,
+    ) -> Option<Vec<Judgement>> {
+        (**self).verify_marked_until(question, passages, claims, markers, stop)
     }
 }
 

@@ -159,6 +159,23 @@ impl<E: SentenceEncoder> Verifier for SemanticVerifier<E> {
             .verify_marked(question, passages, claims, markers);
         self.refine(passages, claims, Some(markers), judgements)
     }
+
+    fn verify_marked_until(
+        &self,
+        question: Option<&str>,
+        passages: &[&str],
+        claims: &[Claim<'_>],
+        markers: &[Vec<Range<usize>>],
+        stop: &dyn Fn() -> bool,
+    ) -> Option<Vec<Judgement>> {
+        let judgements = self
+            .lexical
+            .verify_marked_until(question, passages, claims, markers, stop)?;
+        if stop() {
+            return None;
+        }
+        Some(self.refine(passages, claims, Some(markers), judgements))
+    }
 }
 
 /// Whether a missing word is a name or a code (a capital letter or a digit) that no cited

@@ -5,7 +5,7 @@ use crate::lexicon;
 use crate::{Reason, SupportConfig, Verdict};
 use groundcite_text::quantity::{self, Quantity};
 use groundcite_text::{self as text, CAP, COMMON, EXCL, NEG_CUE, NEG_PREFIX, QUANT, STOP, Token};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::ops::Range;
 
 pub(super) struct Sentence {
@@ -301,12 +301,43 @@ impl ClaimInfo<'_> {
 }
 
 /// The claim terms having each key.
-pub(super) type TermIndex = FxHashMap<u64, Bits>;
+pub(super) type TermIndex = FxHashMap<u64, TermList>;
+
+/// The claim terms under one key, by index: a short list (most keys name one term). One bitset
+/// per key cost the square of a claim's terms (a bitset holding term 40,000 is 625 words).
+#[derive(Clone, Default)]
+pub(super) struct TermList(smallvec::SmallVec<[u32; 2]>);
+
+impl TermList {
+    /// Adds term `i`; terms are indexed in order, so a repeat can only be the last one.
+    fn push(&mut self, i: usize) {
+        let i = i as u32;
+        if self.0.last() != Some(&i) {
+            self.0.push(i);
+        }
+    }
+
+    /// Adds these terms to `set`.
+    pub(super) fn add_to(&self, set: &mut Bits) {
+        for &i in &self.0 {
+            set.insert(i as usize);
+        }
+    }
+
+    /// Adds to `set` those of these terms that `except` lacks.
+    pub(super) fn add_missing_to(&self, except: &Bits, set: &mut Bits) {
+        for &i in &self.0 {
+            if !except.contains(i as usize) {
+                set.insert(i as usize);
+            }
+        }
+    }
+}
 
 /// Adds term `i` under `key` (0: no key).
 pub(super) fn index_term(index: &mut TermIndex, key: u64, i: usize) {
     if key != 0 {
-        index.entry(key).or_default().insert(i);
+        index.entry(key).or_default().push(i);
     }
 }
 
@@ -357,7 +388,24 @@ pub(super) fn analyse_claim<'c>(
     let mut excl = false;
     let mut neg_conditional = true;
     let mut excl_conditional = true;
+    // Sets and a sweep instead of scans of lists, so a claim costs its length, not its square
+    // (one sentence of 65,000 "[1](" took seconds): the keys of the terms so far, the question's
+    // keys, and the quantity spans by start with the furthest end reached (a token lies in a
+    // quantity iff the furthest end of those starting at or before it reaches its end).
+    let mut term_keys: FxHashSet<u64> = FxHashSet::default();
+    let question_keys: FxHashSet<u64> = question_tokens.iter().map(|q| q.key).collect();
+    let mut quant_spans: Vec<(u32, u32)> = quants.iter().map(|q| (q.start, q.end)).collect();
+    quant_spans.sort_unstable();
+    let mut next_quant = 0;
+    let mut reach: Option<u32> = None;
     for (i, t) in tokens.iter().enumerate().skip(first) {
+        while let Some(&(start, end)) = quant_spans.get(next_quant)
+            && start <= t.start
+        {
+            reach = Some(reach.map_or(end, |r| r.max(end)));
+            next_quant += 1;
+        }
+        let in_quantity = reach.is_some_and(|r| t.end <= r);
         if t.flags & NEG_CUE != 0 && (i == first || t.flags & CAP == 0) {
             neg = true;
             neg_conditional &= states_condition(&tokens[i + 1..], text, &["until", "unless"], 12);
@@ -373,16 +421,14 @@ pub(super) fn analyse_claim<'c>(
         // A number word outside any quantity is a word ("first", "twice"), except the pronoun
         // "one" ("one of those", "the initial one").
         let adverbial = t.flags & QUANT != 0
-            && !quants.iter().any(|q| t.start >= q.start && t.end <= q.end)
+            && !in_quantity
             && t.flags & text::DIGIT == 0
             && !t.text(text).eq_ignore_ascii_case("one");
         // Negation cues ("shouldn't", "never") are polarity, compared by Rule 3, not content.
         if t.flags & (STOP | NEG_CUE) != 0 || (t.flags & QUANT != 0 && !adverbial) {
             continue;
         }
-        if terms.iter().any(|x| x.key == t.key)
-            || quants.iter().any(|q| t.start >= q.start && t.end <= q.end)
-        {
+        if in_quantity || !term_keys.insert(t.key) {
             continue;
         }
         terms.push(Term {
@@ -394,7 +440,7 @@ pub(super) fn analyse_claim<'c>(
             start: t.start,
             end: t.end,
             question: false,
-            given: question_tokens.iter().any(|q| q.key == t.key),
+            given: question_keys.contains(&t.key),
         });
     }
     if !question_tokens.is_empty() {
@@ -402,7 +448,7 @@ pub(super) fn analyse_claim<'c>(
             if t.flags & (STOP | QUANT) != 0 {
                 continue;
             }
-            if terms.iter().any(|x| x.key == t.key) {
+            if !term_keys.insert(t.key) {
                 continue;
             }
             terms.push(Term {
@@ -534,12 +580,12 @@ pub(super) fn new_weight(terms: &[Term]) -> f32 {
 /// Adds the claim terms a passage token matches (by its key or its prefix-stripped key).
 pub(super) fn add_token_terms(info: &ClaimInfo<'_>, tok: &Token, terms: &mut Bits) {
     if let Some(t) = info.index.get(&tok.key) {
-        terms.union_with(t);
+        t.add_to(terms);
     }
     if tok.alt != 0
         && let Some(t) = info.index.get(&tok.alt)
     {
-        terms.union_with(t);
+        t.add_to(terms);
     }
 }
 

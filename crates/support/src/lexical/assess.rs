@@ -11,14 +11,19 @@ use super::analysis::*;
 use super::rules::*;
 
 impl LexicalVerifier {
-    /// `verify`, with the claims' marker spans when the caller has them.
+    /// `verify`, with the claims' marker spans when the caller has them; `None` as soon as
+    /// `stop()` (asked before each claim) turns true.
     pub(super) fn verify_claims(
         &self,
         question: Option<&str>,
         passages: &[&str],
         claims: &[Claim<'_>],
         markers: Option<&[Vec<Range<usize>>]>,
-    ) -> Vec<Judgement> {
+        stop: &dyn Fn() -> bool,
+    ) -> Option<Vec<Judgement>> {
+        if stop() {
+            return None;
+        }
         let mut analysed: Vec<Passage<'_>> = passages.iter().map(|p| Passage::pending(p)).collect();
         // Room for the sentences of every passage (about one per 40 bytes), so that analysing
         // passages does not reallocate.
@@ -53,8 +58,11 @@ impl LexicalVerifier {
             .iter()
             .enumerate()
             .map(|(i, c)| {
+                if stop() {
+                    return None;
+                }
                 let spans = markers.map(|m| m.get(i).map_or(&[][..], Vec::as_slice));
-                self.judge(&question_tokens, &mut analysed, c, spans, &mut scratch)
+                Some(self.judge(&question_tokens, &mut analysed, c, spans, &mut scratch))
             })
             .collect()
     }
@@ -318,7 +326,7 @@ impl LexicalVerifier {
                     if let Some(weak) = info.pre_index.get(&tok.pre) {
                         let mut strong = Bits::default();
                         add_token_terms(info, tok, &mut strong);
-                        best.pmask.union_with(&weak.difference(&strong));
+                        weak.add_missing_to(&strong, &mut best.pmask);
                     }
                 }
             }

@@ -401,7 +401,7 @@ fn labelled_item(info: &ClaimInfo<'_>, p: &Passage<'_>, si: usize, end: u32) -> 
             if tok.pre != 0
                 && let Some(t) = info.pre_index.get(&tok.pre)
             {
-                body.union_with(t);
+                t.add_to(&mut body);
             }
         }
     }
