@@ -18,6 +18,11 @@ use crate::args::{CommonArgs, GeneratorArgs, announce_demo, settings};
 use crate::render::{self, Finding, safe};
 
 const AFTER_HELP: &str = "\
+Every answer, and every refusal, is written to the audit log: audit.sqlite
+beside the index folder by default (the `audit_path` setting, `off` for
+none; the database itself for a PostgreSQL index). `groundcite audit` reads
+it; --no-audit skips writing this one.
+
 Exit codes:
   0  answered, or refused, and nothing named by --fail-on was found
   1  a finding named by --fail-on (none by default)

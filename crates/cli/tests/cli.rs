@@ -1230,3 +1230,56 @@ fn eval_questions_reports_recall_and_refusals() {
     );
     assert!(text.contains("hard near-misses refused:"), "{text}");
 }
+
+/// An index ingested with the embedding model, asked without it, answers
+/// lexically and says so with the fix, never silently.
+#[test]
+fn an_index_with_vectors_asked_without_the_model_warns_and_names_the_fix() {
+    let Some(model) = groundcite_testdata::model_dir("the lexical-fallback warning") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs");
+    std::fs::create_dir(&docs).unwrap();
+    std::fs::write(
+        docs.join("leave.md"),
+        "# Leave\n\nStaff get 25 days of annual leave a year.\n",
+    )
+    .unwrap();
+    let model = model.to_str().unwrap();
+    let o = run_clean(
+        &["--model-dir", model, "--index", "idx", "ingest", "docs"],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = run_clean(
+        &[
+            "--index",
+            "idx",
+            "ask",
+            "--no-audit",
+            "How many days of annual leave?",
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("no embedding model is configured") && err.contains("--model-dir"),
+        "{err}"
+    );
+    // With the model: no warning.
+    let o = run_clean(
+        &[
+            "--model-dir",
+            model,
+            "--index",
+            "idx",
+            "ask",
+            "--no-audit",
+            "How many days of annual leave?",
+        ],
+        dir.path(),
+    );
+    assert!(!stderr(&o).contains("no embedding model"), "{}", stderr(&o));
+}

@@ -985,8 +985,17 @@ fn open_index(
             path.display()
         )));
     }
-    if let Some(embedder) = embedder {
-        index.check_vectors(embedder.model_id())?;
+    match embedder {
+        Some(embedder) => index.check_vectors(embedder.model_id())?,
+        // Never silent: the vectors are there, the model is not.
+        None if !index.vectors().is_empty() => tracing::warn!(
+            "the index at {} holds vectors of {}, but no embedding model is configured: \
+             answering lexically. Set --model-dir, GROUNDCITE_MODEL_DIR or model_dir to the \
+             model's folder to use them",
+            path.display(),
+            index.vectors().model_id
+        ),
+        None => {}
     }
     Ok(index)
 }
