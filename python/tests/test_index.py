@@ -40,7 +40,8 @@ def test_ask_with_the_extractive_generator(demo_index: groundcite.Index) -> None
     # Stated in the sources; relevance is not judged without a model, so
     # the answer is not certified as grounded.
     assert answer.supported and answer.status == "ok"
-    assert not answer.grounded and answer.answers_question["verdict"] == "unchecked"
+    relevance = answer.answers_question
+    assert not answer.grounded and relevance is not None and relevance["verdict"] == "unchecked"
     assert answer.generator == "extractive"
     assert answer.retrieval == "lexical"
     assert answer.sources and answer.sources[0].url.startswith("https://")
