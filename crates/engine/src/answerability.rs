@@ -343,6 +343,13 @@ impl AnswersQuestion {
     pub fn is_yes(&self) -> bool {
         self.verdict == Relevance::Yes
     }
+
+    /// The `grounded` claim of an answer to a question: its sentences are
+    /// stated in the sources (`supported`) and it was judged to answer
+    /// the question. Unjudged (no model) or `no` is never grounded.
+    pub fn grounds(&self, supported: bool) -> bool {
+        supported && self.is_yes()
+    }
 }
 
 /// How many judgements are remembered: the gate's judgement of a request

@@ -717,7 +717,7 @@ impl Engine {
         // and the answer answers the question (`answers_question`).
         // `grounded` certifies both, so an answer whose relevance was not
         // judged (no model) or was judged `no` is never grounded.
-        findings.grounded = findings.supported && answers_question.is_yes();
+        findings.grounded = answers_question.grounds(findings.supported);
         Ok(AskResult {
             question: question.to_string(),
             answer: text,

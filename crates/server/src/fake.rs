@@ -162,7 +162,7 @@ impl StaticAnswerer {
         let mut findings = report.findings;
         if let Some(aq) = &answers_question {
             // As the engine: grounded needs both claims.
-            findings.grounded = findings.supported && aq.is_yes();
+            findings.grounded = aq.grounds(findings.supported);
         }
         AskResult {
             question: question.to_string(),
