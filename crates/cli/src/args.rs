@@ -20,6 +20,10 @@ pub struct CommonArgs {
     /// [default: $GROUNDCITE_MODEL_DIR, else none: lexical only].
     #[arg(long, global = true)]
     pub model_dir: Option<PathBuf>,
+    /// groundcite's trained judges, for `--set check.verifier=trained`
+    /// [default: $GROUNDCITE_JUDGES_DIR, else none].
+    #[arg(long, global = true)]
+    pub judges_dir: Option<PathBuf>,
     /// Set any configuration key, e.g. --set check.bad_id_policy=refuse
     /// (repeatable; over the file and the environment; `groundcite config
     /// --show-origin` lists every key).
@@ -70,6 +74,9 @@ pub fn configured(common: &CommonArgs, generator: &GeneratorArgs) -> Result<Conf
     }
     if let Some(dir) = &common.model_dir {
         flags.push(Override::flag("model_dir", path(dir), "--model-dir"));
+    }
+    if let Some(dir) = &common.judges_dir {
+        flags.push(Override::flag("judges_dir", path(dir), "--judges-dir"));
     }
     if let Some(g) = generator.generator {
         flags.push(Override::flag("generator", g.as_str(), "--generator"));

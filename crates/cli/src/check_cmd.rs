@@ -90,7 +90,7 @@ pub fn run_check(common: &CommonArgs, args: CheckArgs) -> Result<ExitCode> {
         settings.check.verify_support = false;
     }
     let embedder = match settings.check.verifier {
-        VerifierKind::Lexical => None,
+        VerifierKind::Lexical | VerifierKind::Trained => None,
         VerifierKind::Semantic | VerifierKind::Llm => groundcite_engine::load_embedder(&settings)?,
     };
     let checker = Checker::from_settings(&settings, embedder)?;

@@ -38,6 +38,11 @@ pub enum EvalCommand {
         /// by-page split, with its figures on both halves.
         #[arg(long)]
         fit_similarity: bool,
+        /// Fit the support config's `trained_entailed` (needs the trained
+        /// judges): the threshold with the best balanced accuracy on the tune
+        /// half of the by-page split, with its figures on both halves.
+        #[arg(long, conflicts_with_all = ["fit_similarity", "json"])]
+        fit_trained: bool,
     },
     /// Balanced accuracy on HaluEval QA rows: knowledge as passage [1],
     /// each answer cited as [1]; right answers must come out supported,
@@ -87,7 +92,15 @@ pub fn run(common: &CommonArgs, cmd: EvalCommand) -> Result<ExitCode> {
             verbose,
             json,
             fit_similarity,
-        } => cases(common, &file, verbose, json, fit_similarity),
+            fit_trained,
+        } => {
+            let fit = match (fit_similarity, fit_trained) {
+                (true, _) => Some(Fit::Similarity),
+                (_, true) => Some(Fit::Trained),
+                _ => None,
+            };
+            cases(common, &file, verbose, json, fit)
+        }
         EvalCommand::Halueval {
             file,
             json,
@@ -249,26 +262,33 @@ fn cases(
     file: &std::path::Path,
     verbose: bool,
     json: bool,
-    fit_similarity: bool,
+    fit: Option<Fit>,
 ) -> Result<ExitCode> {
     let settings = args::settings(common, &GeneratorArgs::default())?;
     // The configured thresholds (`[check]` and `[check.support]` of groundcite.toml; the
     // defaults without a file).
     let mut config = settings.check.clone();
-    if fit_similarity {
+    match fit {
         // Every sentence the rules find only words missing from is overruled, with its
         // similarity in the reasons: the fit replays each threshold from there.
-        config.support.overrule_similarity = f32::NEG_INFINITY;
-    }
-    if fit_similarity {
-        config.verifier = groundcite_support::VerifierKind::Semantic;
+        Some(Fit::Similarity) => {
+            config.support.overrule_similarity = f32::NEG_INFINITY;
+            config.verifier = groundcite_support::VerifierKind::Semantic;
+        }
+        // Every sentence the judge sees comes out supported, with its probability of
+        // entailment in the reasons.
+        Some(Fit::Trained) => {
+            config.support.trained_entailed = f32::NEG_INFINITY;
+            config.verifier = groundcite_support::VerifierKind::Trained;
+        }
+        None => {}
     }
     let settings = groundcite_engine::Settings {
         check: config.clone(),
         ..settings
     };
     let checker = Checker::from_settings(&settings, groundcite_engine::load_embedder(&settings)?)?;
-    let mut fit: Vec<(Half, case::SentenceScore, Option<f32>)> = Vec::new();
+    let mut fitted: Vec<(Half, case::SentenceScore, Option<f32>)> = Vec::new();
     let verifier = checker.verifier();
     let mut per_label: BTreeMap<Label, (usize, usize)> = BTreeMap::new();
     let mut overall = Tally::default();
@@ -301,16 +321,17 @@ fn cases(
         bad_ok += usize::from(score.bad_ids_correct);
         status_ok += usize::from(score.status_correct);
         let half = case::half(&case);
-        if fit_similarity {
+        if let Some(kind) = fit {
             for s in score.sentences {
-                let similarity = output
+                let recorded = output
                     .sentences
                     .iter()
                     .find(|o| o.text.contains(&s.matches))
                     .and_then(|o| o.reasons.first())
-                    .and_then(|r| r.strip_prefix("paraphrase: "))
+                    .and_then(|r| r.strip_prefix(kind.reason_prefix()))
+                    .and_then(|v| v.split(' ').next())
                     .and_then(|v| v.parse::<f32>().ok());
-                fit.push((half, s, similarity));
+                fitted.push((half, s, recorded));
             }
             continue;
         }
@@ -347,8 +368,8 @@ fn cases(
             }
         }
     }
-    if fit_similarity {
-        write_fit(&mut out, &fit)?;
+    if let Some(kind) = fit {
+        write_fit(&mut out, &fitted, kind)?;
         return Ok(ExitCode::SUCCESS);
     }
     let code = if failed > 0 {
@@ -418,11 +439,49 @@ fn cases(
     Ok(code)
 }
 
-/// `eval cases --fit-similarity`: every threshold from 0.50 to 0.95 replayed on the recorded
-/// similarities (a sentence with one is overruled at or above the threshold, else stays
-/// unsupported), the figures of each half, and the threshold with the best balanced accuracy
-/// on the tune half (ties: the higher, which overrules less).
-fn write_fit(out: &mut impl Write, fit: &[(Half, case::SentenceScore, Option<f32>)]) -> Result<()> {
+/// Which support threshold `eval cases` fits.
+#[derive(Debug, Clone, Copy)]
+enum Fit {
+    /// `overrule_similarity`, of the semantic verifier.
+    Similarity,
+    /// `trained_entailed`, of the trained verifier.
+    Trained,
+}
+
+impl Fit {
+    /// The reason that records the score of a judged sentence.
+    fn reason_prefix(self) -> &'static str {
+        match self {
+            Fit::Similarity => "paraphrase: ",
+            Fit::Trained => "entailment: ",
+        }
+    }
+
+    fn key(self) -> &'static str {
+        match self {
+            Fit::Similarity => "overrule_similarity",
+            Fit::Trained => "trained_entailed",
+        }
+    }
+
+    /// The lowest threshold tried (the highest is 0.95).
+    fn lowest(self) -> f32 {
+        match self {
+            Fit::Similarity => 0.50,
+            Fit::Trained => 0.05,
+        }
+    }
+}
+
+/// `eval cases --fit-similarity` / `--fit-trained`: every threshold from the lowest to 0.95
+/// replayed on the recorded scores (a sentence with one is supported at or above the
+/// threshold, else unsupported), the figures of each half, and the threshold with the best
+/// balanced accuracy on the tune half (ties: the higher, which supports less).
+fn write_fit(
+    out: &mut impl Write,
+    fit: &[(Half, case::SentenceScore, Option<f32>)],
+    kind: Fit,
+) -> Result<()> {
     use groundcite_core::check::SentenceVerdict;
     let tally = |threshold: f32, half: Half| {
         let mut t = Tally::default();
@@ -444,8 +503,9 @@ fn write_fit(out: &mut impl Write, fit: &[(Half, case::SentenceScore, Option<f32
         "threshold   tune: kept flagged bal.acc   held-out: kept flagged bal.acc"
     )?;
     let mut best: Option<(f32, f64)> = None;
-    for step in 0..=45 {
-        let threshold = 0.50 + step as f32 * 0.01;
+    let steps = ((0.95 - kind.lowest()) * 100.0).round() as usize;
+    for step in 0..=steps {
+        let threshold = kind.lowest() + step as f32 * 0.01;
         let (tune, held) = (tally(threshold, Half::Tune), tally(threshold, Half::Held));
         let rate = |k: usize, n: usize| k as f64 / n.max(1) as f64;
         let ba = tune.balanced_accuracy().unwrap_or(0.0);
@@ -466,7 +526,8 @@ fn write_fit(out: &mut impl Write, fit: &[(Half, case::SentenceScore, Option<f32
     if let Some((threshold, ba)) = best {
         writeln!(
             out,
-            "best on the tune half: overrule_similarity = {threshold:.2} (balanced accuracy {ba:.3})"
+            "best on the tune half: {} = {threshold:.2} (balanced accuracy {ba:.3})",
+            kind.key()
         )?;
     }
     Ok(())

@@ -373,7 +373,7 @@ pub fn check_report_until(
                         .collect()
                 })
                 .collect();
-            verifier.verify_marked_until(question, &texts, &claims, &markers, stop)?
+            verifier.verify_until(question, &texts, &claims, Some(&markers), stop)?
         } else {
             Vec::new()
         };

@@ -45,6 +45,7 @@
 
 mod error;
 mod folder;
+mod judges;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -58,6 +59,9 @@ use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStr
 
 pub use error::{EmbedError, FETCH_HINT, Result};
 pub use folder::{Pipeline, Pooling};
+pub use judges::{
+    JUDGES_DIR_ENV, JUDGES_MANIFEST, JUDGES_WEIGHTS, Judges, RELEASED_JUDGES_DIR, SUPPORT_LABELS,
+};
 
 /// The environment variable naming the model folder.
 pub const MODEL_DIR_ENV: &str = "GROUNDCITE_MODEL_DIR";

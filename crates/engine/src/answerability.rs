@@ -35,7 +35,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 pub use groundcite_core::unit::{AnswerUnit, UnitKind, units};
-use groundcite_embed::{Embedder, cosine};
+use groundcite_embed::{Embedder, Judges, cosine};
 use groundcite_index::vectors::UnitVectors;
 use groundcite_text::quantity::{self, Quantity, Unit as QuantityUnit};
 use serde::{Deserialize, Serialize};
@@ -69,6 +69,50 @@ pub struct AnswerabilityConfig {
     /// A further unit joins the extractive answer when it is in the same
     /// passage and scores within this of the best. Default 0.05.
     pub second_margin: f32,
+    /// What scores a unit against the question: `embedding` (the cosine
+    /// of their vectors, the default) or `trained` (the trained judges'
+    /// answer head, the probability that the unit answers; needs
+    /// `judges_dir`). The thresholds above are the embedding's; the
+    /// trained judge's are under `[answerability.trained]`.
+    pub scorer: UnitScorer,
+    /// The gate's and `answers_question`'s thresholds with
+    /// `scorer = "trained"`.
+    pub trained: TrainedThresholds,
+}
+
+/// What scores an answer unit against a question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnitScorer {
+    /// The cosine of the unit's and the question's vectors.
+    #[default]
+    Embedding,
+    /// The trained judges' answer head.
+    Trained,
+}
+
+/// The thresholds of the trained answer judge (its scores are
+/// probabilities, adjusted by the answer type as the cosine is).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TrainedThresholds {
+    /// Answer when the best unit scores at least this. Default 0.5.
+    pub min_answer: f32,
+    /// A passage is strong when its best unit scores at least this.
+    /// Default 0.2.
+    pub strong_unit: f32,
+    /// `answers_question` is `yes` at or above this. Default 0.5.
+    pub min_relevance: f32,
+}
+
+impl Default for TrainedThresholds {
+    fn default() -> Self {
+        TrainedThresholds {
+            min_answer: 0.5,
+            strong_unit: 0.2,
+            min_relevance: 0.5,
+        }
+    }
 }
 
 impl Default for AnswerabilityConfig {
@@ -81,6 +125,8 @@ impl Default for AnswerabilityConfig {
             type_penalty: 0.2,
             min_relevance: 0.72,
             second_margin: 0.05,
+            scorer: UnitScorer::Embedding,
+            trained: TrainedThresholds::default(),
         }
     }
 }
@@ -257,7 +303,8 @@ pub(crate) fn quantities(text: &str) -> Vec<Quantity> {
 pub struct Judgement {
     pub answer_type: AnswerType,
     pub units: Vec<AnswerUnit>,
-    /// Cosine similarity of each unit to the question.
+    /// Each unit's score against the question: the cosine of their
+    /// vectors, or the trained judge's probability that it answers.
     pub similarity: Vec<f32>,
     /// The similarity adjusted by the answer type: what units are ranked by.
     pub score: Vec<f32>,
@@ -310,8 +357,8 @@ pub struct AnswersQuestion {
     /// `yes`, `no`, or `unchecked` (no embedding model is configured: the
     /// lexical path ran and relevance was not judged).
     pub verdict: Relevance,
-    /// `semantic` (the embedding model judged) or `lexical` (no model:
-    /// unchecked).
+    /// `semantic` (the embedding model judged), `trained` (the trained
+    /// answer judge did) or `lexical` (no model: unchecked).
     pub method: &'static str,
 }
 
@@ -358,9 +405,11 @@ const MEMO: usize = 16;
 
 type MemoEntry = (String, Arc<Judgement>);
 
-/// The model path: an embedder and the thresholds.
+/// The model path: an embedder (and, with `scorer = "trained"`, the
+/// trained judges) and the thresholds.
 pub struct Answerability {
     embedder: Arc<Embedder>,
+    judges: Option<Arc<Judges>>,
     pub config: AnswerabilityConfig,
     memo: Mutex<VecDeque<MemoEntry>>,
 }
@@ -381,8 +430,37 @@ impl Answerability {
     pub fn new(embedder: Arc<Embedder>, config: AnswerabilityConfig) -> Answerability {
         Answerability {
             embedder,
+            judges: None,
             config,
             memo: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    /// The same path scoring units with the trained judges' answer head
+    /// (`scorer = "trained"`), under `config.trained`'s thresholds.
+    pub fn with_judges(mut self, judges: Arc<Judges>) -> Answerability {
+        self.judges = Some(judges);
+        self
+    }
+
+    /// `(min_answer, strong_unit, min_relevance)` of the scorer in use.
+    fn thresholds(&self) -> (f32, f32, f32) {
+        let c = &self.config;
+        match self.judges {
+            Some(_) => (
+                c.trained.min_answer,
+                c.trained.strong_unit,
+                c.trained.min_relevance,
+            ),
+            None => (c.min_answer, c.strong_unit, c.min_relevance),
+        }
+    }
+
+    /// The scorer in use, as reported (`answers_question.method`).
+    pub fn method(&self) -> &'static str {
+        match self.judges {
+            Some(_) => "trained",
+            None => "semantic",
         }
     }
 
@@ -425,6 +503,16 @@ impl Answerability {
             return Ok(Arc::clone(j));
         }
         let units = units(passages);
+        if let Some(judges) = &self.judges {
+            let pairs: Vec<(&str, &str)> = units
+                .iter()
+                .map(|u| (question, u.embedded.as_str()))
+                .collect();
+            let similarity = judges
+                .answers(&pairs)
+                .map_err(|e| format!("trained judges: {e}"))?;
+            return Ok(self.remember(key, question, units, similarity));
+        }
         let dim = self.embedder.dim();
         // Each unit's stored vector, where the passage's line up.
         let mut stored: Vec<Option<&[f32]>> = vec![None; units.len()];
@@ -465,6 +553,17 @@ impl Answerability {
                 ),
             })
             .collect();
+        Ok(self.remember(key, question, units, similarity))
+    }
+
+    /// The judgement of `units` scored `similarity`, remembered under `key`.
+    fn remember(
+        &self,
+        key: String,
+        question: &str,
+        units: Vec<AnswerUnit>,
+        similarity: Vec<f32>,
+    ) -> Arc<Judgement> {
         let answer_type = AnswerType::of(question);
         let score = units
             .iter()
@@ -482,7 +581,7 @@ impl Answerability {
             memo.pop_front();
         }
         memo.push_back((key, Arc::clone(&judgement)));
-        Ok(judgement)
+        judgement
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<MemoEntry>> {
@@ -515,10 +614,11 @@ impl Answerability {
         gate_threshold: f32,
     ) -> GateDecision {
         let c = &self.config;
+        let (min_answer, strong_unit, _) = self.thresholds();
         let best = judgement.best().map_or(f32::NEG_INFINITY, |(_, s)| s);
-        if best + c.retrieval_weight * best_retrieval >= c.min_answer {
+        if best + c.retrieval_weight * best_retrieval >= min_answer {
             GateDecision::Answer
-        } else if best_retrieval >= gate_threshold || best >= c.strong_unit {
+        } else if best_retrieval >= gate_threshold || best >= strong_unit {
             GateDecision::NoDirectAnswer
         } else {
             GateDecision::Refuse
@@ -547,14 +647,27 @@ impl Answerability {
             .collect();
         let mut texts: Vec<&str> = vec![question];
         texts.extend(cleaned.iter().map(String::as_str));
+        let answer_type = AnswerType::of(question);
         let score = if cleaned.is_empty() {
             None
+        } else if let Some(judges) = &self.judges {
+            let held: Vec<&String> = cleaned
+                .iter()
+                .filter(|s| self.held(answer_type, s) != Some(false))
+                .collect();
+            let pairs: Vec<(&str, &str)> = held.iter().map(|s| (question, s.as_str())).collect();
+            let scores = judges
+                .answers(&pairs)
+                .map_err(|e| format!("trained judges: {e}"))?;
+            held.iter()
+                .zip(scores)
+                .map(|(s, p)| p + self.type_adjustment(answer_type, s))
+                .reduce(f32::max)
         } else {
             let vectors = self
                 .embedder
                 .embed(&texts)
                 .map_err(|e| format!("embedding model: {e}"))?;
-            let answer_type = AnswerType::of(question);
             let q = vectors.row(0);
             // A question that asks for a quantity (how long, how many,
             // when) is answered only by a sentence that holds one of that
@@ -567,13 +680,13 @@ impl Answerability {
                 .reduce(f32::max)
         };
         let verdict = match score {
-            Some(s) if s >= self.config.min_relevance => Relevance::Yes,
+            Some(s) if s >= self.thresholds().2 => Relevance::Yes,
             _ => Relevance::No,
         };
         Ok(AnswersQuestion {
             score,
             verdict,
-            method: "semantic",
+            method: self.method(),
         })
     }
 }

@@ -10,9 +10,10 @@ use std::sync::Arc;
 use groundcite_core::check::{self, CheckOutput};
 use groundcite_core::passage::{ApproxTokens, assemble};
 use groundcite_core::{CheckConfig, Passage, prompt};
-use groundcite_embed::Embedder;
+use groundcite_embed::{Embedder, Judges};
 use groundcite_support::{
-    LexicalVerifier, LlmVerifier, SemanticVerifier, SentenceEncoder, Verifier, VerifierKind,
+    Entailment, EntailmentJudge, LexicalVerifier, LlmVerifier, SemanticVerifier, SentenceEncoder,
+    TrainedVerifier, Verifier, VerifierKind,
 };
 use serde::Serialize;
 
@@ -38,6 +39,23 @@ impl SentenceEncoder for EmbedEncoder {
     fn encode(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
         let vectors = self.0.embed(texts).map_err(|e| e.to_string())?;
         Ok(vectors.rows().map(<[f32]>::to_vec).collect())
+    }
+}
+
+/// The trained judges' support head as the trained verifier's judge.
+struct JudgesSupport(Arc<Judges>);
+
+impl EntailmentJudge for JudgesSupport {
+    fn judge(&self, pairs: &[(&str, &str)]) -> Result<Vec<Entailment>, String> {
+        let scores = self.0.support(pairs).map_err(|e| e.to_string())?;
+        Ok(scores
+            .into_iter()
+            .map(|[entailed, neutral, contradicted]| Entailment {
+                entailed,
+                neutral,
+                contradicted,
+            })
+            .collect())
     }
 }
 
@@ -88,17 +106,38 @@ impl Checker {
     }
 
     /// The checker `settings` configure: `check.verifier`, with the model
-    /// (`embedder`, loaded by the caller from `model_dir`) and, for
-    /// `"llm"`, the judge over `[judge]`'s backend.
+    /// (`embedder`, loaded by the caller from `model_dir`), for `"llm"`
+    /// the judge over `[judge]`'s backend, and for `"trained"` the trained
+    /// judges of `judges_dir` (loaded here).
     pub fn from_settings(
         settings: &crate::Settings,
         embedder: Option<Arc<Embedder>>,
     ) -> Result<Checker, crate::EngineError> {
         let judge = match settings.check.verifier {
             VerifierKind::Llm => Some(GeneratorJudge::from_settings(settings)?),
+            VerifierKind::Trained => {
+                let judges = crate::load_judges(settings)?.ok_or_else(|| {
+                    crate::EngineError::Config(format!(
+                        "check.verifier = \"trained\" needs judges_dir: {}",
+                        crate::JUDGES_HINT
+                    ))
+                })?;
+                return Ok(Checker::trained(settings.check.clone(), judges));
+            }
             VerifierKind::Lexical | VerifierKind::Semantic => None,
         };
         Checker::configured(settings.check.clone(), embedder, judge)
+    }
+
+    /// A checker with the trained verifier: the lexical rules, then the
+    /// trained support judge wherever the rules are not exact (reports say
+    /// `verifier: "trained"`).
+    pub fn trained(config: CheckConfig, judges: Arc<Judges>) -> Checker {
+        let lexical = LexicalVerifier::new(config.support.clone());
+        let verifier = Box::new(TrainedVerifier::new(lexical, JudgesSupport(judges)));
+        Checker {
+            inner: Arc::new(Inner { config, verifier }),
+        }
     }
 
     /// The checker `config.verifier` names: lexical; semantic with
@@ -121,6 +160,12 @@ impl Checker {
                 return Err(crate::EngineError::Config(format!(
                     "check.verifier = \"semantic\" needs an embedding model: {}",
                     groundcite_embed::FETCH_HINT
+                )));
+            }
+            (VerifierKind::Trained, _) => {
+                return Err(crate::EngineError::Config(format!(
+                    "check.verifier = \"trained\" needs the judges of judges_dir: {}",
+                    crate::JUDGES_HINT
                 )));
             }
             (VerifierKind::Llm, embedder) => {

@@ -29,11 +29,13 @@ pub use answer::{
 /// hold requests to.
 pub const MAX_TOP_K: usize = 50;
 
-pub use answerability::{Answerability, AnswerabilityConfig, AnswersQuestion, Relevance};
+pub use answerability::{
+    Answerability, AnswerabilityConfig, AnswersQuestion, Relevance, TrainedThresholds, UnitScorer,
+};
 pub use checker::{Checker, PromptOutput, PromptPassage};
 pub use extractive::{ExtractiveConfig, ExtractiveGenerator};
 pub use judge::{GeneratorJudge, JudgeBackend, JudgeSettings};
-pub use pipeline::{Engine, Judged, Retriever, load_embedder};
+pub use pipeline::{Engine, JUDGES_HINT, Judged, Retriever, load_embedder, load_judges};
 pub use settings::{
     ConfigEntry, Configured, ContractRole, DEMO_HANDOFF, GeneratorKind, Origin, Override,
     PageSettings, Settings,

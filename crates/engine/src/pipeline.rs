@@ -11,7 +11,7 @@ use groundcite_core::passage::{ApproxTokens, assemble};
 use groundcite_core::stream::HoldBack;
 use groundcite_core::structured::{self, StreamRenderer};
 use groundcite_core::{Passage, Report, gate, prompt, refusal};
-use groundcite_embed::Embedder;
+use groundcite_embed::{Embedder, Judges};
 use groundcite_index::Hit;
 use groundcite_index::vectors::UnitVectors;
 use groundcite_llm::{
@@ -25,7 +25,7 @@ pub use crate::answer::{
     AskEvent, AskOptions, AskRefusal, AskResult, Attempt, GenerationMode, RefusalReason,
     Retraction, Retrieval, SentPassageInfo, StreamedSentence, Timings, render_refusal,
 };
-use crate::answerability::{Answerability, AnswersQuestion, GateDecision, Judgement};
+use crate::answerability::{Answerability, AnswersQuestion, GateDecision, Judgement, UnitScorer};
 use crate::checker::{Checker, PromptOutput};
 use crate::extractive::ExtractiveGenerator;
 use crate::settings::{ContractRole, GeneratorKind, Settings};
@@ -241,6 +241,13 @@ impl Engine {
     /// checks it); otherwise it stays lexical, and every result says which
     /// ran.
     pub fn with_embedder(self, embedder: Arc<Embedder>) -> Engine {
+        self.with_models(embedder, None)
+    }
+
+    /// [`Engine::with_embedder`], with units scored against the question by
+    /// the trained judges' answer head when `judges` is given
+    /// (`answerability.scorer = "trained"`).
+    pub fn with_models(self, embedder: Arc<Embedder>, judges: Option<Arc<Judges>>) -> Engine {
         let inner = Arc::unwrap_or_clone(self.inner);
         let retrieval = if inner.retriever.has_vectors() {
             Retrieval::Hybrid
@@ -255,10 +262,12 @@ impl Engine {
             }
             _ => inner.checker.clone(),
         };
-        let answerability = Arc::new(Answerability::new(
-            Arc::clone(&embedder),
-            inner.settings.answerability.clone(),
-        ));
+        let answerability =
+            Answerability::new(Arc::clone(&embedder), inner.settings.answerability.clone());
+        let answerability = Arc::new(match judges {
+            Some(judges) => answerability.with_judges(judges),
+            None => answerability,
+        });
         let generator: Arc<dyn Generator> = if inner.settings.generator == GeneratorKind::Extractive
             && inner.generator.name() == "extractive"
         {
@@ -322,9 +331,18 @@ impl Engine {
         };
         let generator = build_generator(&settings)?;
         let checker = Checker::from_settings(&settings, embedder.clone())?;
+        let settings_scorer = settings.answerability.scorer;
         let engine = Engine::new(settings, retriever, generator);
+        let judges = match settings_scorer {
+            UnitScorer::Trained => Some(load_judges(engine.settings())?.ok_or_else(|| {
+                EngineError::Config(format!(
+                    "answerability.scorer = \"trained\" needs judges_dir: {JUDGES_HINT}"
+                ))
+            })?),
+            UnitScorer::Embedding => None,
+        };
         let engine = match embedder {
-            Some(embedder) => engine.with_embedder(embedder),
+            Some(embedder) => engine.with_models(embedder, judges),
             None => engine,
         };
         Ok(engine.with_checker(checker))
@@ -899,6 +917,29 @@ pub fn load_embedder(settings: &Settings) -> Result<Option<Arc<Embedder>>, Engin
     Embedder::load(dir)
         .map(|e| Some(Arc::new(e)))
         .map_err(|e| EngineError::Config(format!("model_dir: {e}")))
+}
+
+/// What to do when the trained judges are wanted but not configured.
+pub const JUDGES_HINT: &str = "the released judges are in the repository's \
+     models/groundcite-judges: set judges_dir in groundcite.toml, GROUNDCITE_JUDGES_DIR or \
+     --judges-dir to that folder, and model_dir to all-MiniLM-L6-v2 (scripts/fetch-model.sh)";
+
+/// The trained judges of `judges_dir`, over the base model of `model_dir`;
+/// `None` without `judges_dir`. A configured folder that is missing or
+/// broken, or judges without `model_dir`, is an error.
+pub fn load_judges(settings: &Settings) -> Result<Option<Arc<Judges>>, EngineError> {
+    let Some(dir) = &settings.judges_dir else {
+        return Ok(None);
+    };
+    let Some(base) = &settings.model_dir else {
+        return Err(EngineError::Config(format!(
+            "judges_dir is set but model_dir is not: the judges read their words from the \
+             embedding model they were trained from; {JUDGES_HINT}"
+        )));
+    };
+    Judges::load(dir, base)
+        .map(|j| Some(Arc::new(j)))
+        .map_err(|e| EngineError::Config(format!("judges_dir: {e}")))
 }
 
 pub fn build_generator(settings: &Settings) -> Result<Arc<dyn Generator>, EngineError> {

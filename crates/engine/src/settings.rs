@@ -188,6 +188,12 @@ pub struct Settings {
     /// only). A configured folder that is missing or broken is an error,
     /// never a silent fallback to lexical.
     pub model_dir: Option<PathBuf>,
+    /// groundcite's trained judges (the released ones are the repository's
+    /// `models/groundcite-judges`), for `check.verifier = "trained"`; they
+    /// need `model_dir` too (the model they were trained from). Default:
+    /// `$GROUNDCITE_JUDGES_DIR`, else none. A configured folder that is
+    /// missing or broken is an error.
+    pub judges_dir: Option<PathBuf>,
     /// The audit log's per-record cap and retention (`[audit]`:
     /// `max_age_days`, `max_bytes`, `max_record_bytes`).
     pub audit: groundcite_audit::AuditPolicy,
@@ -219,6 +225,7 @@ impl Default for Settings {
             demo_on_first_use: true,
             contract_role: ContractRole::System,
             model_dir: None,
+            judges_dir: None,
             audit: groundcite_audit::AuditPolicy::default(),
             check: CheckConfig::default(),
             extractive: ExtractiveConfig::default(),
@@ -331,7 +338,23 @@ impl Settings {
                 )));
             }
             groundcite_support::VerifierKind::Llm => self.judge.validate(self.generator)?,
+            groundcite_support::VerifierKind::Trained
+                if self.judges_dir.is_none() || self.model_dir.is_none() =>
+            {
+                return Err(EngineError::Config(format!(
+                    "check.verifier = \"trained\" needs judges_dir and model_dir: {}",
+                    crate::JUDGES_HINT
+                )));
+            }
             _ => {}
+        }
+        if self.answerability.scorer == crate::UnitScorer::Trained
+            && (self.judges_dir.is_none() || self.model_dir.is_none())
+        {
+            return Err(EngineError::Config(format!(
+                "answerability.scorer = \"trained\" needs judges_dir and model_dir: {}",
+                crate::JUDGES_HINT
+            )));
         }
         if !(1..=crate::MAX_TOP_K).contains(&self.top_k) {
             return Err(EngineError::Config(format!(

@@ -159,16 +159,12 @@ pub use migrate::{
     status,
 };
 
-/// The gate threshold for this backend's normalised scores, calibrated on
-/// the handbook development questions by `benches/search.rs` with the
-/// embedded index's rule (lowest best score of an answerable question, 0.60
-/// here, minus 0.10, floored to 0.05): answerable questions score
-/// 0.60–1.00 (15/15 kept), unanswerable ones 0.23–0.87 (4/8 rejected; the
-/// embedded index rejects 5/8: "bonus percentage for referring a new hire"
-/// scores 0.61 here against 0.39 there). The same value as
-/// [`groundcite_index::DEFAULT_GATE_THRESHOLD`], so settings need no
-/// per-backend default.
-pub const DEFAULT_GATE_THRESHOLD: f32 = 0.45;
+/// The gate threshold, the same for both backends: PostgreSQL's normalised
+/// scores follow the embedded index's rule, and `benches/search.rs`
+/// calibrates them on the handbook development questions (answerable
+/// questions score 0.60–1.00 here, 15/15 kept; unanswerable ones 0.23–0.87,
+/// 4/8 rejected, against 5/8 on the embedded index).
+pub use groundcite_index::DEFAULT_GATE_THRESHOLD;
 
 /// Errors of this crate, worded for the person running the binary: never a
 /// password, always the next step when there is one.

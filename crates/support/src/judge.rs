@@ -358,44 +358,21 @@ impl<V: Verifier, J: PairJudge> Verifier for LlmVerifier<V, J> {
         VerifierKind::Llm
     }
 
-    fn verify(
+    fn verify_until(
         &self,
         question: Option<&str>,
         passages: &[&str],
         claims: &[Claim<'_>],
-    ) -> Vec<Judgement> {
-        let judgements = self.inner.verify(question, passages, claims);
-        self.refine(question, passages, claims, None, judgements)
-    }
-
-    fn verify_marked(
-        &self,
-        question: Option<&str>,
-        passages: &[&str],
-        claims: &[Claim<'_>],
-        markers: &[Vec<Range<usize>>],
-    ) -> Vec<Judgement> {
-        let judgements = self
-            .inner
-            .verify_marked(question, passages, claims, markers);
-        self.refine(question, passages, claims, Some(markers), judgements)
-    }
-
-    fn verify_marked_until(
-        &self,
-        question: Option<&str>,
-        passages: &[&str],
-        claims: &[Claim<'_>],
-        markers: &[Vec<Range<usize>>],
+        markers: Option<&[Vec<Range<usize>>]>,
         stop: &dyn Fn() -> bool,
     ) -> Option<Vec<Judgement>> {
         let judgements = self
             .inner
-            .verify_marked_until(question, passages, claims, markers, stop)?;
+            .verify_until(question, passages, claims, markers, stop)?;
         if stop() {
             return None;
         }
-        Some(self.refine(question, passages, claims, Some(markers), judgements))
+        Some(self.refine(question, passages, claims, markers, judgements))
     }
 }
 

@@ -27,36 +27,15 @@ impl LexicalVerifier {
 }
 
 impl Verifier for LexicalVerifier {
-    fn verify(
+    fn verify_until(
         &self,
         question: Option<&str>,
         passages: &[&str],
         claims: &[Claim<'_>],
-    ) -> Vec<Judgement> {
-        self.verify_claims(question, passages, claims, None, &|| false)
-            .unwrap_or_default()
-    }
-
-    fn verify_marked(
-        &self,
-        question: Option<&str>,
-        passages: &[&str],
-        claims: &[Claim<'_>],
-        markers: &[Vec<Range<usize>>],
-    ) -> Vec<Judgement> {
-        self.verify_claims(question, passages, claims, Some(markers), &|| false)
-            .unwrap_or_default()
-    }
-
-    fn verify_marked_until(
-        &self,
-        question: Option<&str>,
-        passages: &[&str],
-        claims: &[Claim<'_>],
-        markers: &[Vec<Range<usize>>],
+        markers: Option<&[Vec<Range<usize>>]>,
         stop: &dyn Fn() -> bool,
     ) -> Option<Vec<Judgement>> {
-        self.verify_claims(question, passages, claims, Some(markers), stop)
+        self.verify_claims(question, passages, claims, markers, stop)
     }
 }
 

@@ -165,6 +165,7 @@ mod judge;
 mod lexical;
 mod lexicon;
 mod semantic;
+mod trained;
 
 pub use judge::{
     JUDGE_INSTRUCTIONS, JudgeLimits, JudgeReply, JudgeRequest, LlmVerifier, PairJudge, parse_reply,
@@ -173,6 +174,7 @@ pub use judge::{
 pub use lexical::LexicalVerifier;
 pub(crate) use semantic::without_markers;
 pub use semantic::{SemanticVerifier, SentenceEncoder};
+pub use trained::{Entailment, EntailmentJudge, TrainedVerifier, WINDOWS_PER_CLAIM};
 
 use std::fmt;
 
@@ -250,6 +252,14 @@ pub struct SupportConfig {
     /// `paraphrase-dev.jsonl` with all-MiniLM-L6-v2 by `groundcite eval cases
     /// ../shared/cases/paraphrase-dev.jsonl --model-dir DIR --fit-similarity`. Default `0.85`.
     pub overrule_similarity: f32,
+    /// [`TrainedVerifier`] only: a claim is supported when the trained judge's probability
+    /// that its best cited window entails it reaches this. Fitted on the tune half of the
+    /// by-page split of `paraphrase-dev.jsonl` by `groundcite eval cases
+    /// ../shared/cases/paraphrase-dev.jsonl --verifier trained --fit-trained`. Default `0.5`.
+    pub trained_entailed: f32,
+    /// [`TrainedVerifier`] only: a claim not supported is contradicted (else unsupported) when
+    /// the judge's probability that a cited window contradicts it reaches this. Default `0.5`.
+    pub trained_contradicted: f32,
 }
 
 impl Default for SupportConfig {
@@ -280,6 +290,8 @@ impl Default for SupportConfig {
             check_synonyms: true,
             check_antonyms: true,
             overrule_similarity: 0.85,
+            trained_entailed: 0.5,
+            trained_contradicted: 0.5,
         }
     }
 }
@@ -395,6 +407,14 @@ pub enum Reason {
         /// Its one-sentence explanation (may be empty).
         explanation: String,
     },
+    /// The trained judge's probabilities ([`TrainedVerifier`]), rounded to two decimals: that
+    /// the best cited window entails the claim, and that some cited window contradicts it.
+    Entailment {
+        /// At the window most likely to entail the claim.
+        entailed: f32,
+        /// At the window most likely to contradict it.
+        contradicted: f32,
+    },
     /// A note: the LLM judge gave no usable verdict (backend error, deadline, unreadable reply);
     /// the verdict is the inner verifier's.
     JudgeUnavailable(String),
@@ -458,6 +478,13 @@ impl fmt::Display for Reason {
                     quoted(f, explanation)
                 }
             }
+            Reason::Entailment {
+                entailed,
+                contradicted,
+            } => write!(
+                f,
+                "entailment: {entailed:.2} (contradiction: {contradicted:.2})"
+            ),
             Reason::JudgeUnavailable(why) => {
                 f.write_str("judge_unavailable: ")?;
                 quoted(f, why)
@@ -513,6 +540,8 @@ pub enum VerifierKind {
     Semantic,
     /// An LLM judge.
     Llm,
+    /// The lexical rules with groundcite's trained support judge ([`TrainedVerifier`]).
+    Trained,
 }
 
 impl VerifierKind {
@@ -521,6 +550,7 @@ impl VerifierKind {
             VerifierKind::Lexical => "lexical",
             VerifierKind::Semantic => "semantic",
             VerifierKind::Llm => "llm",
+            VerifierKind::Trained => "trained",
         }
     }
 }
@@ -533,45 +563,33 @@ pub trait Verifier {
         VerifierKind::Lexical
     }
 
-    /// Judge every claim of one answer against the passages that were sent (passage k is `passages[k-1]`).
-    /// Returns one judgement per claim, in order.
+    /// Judges every claim of one answer against the passages that were sent (passage k is
+    /// `passages[k-1]`): one judgement per claim, in order.
+    ///
+    /// `markers`: when the caller has already parsed the citation markers (`groundcite-core`
+    /// has), `markers[i]` holds the byte spans of the markers of `claims[i]`, relative to its
+    /// text, so they are not looked for again; `None` parses them with the same grammar.
+    ///
+    /// `stop` is asked between claims: when it turns true (the caller's deadline passed, its
+    /// client left), the work stops within one claim's and the result is `None`.
+    fn verify_until(
+        &self,
+        question: Option<&str>,
+        passages: &[&str],
+        claims: &[Claim<'_>],
+        markers: Option<&[Vec<std::ops::Range<usize>>]>,
+        stop: &dyn Fn() -> bool,
+    ) -> Option<Vec<Judgement>>;
+
+    /// [`Verifier::verify_until`] without parsed markers, to the end.
     fn verify(
         &self,
         question: Option<&str>,
         passages: &[&str],
         claims: &[Claim<'_>],
-    ) -> Vec<Judgement>;
-
-    /// [`Verifier::verify`] for claims whose citation markers the caller has already parsed
-    /// (`groundcite-core` has): `markers[i]` holds the byte spans of the markers of `claims[i]`,
-    /// relative to its text, so they are not looked for again. The default ignores them.
-    fn verify_marked(
-        &self,
-        question: Option<&str>,
-        passages: &[&str],
-        claims: &[Claim<'_>],
-        markers: &[Vec<std::ops::Range<usize>>],
     ) -> Vec<Judgement> {
-        let _ = markers;
-        self.verify(question, passages, claims)
-    }
-
-    /// [`Verifier::verify_marked`] that gives up when `stop()` turns true (the caller no longer
-    /// wants the result: its deadline passed, its client left): `None` then. `stop` is asked
-    /// between claims, so a check stops within one claim's work. The default asks it once,
-    /// before any work.
-    fn verify_marked_until(
-        &self,
-        question: Option<&str>,
-        passages: &[&str],
-        claims: &[Claim<'_>],
-        markers: &[Vec<std::ops::Range<usize>>],
-        stop: &dyn Fn() -> bool,
-    ) -> Option<Vec<Judgement>> {
-        if stop() {
-            return None;
-        }
-        Some(self.verify_marked(question, passages, claims, markers))
+        self.verify_until(question, passages, claims, None, &|| false)
+            .unwrap_or_default()
     }
 }
 
@@ -580,34 +598,15 @@ impl<T: Verifier + ?Sized> Verifier for Box<T> {
         (**self).kind()
     }
 
-    fn verify(
+    fn verify_until(
         &self,
         question: Option<&str>,
         passages: &[&str],
         claims: &[Claim<'_>],
-    ) -> Vec<Judgement> {
-        (**self).verify(question, passages, claims)
-    }
-
-    fn verify_marked(
-        &self,
-        question: Option<&str>,
-        passages: &[&str],
-        claims: &[Claim<'_>],
-        markers: &[Vec<std::ops::Range<usize>>],
-    ) -> Vec<Judgement> {
-        (**self).verify_marked(question, passages, claims, markers)
-    }
-
-    fn verify_marked_until(
-        &self,
-        question: Option<&str>,
-        passages: &[&str],
-        claims: &[Claim<'_>],
-        markers: &[Vec<std::ops::Range<usize>>],
+        markers: Option<&[Vec<std::ops::Range<usize>>]>,
         stop: &dyn Fn() -> bool,
     ) -> Option<Vec<Judgement>> {
-        (**self).verify_marked_until(question, passages, claims, markers, stop)
+        (**self).verify_until(question, passages, claims, markers, stop)
     }
 }
 

@@ -137,44 +137,21 @@ impl<E: SentenceEncoder> Verifier for SemanticVerifier<E> {
         VerifierKind::Semantic
     }
 
-    fn verify(
+    fn verify_until(
         &self,
         question: Option<&str>,
         passages: &[&str],
         claims: &[Claim<'_>],
-    ) -> Vec<Judgement> {
-        let judgements = self.lexical.verify(question, passages, claims);
-        self.refine(passages, claims, None, judgements)
-    }
-
-    fn verify_marked(
-        &self,
-        question: Option<&str>,
-        passages: &[&str],
-        claims: &[Claim<'_>],
-        markers: &[Vec<Range<usize>>],
-    ) -> Vec<Judgement> {
-        let judgements = self
-            .lexical
-            .verify_marked(question, passages, claims, markers);
-        self.refine(passages, claims, Some(markers), judgements)
-    }
-
-    fn verify_marked_until(
-        &self,
-        question: Option<&str>,
-        passages: &[&str],
-        claims: &[Claim<'_>],
-        markers: &[Vec<Range<usize>>],
+        markers: Option<&[Vec<Range<usize>>]>,
         stop: &dyn Fn() -> bool,
     ) -> Option<Vec<Judgement>> {
         let judgements = self
             .lexical
-            .verify_marked_until(question, passages, claims, markers, stop)?;
+            .verify_until(question, passages, claims, markers, stop)?;
         if stop() {
             return None;
         }
-        Some(self.refine(passages, claims, Some(markers), judgements))
+        Some(self.refine(passages, claims, markers, judgements))
     }
 }
 

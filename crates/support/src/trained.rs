@@ -1,0 +1,436 @@
+//! The trained verifier: the lexical rules, then groundcite's trained support judge (a
+//! cross-encoder over a passage window and a claim) wherever the rules are not exact.
+//!
+//! Support stays pure: the model is behind [`EntailmentJudge`], which the caller implements (the
+//! engine, with `groundcite_embed::Judges`). The rules' exact findings keep their verdict and
+//! reasons: a number, date or bound that differs, and a negation. Every other cited claim goes
+//! to the judge, against the windows of its cited passages that share the most words with it
+//! (each sentence, and each pair of adjacent sentences; at most [`WINDOWS_PER_CLAIM`]). The
+//! claim is:
+//! - `Supported` when the judge's probability of entailment, at its best window, reaches
+//!   [`SupportConfig::trained_entailed`](crate::SupportConfig::trained_entailed); the evidence
+//!   is that window;
+//! - else `Contradicted` when some window's probability of contradiction reaches
+//!   [`SupportConfig::trained_contradicted`](crate::SupportConfig::trained_contradicted);
+//! - else `Unsupported`.
+//!
+//! Either way the reasons end with the note `entailment: 0.93 (contradiction: 0.02)`; the
+//! rules' other reasons (missing words, an antonym, an entity in the slot) stay beside it when
+//! the judge agrees that the claim is not supported. A short elliptic answer ("The 1980s.") is
+//! judged as the question followed by the answer.
+//!
+//! A judge that fails leaves the rules' verdicts, each with a note saying why.
+
+use std::collections::HashSet;
+use std::ops::Range;
+
+use groundcite_text as text;
+
+use crate::semantic::without_markers;
+use crate::{Claim, Evidence, Judgement, LexicalVerifier, Reason, Verdict, Verifier, VerifierKind};
+
+/// At most this many windows of the cited passages are judged per claim.
+pub const WINDOWS_PER_CLAIM: usize = 3;
+
+/// A claim of at most this many words, with a question, is judged as the question and the
+/// claim.
+const ELLIPTIC_WORDS: usize = 5;
+
+/// How sure a support judge is that a passage entails, is silent on, or contradicts a claim
+/// (the three sum to 1).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Entailment {
+    /// The passage says the claim.
+    pub entailed: f32,
+    /// The passage says nothing either way.
+    pub neutral: f32,
+    /// The passage says otherwise.
+    pub contradicted: f32,
+}
+
+/// A support judge over (passage text, claim) pairs. Implemented outside this crate (the engine
+/// wraps `groundcite_embed::Judges`); tests use a fake.
+pub trait EntailmentJudge {
+    /// One judgement per pair, in input order; an error says why the model failed.
+    fn judge(&self, pairs: &[(&str, &str)]) -> Result<Vec<Entailment>, String>;
+}
+
+/// [`LexicalVerifier`], then the trained judge wherever the rules are not exact. See the module
+/// documentation.
+#[derive(Debug, Clone)]
+pub struct TrainedVerifier<J> {
+    /// The rules that run first (their config holds the judge's thresholds).
+    pub lexical: LexicalVerifier,
+    /// The judge.
+    pub judge: J,
+}
+
+/// Whether the rules' verdict rests on an exact finding the judge does not overrule.
+fn exact(j: &Judgement) -> bool {
+    j.verdict == Verdict::Contradicted
+        && j.reasons.iter().any(|r| {
+            matches!(
+                r,
+                Reason::NumberMismatch { .. }
+                    | Reason::DateMismatch { .. }
+                    | Reason::BoundMismatch { .. }
+                    | Reason::Negation
+            )
+        })
+}
+
+impl<J: EntailmentJudge> TrainedVerifier<J> {
+    pub fn new(lexical: LexicalVerifier, judge: J) -> TrainedVerifier<J> {
+        TrainedVerifier { lexical, judge }
+    }
+
+    fn refine(
+        &self,
+        question: Option<&str>,
+        passages: &[&str],
+        claims: &[Claim<'_>],
+        markers: Option<&[Vec<Range<usize>>]>,
+        mut judgements: Vec<Judgement>,
+    ) -> Vec<Judgement> {
+        let candidates: Vec<usize> = (0..claims.len())
+            .filter(|&i| {
+                !claims[i].cited.is_empty()
+                    && claims[i]
+                        .cited
+                        .iter()
+                        .all(|&k| k >= 1 && k <= passages.len())
+                    && !exact(&judgements[i])
+            })
+            .collect();
+        if candidates.is_empty() {
+            return judgements;
+        }
+        // Each candidate's hypothesis, and its windows: (candidate, passage, byte range).
+        let mut hypotheses: Vec<String> = Vec::with_capacity(candidates.len());
+        let mut windows: Vec<(usize, usize, Range<usize>)> = Vec::new();
+        let mut spans = Vec::new();
+        for (c, &i) in candidates.iter().enumerate() {
+            let claim = without_markers(claims[i].text, markers.and_then(|m| m.get(i)));
+            let words = claim.split_whitespace().count();
+            let hypothesis = match question {
+                Some(q) if words <= ELLIPTIC_WORDS && !q.trim().is_empty() => {
+                    format!("{}? {}", q.trim().trim_end_matches('?').trim(), claim)
+                }
+                _ => claim,
+            };
+            let keys = word_keys(&hypothesis);
+            let mut scored: Vec<(usize, usize, usize, Range<usize>)> = Vec::new();
+            for &k in claims[i].cited {
+                spans.clear();
+                text::sentence_spans(passages[k - 1], &mut spans);
+                if spans.is_empty() {
+                    spans.push((0, passages[k - 1].len() as u32));
+                }
+                for (n, &(start, end)) in spans.iter().enumerate() {
+                    let mut push = |range: Range<usize>| {
+                        let overlap = word_keys(&passages[k - 1][range.clone()])
+                            .intersection(&keys)
+                            .count();
+                        scored.push((overlap, scored.len(), k, range));
+                    };
+                    push(start as usize..end as usize);
+                    if let Some(&(_, next_end)) = spans.get(n + 1) {
+                        push(start as usize..next_end as usize);
+                    }
+                }
+            }
+            // Most shared words first; among equals, the earlier (a single sentence before the
+            // pair it starts).
+            scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            for (_, _, k, range) in scored.into_iter().take(WINDOWS_PER_CLAIM) {
+                windows.push((c, k, range));
+            }
+            hypotheses.push(hypothesis);
+        }
+        let pairs: Vec<(&str, &str)> = windows
+            .iter()
+            .map(|(c, k, r)| (&passages[k - 1][r.clone()], hypotheses[*c].as_str()))
+            .collect();
+        let verdicts = match self.judge.judge(&pairs) {
+            Ok(v) if v.len() == pairs.len() => v,
+            Ok(v) => {
+                let why = format!(
+                    "the judge returned {} verdicts for {} pairs",
+                    v.len(),
+                    pairs.len()
+                );
+                return unavailable(judgements, &candidates, &why);
+            }
+            Err(why) => return unavailable(judgements, &candidates, &why),
+        };
+        let config = &self.lexical.config;
+        for (c, &i) in candidates.iter().enumerate() {
+            let judged = || {
+                windows
+                    .iter()
+                    .zip(&verdicts)
+                    .filter(|((w, _, _), _)| *w == c)
+            };
+            let Some(((_, k, range), best)) =
+                judged().max_by(|a, b| a.1.entailed.total_cmp(&b.1.entailed))
+            else {
+                continue;
+            };
+            let Some(((_, ck, crange), worst)) =
+                judged().max_by(|a, b| a.1.contradicted.total_cmp(&b.1.contradicted))
+            else {
+                continue;
+            };
+            let note = Reason::Entailment {
+                entailed: round(best.entailed),
+                contradicted: round(worst.contradicted),
+            };
+            let j = &mut judgements[i];
+            let evidence = |k: usize, range: &Range<usize>| {
+                let t = trim(passages[k - 1], range.clone());
+                Evidence {
+                    passage: k,
+                    start: t.start,
+                    end: t.end,
+                }
+            };
+            if best.entailed >= config.trained_entailed {
+                j.verdict = Verdict::Supported;
+                j.reasons = vec![note];
+                j.suggested.clear();
+                j.evidence = Some(evidence(*k, range));
+            } else if worst.contradicted >= config.trained_contradicted {
+                j.verdict = Verdict::Contradicted;
+                j.reasons
+                    .retain(|r| !matches!(r, Reason::Paraphrase { .. }));
+                j.reasons.push(note);
+                j.evidence = Some(evidence(*ck, crange));
+            } else {
+                j.verdict = Verdict::Unsupported;
+                j.reasons
+                    .retain(|r| !matches!(r, Reason::Paraphrase { .. }));
+                j.reasons.push(note);
+            }
+        }
+        judgements
+    }
+}
+
+impl<J: EntailmentJudge> Verifier for TrainedVerifier<J> {
+    fn kind(&self) -> VerifierKind {
+        VerifierKind::Trained
+    }
+
+    fn verify_until(
+        &self,
+        question: Option<&str>,
+        passages: &[&str],
+        claims: &[Claim<'_>],
+        markers: Option<&[Vec<Range<usize>>]>,
+        stop: &dyn Fn() -> bool,
+    ) -> Option<Vec<Judgement>> {
+        let judgements = self
+            .lexical
+            .verify_until(question, passages, claims, markers, stop)?;
+        if stop() {
+            return None;
+        }
+        Some(self.refine(question, passages, claims, markers, judgements))
+    }
+}
+
+/// The folded, stemmed keys of a text's words that are not stop words.
+fn word_keys(s: &str) -> HashSet<u64> {
+    let mut tokens = Vec::new();
+    text::tokenize(s, &[], false, &mut tokens);
+    tokens
+        .iter()
+        .filter(|t| t.flags & text::STOP == 0)
+        .map(|t| t.key)
+        .collect()
+}
+
+fn round(p: f32) -> f32 {
+    (p * 100.0).round() / 100.0
+}
+
+/// The judge failed: the rules' verdicts stand, and say so.
+fn unavailable(mut judgements: Vec<Judgement>, candidates: &[usize], why: &str) -> Vec<Judgement> {
+    for &i in candidates {
+        judgements[i].reasons.push(Reason::Unchecked(format!(
+            "trained judge unavailable: {why}"
+        )));
+    }
+    judgements
+}
+
+/// `range` of `text` without surrounding whitespace.
+fn trim(text: &str, range: Range<usize>) -> Range<usize> {
+    let s = &text[range.clone()];
+    let start = range.start + (s.len() - s.trim_start().len());
+    let end = range.end - (s.len() - s.trim_end().len());
+    start..end.max(start)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SupportConfig;
+
+    /// A fake judge: a window holding "30 days" entails a claim holding "30 days"; one holding
+    /// "managers" contradicts a claim holding "employees"; anything else is neutral.
+    struct Fake;
+
+    impl EntailmentJudge for Fake {
+        fn judge(&self, pairs: &[(&str, &str)]) -> Result<Vec<Entailment>, String> {
+            Ok(pairs
+                .iter()
+                .map(|(window, claim)| {
+                    if window.contains("30 days") && claim.contains("30 days") {
+                        Entailment {
+                            entailed: 0.9,
+                            neutral: 0.05,
+                            contradicted: 0.05,
+                        }
+                    } else if window.contains("managers") && claim.contains("employees") {
+                        Entailment {
+                            entailed: 0.05,
+                            neutral: 0.05,
+                            contradicted: 0.9,
+                        }
+                    } else {
+                        Entailment {
+                            entailed: 0.1,
+                            neutral: 0.8,
+                            contradicted: 0.1,
+                        }
+                    }
+                })
+                .collect())
+        }
+    }
+
+    struct Broken;
+
+    impl EntailmentJudge for Broken {
+        fn judge(&self, _: &[(&str, &str)]) -> Result<Vec<Entailment>, String> {
+            Err("judges.safetensors: truncated".into())
+        }
+    }
+
+    const PASSAGE: &str = "Reimbursements settle within 30 days of approval. Only managers approve \
+                           travel. Receipts are kept for a year.";
+
+    fn judge<J: EntailmentJudge>(j: J, question: Option<&str>, claim: &str) -> Judgement {
+        TrainedVerifier::new(LexicalVerifier::new(SupportConfig::default()), j)
+            .verify(
+                question,
+                &[PASSAGE],
+                &[Claim {
+                    text: claim,
+                    cited: &[1],
+                }],
+            )
+            .remove(0)
+    }
+
+    #[test]
+    fn the_judge_supports_a_rewording_the_rules_miss_and_cites_its_window() {
+        let j = judge(
+            Fake,
+            None,
+            "Paybacks are settled in 30 days once approved [1].",
+        );
+        assert_eq!(j.verdict, Verdict::Supported);
+        assert_eq!(
+            j.reasons,
+            [Reason::Entailment {
+                entailed: 0.9,
+                contradicted: 0.1
+            }]
+        );
+        let e = j.evidence.unwrap();
+        assert!(PASSAGE[e.start..e.end].starts_with("Reimbursements settle within 30 days"));
+    }
+
+    #[test]
+    fn the_judge_contradicts_a_claim_the_rules_let_through() {
+        let j = judge(Fake, None, "Only employees approve travel [1].");
+        assert_eq!(j.verdict, Verdict::Contradicted);
+        assert_eq!(
+            j.reasons.last().unwrap().to_string(),
+            "entailment: 0.05 (contradiction: 0.90)"
+        );
+        let e = j.evidence.unwrap();
+        assert!(PASSAGE[e.start..e.end].contains("managers"));
+    }
+
+    #[test]
+    fn an_exact_finding_of_the_rules_is_never_overruled() {
+        // The fake would say "entailed" (both hold "30 days"), but the rules found 14 vs 30.
+        let j = judge(
+            Fake,
+            None,
+            "Reimbursements settle within 14 days, not 30 days [1].",
+        );
+        assert_eq!(j.verdict, Verdict::Contradicted);
+        assert!(
+            !j.reasons
+                .iter()
+                .any(|r| matches!(r, Reason::Entailment { .. }))
+        );
+    }
+
+    #[test]
+    fn neither_entailed_nor_contradicted_is_unsupported() {
+        let j = judge(
+            Fake,
+            None,
+            "Receipts are kept for a decade by the finance team [1].",
+        );
+        assert_eq!(j.verdict, Verdict::Unsupported);
+        assert!(matches!(j.reasons.last(), Some(Reason::Entailment { .. })));
+    }
+
+    #[test]
+    fn a_short_answer_is_judged_with_its_question() {
+        struct Echo;
+        impl EntailmentJudge for Echo {
+            fn judge(&self, pairs: &[(&str, &str)]) -> Result<Vec<Entailment>, String> {
+                assert!(
+                    pairs
+                        .iter()
+                        .all(|(_, c)| *c == "How long do reimbursements take? 30 days.")
+                );
+                Ok(vec![
+                    Entailment {
+                        entailed: 0.9,
+                        neutral: 0.05,
+                        contradicted: 0.05
+                    };
+                    pairs.len()
+                ])
+            }
+        }
+        let j = judge(
+            Echo,
+            Some("How long do reimbursements take?"),
+            "30 days. [1]",
+        );
+        assert_eq!(j.verdict, Verdict::Supported);
+    }
+
+    #[test]
+    fn a_failing_judge_leaves_the_rules_verdict_and_says_so() {
+        let j = judge(
+            Broken,
+            None,
+            "Paybacks are settled in 30 days once approved [1].",
+        );
+        assert_eq!(j.verdict, Verdict::Unsupported);
+        assert_eq!(
+            j.reasons.last().unwrap().to_string(),
+            r#"unchecked: "trained judge unavailable: judges.safetensors: truncated""#
+        );
+    }
+}
