@@ -69,8 +69,9 @@ def read(path: Path) -> list[dict]:
         return [json.loads(line) for line in f if line.strip()]
 
 
-def batches(rows: list[dict], tokenizer, max_len: int, size: int, rng: random.Random):
-    """Batches of one task, of similar lengths (little padding), in a shuffled order."""
+def batches(rows: list[dict], tokenizer, max_len: int, size: int, rng: random.Random) -> list:
+    """Batches of one task, of similar lengths (little padding), in a shuffled order, all
+    tokenized up front (a pair the tokenizer refuses fails before any training)."""
     by_task: dict[str, list[dict]] = {}
     for r in rows:
         by_task.setdefault(r["task"], []).append(r)
@@ -81,11 +82,15 @@ def batches(rows: list[dict], tokenizer, max_len: int, size: int, rng: random.Ra
         for start in range(0, len(order), size):
             out.append((task, [items[i] for i in order[start:start + size]]))
     rng.shuffle(out)
+    encoded = []
     for task, items in out:
-        enc = tokenizer([r["a"] for r in items], [r["b"] for r in items], truncation="only_first",
+        # The longer text loses tokens first: the premise, nearly always (groundcite-embed
+        # truncates the same way).
+        enc = tokenizer([r["a"] for r in items], [r["b"] for r in items], truncation="longest_first",
                         max_length=max_len, padding=True, return_tensors="pt")
         labels = torch.tensor([r["label"] for r in items])
-        yield task, enc, labels
+        encoded.append((task, enc, labels))
+    return encoded
 
 
 def evaluate(model, rows, tokenizer, max_len) -> dict:

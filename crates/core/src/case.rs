@@ -192,7 +192,11 @@ pub fn half_of(page: &str) -> Half {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
-    if h % 2 == 0 { Half::Tune } else { Half::Held }
+    if h.is_multiple_of(2) {
+        Half::Tune
+    } else {
+        Half::Held
+    }
 }
 
 /// Detection figures over labelled sentences: supported ones kept (not flagged), wrong ones

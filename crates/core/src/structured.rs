@@ -216,7 +216,7 @@ fn render_sentence(text: &str, citations: &[Value]) -> String {
         }
     }
     let (body, end) = match clean.char_indices().last() {
-        Some((i, c)) if matches!(c, '.' | '!' | '?') => (&clean[..i], &clean[i..]),
+        Some((i, '.' | '!' | '?')) => (&clean[..i], &clean[i..]),
         _ => (clean.as_str(), "."),
     };
     let body = body.trim_end();

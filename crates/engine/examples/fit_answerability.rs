@@ -25,6 +25,10 @@
 //! chunk vectors, into INDEX_DIR when given (incrementally: an index
 //! already holding this model's vectors is reused as it is), else into a
 //! temporary folder (embedding the handbook takes minutes).
+//!
+//! With `GROUNDCITE_JUDGES_DIR` set, units are scored by the trained
+//! judges' answer head (`answerability.scorer = "trained"`) instead of the
+//! cosine.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -106,6 +110,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // computed at ingest. An index folder given as the first argument is
     // ingested incrementally (its vectors reused); otherwise a temporary one.
     let embedder = Arc::new(groundcite_embed::Embedder::load(&model_dir)?);
+    let judges = match std::env::var_os(groundcite_embed::JUDGES_DIR_ENV) {
+        Some(dir) => Some(Arc::new(groundcite_embed::Judges::load(dir, &model_dir)?)),
+        None => None,
+    };
     let temporary = tempfile::tempdir()?;
     let dir = std::env::args_os()
         .nth(1)
@@ -123,7 +131,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         summary.embedded
     );
     let index = Arc::new(index);
-    let engine_with = |config: AnswerabilityConfig| {
+    let engine_with = |mut config: AnswerabilityConfig| {
+        if judges.is_some() {
+            config.scorer = groundcite_engine::UnitScorer::Trained;
+        }
         let settings = Settings {
             answerability: config,
             model_dir: Some(model_dir.clone()),
@@ -131,7 +142,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         let generator = groundcite_engine::pipeline::build_generator(&settings)
             .expect("the extractive generator");
-        Engine::new(settings, index.clone(), generator).with_embedder(Arc::clone(&embedder))
+        Engine::new(settings, index.clone(), generator)
+            .with_models(Arc::clone(&embedder), judges.clone())
     };
 
     let mut questions: Vec<(String, Question)> = Vec::new();
@@ -196,7 +208,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // The type adjustment, the retrieval weight and the threshold together.
     let mut config = AnswerabilityConfig::default();
-    let mut chosen: Option<((bool, f32), f32, f32, f32, f32)> = None;
+    // ((meets the refusal floor, balanced accuracy), bonus, penalty, weight, threshold)
+    type Choice = ((bool, f32), f32, f32, f32, f32);
+    let mut chosen: Option<Choice> = None;
     for bonus in [0.0, 0.05, 0.1] {
         for penalty in [0.0, 0.1, 0.2, 0.3] {
             let rows: Vec<Row> = judged_all.iter().map(|j| j.row(bonus, penalty)).collect();
@@ -211,7 +225,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.type_bonus = bonus;
     config.type_penalty = penalty;
     config.retrieval_weight = weight;
-    config.min_answer = threshold;
+    if judges.is_some() {
+        config.trained.min_answer = threshold;
+    } else {
+        config.min_answer = threshold;
+    }
     let rows: Vec<Row> = judged_all.iter().map(|j| j.row(bonus, penalty)).collect();
     // `min_relevance` (when an answer is certified) is fitted end to end
     // by bench/fit-relevance.py on `eval questions --json`; it stays as

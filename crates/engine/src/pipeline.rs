@@ -207,7 +207,7 @@ struct Ready {
 /// What retrieval and the gate decided.
 enum Prepared {
     Refused(Box<AskResult>),
-    Ready(Ready),
+    Ready(Box<Ready>),
 }
 
 impl Engine {
@@ -507,14 +507,14 @@ impl Engine {
                     instruction: prompt::structured_instruction(sent.len()),
                 }),
         };
-        Ok(Prepared::Ready(Ready {
+        Ok(Prepared::Ready(Box::new(Ready {
             sent,
             infos,
             request,
             topics,
             retrieve_ms,
             gate_ms,
-        }))
+        })))
     }
 
     /// The model path's judgement of a question without generating: the
@@ -549,7 +549,7 @@ impl Engine {
             gate_ms,
         } = match self.prepare(question, opts, started)? {
             Prepared::Refused(result) => return Ok(*result),
-            Prepared::Ready(ready) => ready,
+            Prepared::Ready(ready) => *ready,
         };
         let generate_started = Instant::now();
         let mut attempts = Vec::new();

@@ -156,7 +156,11 @@ async fn hybrid_retrieval_finds_the_gold_pages_of_paraphrased_questions() {
     index.set_embedder(embedder.clone());
     let pages = shared.join("corpora/tts-handbook/pages");
     let summary = index
-        .ingest(&[pages.clone()], &IngestOptions::handbook(), &mut |_| {})
+        .ingest(
+            std::slice::from_ref(&pages),
+            &IngestOptions::handbook(),
+            &mut |_| {},
+        )
         .unwrap();
     assert_eq!(summary.embedded as u64, index.num_chunks(), "{summary:?}");
     let database = groundcite_testdata::database_url("hybrid retrieval through PostgreSQL");

@@ -47,7 +47,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let started = Instant::now();
     let mut index = Index::open_or_create(&dir)?;
-    let summary = index.ingest(&[corpus.clone()], &IngestOptions::default(), &mut |_| {})?;
+    let summary = index.ingest(
+        std::slice::from_ref(&corpus),
+        &IngestOptions::default(),
+        &mut |_| {},
+    )?;
     let ingest_s = started.elapsed().as_secs_f64();
     let chunks = index.num_chunks();
     let index_bytes = size_of(&dir)?;

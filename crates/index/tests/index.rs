@@ -667,7 +667,11 @@ fn equal_scores_come_out_in_id_order() {
             );
         }
         index
-            .ingest(&[docs.clone()], &IngestOptions::default(), &mut |_| {})
+            .ingest(
+                std::slice::from_ref(&docs),
+                &IngestOptions::default(),
+                &mut |_| {},
+            )
             .unwrap();
     }
     let mut all = ids(&index);
@@ -694,8 +698,7 @@ fn a_folder_holding_other_files_is_never_made_an_index() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("notes.txt"), "mine").unwrap();
     let err = groundcite_index::Index::open_or_create(dir.path())
-        .err()
-        .expect("a folder of other files is not an index");
+        .expect_err("a folder of other files is not an index");
     assert!(err.to_string().contains("not a groundcite index"), "{err}");
     let names: Vec<_> = fs::read_dir(dir.path())
         .unwrap()
@@ -711,8 +714,7 @@ fn a_folder_holding_other_files_is_never_made_an_index() {
     let parent = tempfile::tempdir().unwrap();
     groundcite_index::Index::open_or_create(&parent.path().join("index")).unwrap();
     let err = groundcite_index::Index::open_or_create(parent.path())
-        .err()
-        .expect("the folder above an index is not an index");
+        .expect_err("the folder above an index is not an index");
     assert!(
         err.to_string().contains(&format!(
             "did you mean {}",

@@ -255,11 +255,29 @@ pub struct SupportConfig {
     /// [`TrainedVerifier`] only: a claim is supported when the trained judge's probability
     /// that its best cited window entails it reaches this. Fitted on the tune half of the
     /// by-page split of `paraphrase-dev.jsonl` by `groundcite eval cases
-    /// ../shared/cases/paraphrase-dev.jsonl --verifier trained --fit-trained`. Default `0.5`.
+    /// ../shared/cases/paraphrase-dev.jsonl --set check.verifier=trained --fit-trained` (with
+    /// `--model-dir` and `--judges-dir`). Default `0.53`.
     pub trained_entailed: f32,
     /// [`TrainedVerifier`] only: a claim not supported is contradicted (else unsupported) when
     /// the judge's probability that a cited window contradicts it reaches this. Default `0.5`.
     pub trained_contradicted: f32,
+    /// [`TrainedVerifier`] only: which claims the judge decides. `unsure` (the default): only
+    /// the claims the rules found unsupported (the judge supports them, or keeps them flagged);
+    /// the rules' supported and contradicted verdicts stand. `all`: every cited claim but the
+    /// rules' exact findings (numbers, dates, bounds, negation). Chosen on the tune half of
+    /// `paraphrase-dev.jsonl` (BENCHMARKS.md).
+    pub trained_scope: TrainedScope,
+}
+
+/// Which claims the trained judge decides ([`SupportConfig::trained_scope`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrainedScope {
+    /// Only the claims the rules found unsupported.
+    #[default]
+    Unsure,
+    /// Every cited claim but the rules' exact findings.
+    All,
 }
 
 impl Default for SupportConfig {
@@ -290,8 +308,9 @@ impl Default for SupportConfig {
             check_synonyms: true,
             check_antonyms: true,
             overrule_similarity: 0.85,
-            trained_entailed: 0.5,
+            trained_entailed: 0.53,
             trained_contradicted: 0.5,
+            trained_scope: TrainedScope::Unsure,
         }
     }
 }

@@ -5,7 +5,8 @@
 //! engine, with `groundcite_embed::Judges`). The rules' exact findings keep their verdict and
 //! reasons: a number, date or bound that differs, and a negation. Every other cited claim goes
 //! to the judge, against the windows of its cited passages that share the most words with it
-//! (each sentence, and each pair of adjacent sentences; at most [`WINDOWS_PER_CLAIM`]). The
+//! (each sentence, and each pair of adjacent sentences; at most [`WINDOWS_PER_CLAIM`]), and, for
+//! a claim citing several passages, their best windows joined (a claim may merge them). The
 //! claim is:
 //! - `Supported` when the judge's probability of entailment, at its best window, reaches
 //!   [`SupportConfig::trained_entailed`](crate::SupportConfig::trained_entailed); the evidence
@@ -27,7 +28,10 @@ use std::ops::Range;
 use groundcite_text as text;
 
 use crate::semantic::without_markers;
-use crate::{Claim, Evidence, Judgement, LexicalVerifier, Reason, Verdict, Verifier, VerifierKind};
+use crate::{
+    Claim, Evidence, Judgement, LexicalVerifier, Reason, TrainedScope, Verdict, Verifier,
+    VerifierKind,
+};
 
 /// At most this many windows of the cited passages are judged per claim.
 pub const WINDOWS_PER_CLAIM: usize = 3;
@@ -99,15 +103,18 @@ impl<J: EntailmentJudge> TrainedVerifier<J> {
                         .cited
                         .iter()
                         .all(|&k| k >= 1 && k <= passages.len())
-                    && !exact(&judgements[i])
+                    && match self.lexical.config.trained_scope {
+                        TrainedScope::All => !exact(&judgements[i]),
+                        TrainedScope::Unsure => judgements[i].verdict == Verdict::Unsupported,
+                    }
             })
             .collect();
         if candidates.is_empty() {
             return judgements;
         }
-        // Each candidate's hypothesis, and its windows: (candidate, passage, byte range).
+        // Each candidate's hypothesis, and its windows.
         let mut hypotheses: Vec<String> = Vec::with_capacity(candidates.len());
-        let mut windows: Vec<(usize, usize, Range<usize>)> = Vec::new();
+        let mut windows: Vec<Window> = Vec::new();
         let mut spans = Vec::new();
         for (c, &i) in candidates.iter().enumerate() {
             let claim = without_markers(claims[i].text, markers.and_then(|m| m.get(i)));
@@ -142,14 +149,46 @@ impl<J: EntailmentJudge> TrainedVerifier<J> {
             // Most shared words first; among equals, the earlier (a single sentence before the
             // pair it starts).
             scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            // A claim citing several passages may merge them: their best windows, joined, are
+            // judged too.
+            if claims[i].cited.len() > 1 {
+                let best: Vec<&(usize, usize, usize, Range<usize>)> = claims[i]
+                    .cited
+                    .iter()
+                    .filter_map(|&k| scored.iter().find(|w| w.2 == k))
+                    .collect();
+                if let Some(first) = best.first() {
+                    let joined: Vec<&str> = best
+                        .iter()
+                        .map(|w| &passages[w.2 - 1][w.3.clone()])
+                        .collect();
+                    windows.push(Window {
+                        candidate: c,
+                        passage: first.2,
+                        range: first.3.clone(),
+                        joined: Some(joined.join(" ")),
+                    });
+                }
+            }
             for (_, _, k, range) in scored.into_iter().take(WINDOWS_PER_CLAIM) {
-                windows.push((c, k, range));
+                windows.push(Window {
+                    candidate: c,
+                    passage: k,
+                    range,
+                    joined: None,
+                });
             }
             hypotheses.push(hypothesis);
         }
         let pairs: Vec<(&str, &str)> = windows
             .iter()
-            .map(|(c, k, r)| (&passages[k - 1][r.clone()], hypotheses[*c].as_str()))
+            .map(|w| {
+                let premise = match &w.joined {
+                    Some(joined) => joined.as_str(),
+                    None => &passages[w.passage - 1][w.range.clone()],
+                };
+                (premise, hypotheses[w.candidate].as_str())
+            })
             .collect();
         let verdicts = match self.judge.judge(&pairs) {
             Ok(v) if v.len() == pairs.len() => v,
@@ -169,14 +208,14 @@ impl<J: EntailmentJudge> TrainedVerifier<J> {
                 windows
                     .iter()
                     .zip(&verdicts)
-                    .filter(|((w, _, _), _)| *w == c)
+                    .filter(|(w, _)| w.candidate == c)
             };
-            let Some(((_, k, range), best)) =
+            let Some((supporting, best)) =
                 judged().max_by(|a, b| a.1.entailed.total_cmp(&b.1.entailed))
             else {
                 continue;
             };
-            let Some(((_, ck, crange), worst)) =
+            let Some((contradicting, worst)) =
                 judged().max_by(|a, b| a.1.contradicted.total_cmp(&b.1.contradicted))
             else {
                 continue;
@@ -186,10 +225,10 @@ impl<J: EntailmentJudge> TrainedVerifier<J> {
                 contradicted: round(worst.contradicted),
             };
             let j = &mut judgements[i];
-            let evidence = |k: usize, range: &Range<usize>| {
-                let t = trim(passages[k - 1], range.clone());
+            let evidence = |w: &Window| {
+                let t = trim(passages[w.passage - 1], w.range.clone());
                 Evidence {
-                    passage: k,
+                    passage: w.passage,
                     start: t.start,
                     end: t.end,
                 }
@@ -198,13 +237,13 @@ impl<J: EntailmentJudge> TrainedVerifier<J> {
                 j.verdict = Verdict::Supported;
                 j.reasons = vec![note];
                 j.suggested.clear();
-                j.evidence = Some(evidence(*k, range));
+                j.evidence = Some(evidence(supporting));
             } else if worst.contradicted >= config.trained_contradicted {
                 j.verdict = Verdict::Contradicted;
                 j.reasons
                     .retain(|r| !matches!(r, Reason::Paraphrase { .. }));
                 j.reasons.push(note);
-                j.evidence = Some(evidence(*ck, crange));
+                j.evidence = Some(evidence(contradicting));
             } else {
                 j.verdict = Verdict::Unsupported;
                 j.reasons
@@ -237,6 +276,17 @@ impl<J: EntailmentJudge> Verifier for TrainedVerifier<J> {
         }
         Some(self.refine(question, passages, claims, markers, judgements))
     }
+}
+
+/// A premise the judge reads for one claim: a window of a cited passage, or the best windows
+/// of every cited passage joined (`joined`; the evidence is then the first of them).
+struct Window {
+    /// The index of the claim among the candidates.
+    candidate: usize,
+    /// The cited passage (1-based) and the window's byte range in it.
+    passage: usize,
+    range: Range<usize>,
+    joined: Option<String>,
 }
 
 /// The folded, stemmed keys of a text's words that are not stop words.
@@ -321,8 +371,16 @@ mod tests {
     const PASSAGE: &str = "Reimbursements settle within 30 days of approval. Only managers approve \
                            travel. Receipts are kept for a year.";
 
+    /// The judge deciding every claim but the rules' exact findings.
+    fn all() -> SupportConfig {
+        SupportConfig {
+            trained_scope: TrainedScope::All,
+            ..SupportConfig::default()
+        }
+    }
+
     fn judge<J: EntailmentJudge>(j: J, question: Option<&str>, claim: &str) -> Judgement {
-        TrainedVerifier::new(LexicalVerifier::new(SupportConfig::default()), j)
+        TrainedVerifier::new(LexicalVerifier::new(all()), j)
             .verify(
                 question,
                 &[PASSAGE],
@@ -418,6 +476,96 @@ mod tests {
             "30 days. [1]",
         );
         assert_eq!(j.verdict, Verdict::Supported);
+    }
+
+    #[test]
+    fn a_claim_merging_two_cited_passages_is_judged_against_both() {
+        /// Entails only a premise that says both halves of the claim.
+        struct Both;
+        impl EntailmentJudge for Both {
+            fn judge(&self, pairs: &[(&str, &str)]) -> Result<Vec<Entailment>, String> {
+                Ok(pairs
+                    .iter()
+                    .map(|(premise, _)| {
+                        let both = premise.contains("30 days") && premise.contains("badges");
+                        let p = if both { 0.9 } else { 0.1 };
+                        Entailment {
+                            entailed: p,
+                            neutral: 1.0 - p,
+                            contradicted: 0.0,
+                        }
+                    })
+                    .collect())
+            }
+        }
+        let passages = [PASSAGE, "New badges are printed on Fridays."];
+        let verifier = TrainedVerifier::new(LexicalVerifier::new(all()), Both);
+        let claim = "Reimbursements take 30 days and badges are printed on Fridays [1][2].";
+        let j = verifier
+            .verify(
+                None,
+                &passages,
+                &[Claim {
+                    text: claim,
+                    cited: &[1, 2],
+                }],
+            )
+            .remove(0);
+        assert_eq!(j.verdict, Verdict::Supported, "{j:?}");
+        assert_eq!(j.evidence.unwrap().passage, 1);
+        // Citing one of them only, the other half is nowhere.
+        let j = verifier
+            .verify(
+                None,
+                &passages,
+                &[Claim {
+                    text: claim,
+                    cited: &[1],
+                }],
+            )
+            .remove(0);
+        assert_ne!(j.verdict, Verdict::Supported, "{j:?}");
+    }
+
+    #[test]
+    fn by_default_the_judge_decides_only_what_the_rules_found_unsupported() {
+        /// Calls every claim contradicted.
+        struct Contradicts;
+        impl EntailmentJudge for Contradicts {
+            fn judge(&self, pairs: &[(&str, &str)]) -> Result<Vec<Entailment>, String> {
+                let no = Entailment {
+                    entailed: 0.0,
+                    neutral: 0.0,
+                    contradicted: 1.0,
+                };
+                Ok(vec![no; pairs.len()])
+            }
+        }
+        let verify = |claim: &str, judge: &dyn EntailmentJudge| {
+            struct Dyn<'a>(&'a dyn EntailmentJudge);
+            impl EntailmentJudge for Dyn<'_> {
+                fn judge(&self, pairs: &[(&str, &str)]) -> Result<Vec<Entailment>, String> {
+                    self.0.judge(pairs)
+                }
+            }
+            TrainedVerifier::new(LexicalVerifier::new(SupportConfig::default()), Dyn(judge))
+                .verify(
+                    None,
+                    &[PASSAGE],
+                    &[Claim {
+                        text: claim,
+                        cited: &[1],
+                    }],
+                )
+                .remove(0)
+        };
+        // The rules miss the rewording; the judge supports it.
+        let j = verify("Paybacks are settled in 30 days once approved [1].", &Fake);
+        assert_eq!(j.verdict, Verdict::Supported);
+        // The rules support it: the judge is not asked.
+        let j = verify("Only managers approve travel [1].", &Contradicts);
+        assert_eq!(j.verdict, Verdict::Supported, "{j:?}");
+        assert!(j.reasons.is_empty(), "{j:?}");
     }
 
     #[test]

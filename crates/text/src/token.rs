@@ -100,7 +100,7 @@ pub fn tokenize(text: &str, skip: &[(usize, usize)], classify_common: bool, out:
         while skip.get(next_skip).is_some_and(|&(_, end)| end <= i) {
             next_skip += 1;
         }
-        if !skip.get(next_skip).is_some_and(|&(start, _)| start <= i) {
+        if skip.get(next_skip).is_none_or(|&(start, _)| start > i) {
             out.push(make_token(text, &word, classify_common, &mut folded));
         }
         i = word.end;

@@ -33,7 +33,7 @@ impl Engine {
                     let _ = tx.send(AskEvent::Final(result)).await;
                     return;
                 }
-                Prepared::Ready(ready) => ready,
+                Prepared::Ready(ready) => *ready,
             };
             let generate_started = Instant::now();
             let mut attempts = Vec::new();

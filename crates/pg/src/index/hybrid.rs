@@ -125,7 +125,7 @@ WHERE v.chunk_seq = ANY($2::int8[])";
 /// not whole units of the codes' dimension.
 fn push_unit_codes(stored: &[u8], codes: &mut SignCodes) -> Result<(), String> {
     let width = codes.dim().div_ceil(8);
-    if stored.len() % (width + 4) != 0 {
+    if !stored.len().is_multiple_of(width + 4) {
         return Err(format!(
             "{} bytes, not whole units of {} values ({} bytes each)",
             stored.len(),

@@ -200,19 +200,18 @@ pub(super) fn shape(sentence: &str) -> Shape {
 pub(super) fn link_lead_ins(text: &str, sentences: &mut [Sentence]) {
     let mut lead_in: Option<u32> = None;
     let mut header: Option<u32> = None;
-    for k in 0..sentences.len() {
-        let s = &sentences[k];
+    for (k, s) in sentences.iter_mut().enumerate() {
         match shape(&text[s.start as usize..s.end as usize]) {
             Shape::LeadIn => {
                 lead_in = Some(k as u32);
                 header = None;
             }
             Shape::ListItem => {
-                sentences[k].lead = lead_in;
+                s.lead = lead_in;
                 header = None;
             }
             Shape::TableRow => match header {
-                Some(h) => sentences[k].lead = Some(h),
+                Some(h) => s.lead = Some(h),
                 None => header = Some(k as u32),
             },
             Shape::TableRule => {}

@@ -649,16 +649,15 @@ impl LexicalVerifier {
             if cfg.check_entity_slots
                 && !contradicted
                 && pw_align >= cfg.contradiction_min_alignment
+                && let Some((c, e)) = agent_conflict(info, p, window_tokens(p, &pw))
             {
-                if let Some((c, e)) = agent_conflict(info, p, window_tokens(p, &pw)) {
-                    if detail {
-                        reasons.push(Reason::EntityMismatch {
-                            claim: c.to_owned(),
-                            evidence: e.to_owned(),
-                        });
-                    }
-                    contradicted = true;
+                if detail {
+                    reasons.push(Reason::EntityMismatch {
+                        claim: c.to_owned(),
+                        evidence: e.to_owned(),
+                    });
                 }
+                contradicted = true;
             }
         }
 
