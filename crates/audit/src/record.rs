@@ -68,7 +68,7 @@ impl AuditRecord {
     /// together are over `max_bytes`, the report becomes a summary (what
     /// the record's columns already say, and the sizes of what was left
     /// out) and each attempt's raw text is cut to its first
-    /// [`KEPT_RAW_BYTES`], with its full size beside it. A record under the
+    /// `KEPT_RAW_BYTES`, with its full size beside it. A record under the
     /// cap is returned as it is. The incident columns (status, counts, bad
     /// ids, passages) are never cut.
     pub fn capped(mut self, max_bytes: usize) -> AuditRecord {

@@ -127,8 +127,9 @@ impl Figures {
 pub struct QuestionsSummary {
     /// `lexical` or `hybrid`: which retrieval ran.
     pub retrieval: String,
-    /// Whether relevance was judged (`semantic`, with the embedding model)
-    /// or not (`lexical`): without it no answer is certified.
+    /// How relevance was judged: `semantic` (the embedding model),
+    /// `trained` (the trained answer judge), or not at all (`lexical`):
+    /// then no answer is certified.
     pub relevance: String,
     #[serde(flatten)]
     pub all: Figures,
@@ -168,12 +169,10 @@ pub async fn questions(
 ) -> Result<QuestionsSummary, EngineError> {
     let mut summary = QuestionsSummary {
         retrieval: engine.retrieval().as_str().to_string(),
-        relevance: if engine.answerability().is_some() {
-            "semantic"
-        } else {
-            "lexical"
-        }
-        .to_string(),
+        relevance: engine
+            .answerability()
+            .map_or("lexical", |a| a.method())
+            .to_string(),
         ..QuestionsSummary::default()
     };
     for q in questions {

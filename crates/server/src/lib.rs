@@ -43,7 +43,7 @@
 //!   `groundcite_engine::Engine`; [`fake`] has a static implementation for
 //!   tests and demos. `/v1/check` and `/v1/prompt` run the engine's
 //!   `Checker` ([`AppState::checker`]), also on a server with no answerer.
-//! - [`routes`]: the handlers; [`page`]: the web page; [`openapi`].
+//! - [`routes`](mod@routes): the handlers; [`page`]: the web page; [`openapi`].
 //! - [`metrics`]: per-state Prometheus recorder.
 //! - [`audit`]: the audit log: records built from the typed answers, the
 //!   queue and the writer thread over an `AuditStore` (SQLite or

@@ -76,7 +76,7 @@ fn description() -> String {
     )
 }
 
-/// The whole document: [`Base`] and every route of [`crate::api_routes`].
+/// The whole document: the base (`Base`) and every route of [`crate::api_routes`].
 pub fn document() -> OpenApi {
     let mut doc = <Base as utoipa::OpenApi>::openapi();
     let (_, routes) = crate::api_routes().split_for_parts();

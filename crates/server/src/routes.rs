@@ -44,7 +44,7 @@ impl<S: Send + Sync> FromRequestParts<S> for ReqId {
 }
 
 /// The client's own `x-request-id`, if it sent one (see
-/// [`crate::util::assign_request_id`]): recorded, never used as an id.
+/// `util::assign_request_id`): recorded, never used as an id.
 pub struct ClientReqId(pub Option<String>);
 
 impl<S: Send + Sync> FromRequestParts<S> for ClientReqId {

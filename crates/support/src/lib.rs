@@ -262,8 +262,9 @@ pub struct SupportConfig {
     /// the judge's probability that a cited window contradicts it reaches this. Default `0.5`.
     pub trained_contradicted: f32,
     /// [`TrainedVerifier`] only: which claims the judge decides. `unsure` (the default): only
-    /// the claims the rules found unsupported (the judge supports them, or keeps them flagged);
-    /// the rules' supported and contradicted verdicts stand. `all`: every cited claim but the
+    /// the claims the rules found unsupported, but for a short answer to a question (the judge
+    /// supports them, or keeps them flagged); the rules' supported and contradicted verdicts
+    /// stand. `all`: every cited claim but the
     /// rules' exact findings (numbers, dates, bounds, negation). Chosen on the tune half of
     /// `paraphrase-dev.jsonl` (BENCHMARKS.md).
     pub trained_scope: TrainedScope,

@@ -17,8 +17,9 @@
 //!
 //! Either way the reasons end with the note `entailment: 0.93 (contradiction: 0.02)`; the
 //! rules' other reasons (missing words, an antonym, an entity in the slot) stay beside it when
-//! the judge agrees that the claim is not supported. A short elliptic answer ("The 1980s.") is
-//! judged as the question followed by the answer.
+//! the judge agrees that the claim is not supported. A short elliptic answer to a question
+//! ("The 1980s.") is left to the rules in the default scope, and judged as the question followed
+//! by the answer in the `all` scope.
 //!
 //! A judge that fails leaves the rules' verdicts, each with a note saying why.
 
@@ -105,7 +106,14 @@ impl<J: EntailmentJudge> TrainedVerifier<J> {
                         .all(|&k| k >= 1 && k <= passages.len())
                     && match self.lexical.config.trained_scope {
                         TrainedScope::All => !exact(&judgements[i]),
-                        TrainedScope::Unsure => judgements[i].verdict == Verdict::Unsupported,
+                        TrainedScope::Unsure => {
+                            judgements[i].verdict == Verdict::Unsupported
+                                && !elliptic(
+                                    question,
+                                    claims[i].text,
+                                    markers.and_then(|m| m.get(i)),
+                                )
+                        }
                     }
             })
             .collect();
@@ -276,6 +284,14 @@ impl<J: EntailmentJudge> Verifier for TrainedVerifier<J> {
         }
         Some(self.refine(question, passages, claims, markers, judgements))
     }
+}
+
+/// A short answer to a question ("The 1980s [1]."): in the `unsure` scope it is left to the
+/// rules, which read it with its question (measured: judged, HaluEval QA's hallucinated answers
+/// flagged fell from 86.5% to 58.8%).
+fn elliptic(question: Option<&str>, claim: &str, markers: Option<&Vec<Range<usize>>>) -> bool {
+    question.is_some_and(|q| !q.trim().is_empty())
+        && without_markers(claim, markers).split_whitespace().count() <= ELLIPTIC_WORDS
 }
 
 /// A premise the judge reads for one claim: a window of a cited passage, or the best windows
