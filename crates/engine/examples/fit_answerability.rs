@@ -226,6 +226,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.type_penalty = penalty;
     config.retrieval_weight = weight;
     if judges.is_some() {
+        config.scorer = groundcite_engine::UnitScorer::Trained;
         config.trained.min_answer = threshold;
     } else {
         config.min_answer = threshold;
