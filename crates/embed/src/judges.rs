@@ -18,7 +18,7 @@
 
 use std::path::Path;
 
-use candle_core::{DType, Device, IndexOp, Tensor};
+use candle_core::{DType, Device, IndexOp};
 use candle_nn::{Linear, Module, VarBuilder};
 use candle_transformers::models::bert::BertModel;
 use serde::Deserialize;
@@ -26,7 +26,7 @@ use sha2::{Digest, Sha256};
 use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 
 use crate::error::{EmbedError, Result};
-use crate::{CONFIG, MAX_BATCH_TEXTS, MAX_BATCH_TOKENS, TOKENIZER, WEIGHTS, bert_config, folder};
+use crate::{CONFIG, TOKENIZER, WEIGHTS, bert_config, folder, forward_in_batches};
 
 /// The judges' weights, in the judges folder.
 pub const JUDGES_WEIGHTS: &str = "judges.safetensors";
@@ -231,46 +231,21 @@ impl Judges {
 
     /// The head's logits for every pair, `width` per pair, in input order.
     fn run(&self, pairs: &[(&str, &str)], head: &Linear, width: usize) -> Result<Vec<f32>> {
-        let mut out = vec![0.0f32; pairs.len() * width];
         if pairs.is_empty() {
-            return Ok(out);
+            return Ok(Vec::new());
         }
-        let inputs: Vec<(&str, &str)> = pairs.to_vec();
         let encodings = self
             .tokenizer
-            .encode_batch(inputs, true)
+            .encode_batch(pairs.to_vec(), true)
             .map_err(|err| EmbedError::Inference(format!("tokenizing: {err}")))?;
-        let mut order: Vec<usize> = (0..pairs.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(encodings[i].len()));
-        let mut start = 0;
-        while start < order.len() {
-            let len = encodings[order[start]].len().max(1);
-            let per_batch = (MAX_BATCH_TOKENS / len).clamp(1, MAX_BATCH_TEXTS);
-            let batch = &order[start..(start + per_batch).min(order.len())];
-            let (count, w) = (batch.len(), len);
-            let mut ids = vec![self.pad_id; count * w];
-            let mut type_ids = vec![0u32; count * w];
-            let mut mask = vec![0u32; count * w];
-            for (row, &i) in batch.iter().enumerate() {
-                let e = &encodings[i];
-                let at = row * w;
-                ids[at..at + e.len()].copy_from_slice(e.get_ids());
-                type_ids[at..at + e.len()].copy_from_slice(e.get_type_ids());
-                mask[at..at + e.len()].copy_from_slice(e.get_attention_mask());
-            }
-            let ids = Tensor::from_vec(ids, (count, w), &self.device)?;
-            let type_ids = Tensor::from_vec(type_ids, (count, w), &self.device)?;
-            let mask = Tensor::from_vec(mask, (count, w), &self.device)?;
-            let hidden = self.model.forward(&ids, &type_ids, Some(&mask))?;
-            let pooled = self.pooler.forward(&hidden.i((.., 0))?)?.tanh()?;
-            let logits = head.forward(&pooled)?.flatten_all()?.to_vec1::<f32>()?;
-            for (row, &i) in batch.iter().enumerate() {
-                out[i * width..(i + 1) * width]
-                    .copy_from_slice(&logits[row * width..(row + 1) * width]);
-            }
-            start += batch.len();
-        }
-        Ok(out)
+        forward_in_batches(
+            &self.model,
+            &self.device,
+            self.pad_id,
+            &encodings,
+            width,
+            |hidden, _| head.forward(&self.pooler.forward(&hidden.i((.., 0))?)?.tanh()?),
+        )
     }
 }
 

@@ -294,11 +294,34 @@ impl Embedder {
 
     /// The vectors of `texts`, in their order.
     pub fn embed(&self, texts: &[&str]) -> Result<Embeddings> {
-        let mut data = vec![0.0f32; texts.len() * self.dim];
-        if !texts.is_empty() {
-            let prepared: Vec<Cow<'_, str>> = texts.iter().map(|t| self.prepare(t)).collect();
-            self.embed_into(&prepared, &mut data)?;
+        if texts.is_empty() {
+            return Ok(Embeddings {
+                dim: self.dim,
+                data: Vec::new(),
+            });
         }
+        let prepared: Vec<Cow<'_, str>> = texts.iter().map(|t| self.prepare(t)).collect();
+        let inputs: Vec<&str> = prepared.iter().map(|t| t.as_ref()).collect();
+        let encodings = self
+            .tokenizer
+            .encode_batch(inputs, true)
+            .map_err(|err| EmbedError::Inference(format!("tokenizing: {err}")))?;
+        let pipeline = &self.pipeline;
+        let data = forward_in_batches(
+            &self.model,
+            &self.device,
+            self.pad_id,
+            &encodings,
+            self.dim,
+            |hidden, mask| {
+                let pooled = pool(hidden, mask, pipeline.pooling)?;
+                if pipeline.normalize {
+                    normalize(&pooled)
+                } else {
+                    Ok(pooled)
+                }
+            },
+        )?;
         Ok(Embeddings {
             dim: self.dim,
             data,
@@ -312,61 +335,52 @@ impl Embedder {
             text.into()
         }
     }
+}
 
-    fn embed_into(&self, texts: &[Cow<'_, str>], data: &mut [f32]) -> Result<()> {
-        let inputs: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
-        let encodings = self
-            .tokenizer
-            .encode_batch(inputs, true)
-            .map_err(|err| EmbedError::Inference(format!("tokenizing: {err}")))?;
-        // Longest first, so each batch is padded to its first text's length.
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(encodings[i].len()));
-        let mut start = 0;
-        while start < order.len() {
-            let width = encodings[order[start]].len().max(1);
-            let per_batch = (MAX_BATCH_TOKENS / width).clamp(1, MAX_BATCH_TEXTS);
-            let batch = &order[start..(start + per_batch).min(order.len())];
-            let vectors =
-                self.run_batch(batch.iter().map(|&i| &encodings[i]), batch.len(), width)?;
-            for (row, &text_index) in vectors.chunks_exact(self.dim).zip(batch) {
-                data[text_index * self.dim..(text_index + 1) * self.dim].copy_from_slice(row);
-            }
-            start += batch.len();
+/// Runs `encodings` through `model` in batches of similar lengths (longest
+/// first, so each batch is padded to its first encoding's length; at most
+/// [`MAX_BATCH_TEXTS`] encodings and [`MAX_BATCH_TOKENS`] padded tokens) and
+/// returns what `head` makes of each batch's hidden states and attention
+/// mask (`width` values per encoding), row after row in the encodings' order.
+/// The embedder pools its vectors this way, the judges their heads' logits.
+fn forward_in_batches(
+    model: &BertModel,
+    device: &Device,
+    pad_id: u32,
+    encodings: &[tokenizers::Encoding],
+    width: usize,
+    head: impl Fn(&Tensor, &Tensor) -> candle_core::Result<Tensor>,
+) -> Result<Vec<f32>> {
+    let mut out = vec![0.0f32; encodings.len() * width];
+    let mut order: Vec<usize> = (0..encodings.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(encodings[i].len()));
+    let mut start = 0;
+    while start < order.len() {
+        let tokens = encodings[order[start]].len().max(1);
+        let per_batch = (MAX_BATCH_TOKENS / tokens).clamp(1, MAX_BATCH_TEXTS);
+        let batch = &order[start..(start + per_batch).min(order.len())];
+        let count = batch.len();
+        let mut ids = vec![pad_id; count * tokens];
+        let mut type_ids = vec![0u32; count * tokens];
+        let mut mask = vec![0u32; count * tokens];
+        for (row, &i) in batch.iter().enumerate() {
+            let e = &encodings[i];
+            let at = row * tokens;
+            ids[at..at + e.len()].copy_from_slice(e.get_ids());
+            type_ids[at..at + e.len()].copy_from_slice(e.get_type_ids());
+            mask[at..at + e.len()].copy_from_slice(e.get_attention_mask());
         }
-        Ok(())
-    }
-
-    /// Runs `count` encodings padded to `width` tokens; returns their pooled
-    /// (and, if the model says so, normalised) vectors, row after row.
-    fn run_batch<'e>(
-        &self,
-        encodings: impl Iterator<Item = &'e tokenizers::Encoding>,
-        count: usize,
-        width: usize,
-    ) -> Result<Vec<f32>> {
-        let mut ids = vec![self.pad_id; count * width];
-        let mut type_ids = vec![0u32; count * width];
-        let mut mask = vec![0u32; count * width];
-        for (row, encoding) in encodings.enumerate() {
-            let n = encoding.len();
-            let at = row * width;
-            ids[at..at + n].copy_from_slice(encoding.get_ids());
-            type_ids[at..at + n].copy_from_slice(encoding.get_type_ids());
-            mask[at..at + n].copy_from_slice(encoding.get_attention_mask());
+        let ids = Tensor::from_vec(ids, (count, tokens), device)?;
+        let type_ids = Tensor::from_vec(type_ids, (count, tokens), device)?;
+        let mask = Tensor::from_vec(mask, (count, tokens), device)?;
+        let hidden = model.forward(&ids, &type_ids, Some(&mask))?;
+        let rows = head(&hidden, &mask)?.flatten_all()?.to_vec1::<f32>()?;
+        for (row, &i) in rows.chunks_exact(width).zip(batch) {
+            out[i * width..(i + 1) * width].copy_from_slice(row);
         }
-        let ids = Tensor::from_vec(ids, (count, width), &self.device)?;
-        let type_ids = Tensor::from_vec(type_ids, (count, width), &self.device)?;
-        let mask = Tensor::from_vec(mask, (count, width), &self.device)?;
-        let hidden = self.model.forward(&ids, &type_ids, Some(&mask))?;
-        let pooled = pool(&hidden, &mask, self.pipeline.pooling)?;
-        let pooled = if self.pipeline.normalize {
-            normalize(&pooled)?
-        } else {
-            pooled
-        };
-        Ok(pooled.flatten_all()?.to_vec1::<f32>()?)
+        start += count;
     }
+    Ok(out)
 }
 
 /// sentence-transformers' pooling of `hidden` (texts, tokens, dim) under
