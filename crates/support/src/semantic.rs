@@ -97,9 +97,9 @@ impl<E: SentenceEncoder> SemanticVerifier<E> {
                     v.len(),
                     texts.len()
                 );
-                return unavailable(judgements, &candidates, &why);
+                return unavailable(judgements, &candidates, "similarity", &why);
             }
-            Err(why) => return unavailable(judgements, &candidates, &why),
+            Err(why) => return unavailable(judgements, &candidates, "similarity", &why),
         };
         let threshold = self.lexical.config.overrule_similarity;
         for (c, &i) in candidates.iter().enumerate() {
@@ -116,16 +116,10 @@ impl<E: SentenceEncoder> SemanticVerifier<E> {
                 let j = &mut judgements[i];
                 j.verdict = Verdict::Supported;
                 j.reasons = vec![Reason::Paraphrase {
-                    similarity: (similarity * 100.0).round() / 100.0,
+                    similarity: hundredths(similarity),
                 }];
                 j.suggested.clear();
-                let passage = passages[*k - 1];
-                let trimmed = trim(passage, range.clone());
-                j.evidence = Some(Evidence {
-                    passage: *k,
-                    start: trimmed.start,
-                    end: trimmed.end,
-                });
+                j.evidence = Some(evidence(passages, *k, range.clone()));
             }
         }
         judgements
@@ -171,14 +165,36 @@ fn names_a_stranger(j: &Judgement, cited: &[usize], passages: &[&str]) -> bool {
     })
 }
 
-/// The model failed: the lexical verdicts stand, and say so.
-fn unavailable(mut judgements: Vec<Judgement>, candidates: &[usize], why: &str) -> Vec<Judgement> {
+/// The model failed: the lexical verdicts of `candidates` stand, and say so ("`what`
+/// unavailable: `why`").
+pub(crate) fn unavailable(
+    mut judgements: Vec<Judgement>,
+    candidates: &[usize],
+    what: &str,
+    why: &str,
+) -> Vec<Judgement> {
     for &i in candidates {
         judgements[i]
             .reasons
-            .push(Reason::Unchecked(format!("similarity unavailable: {why}")));
+            .push(Reason::Unchecked(format!("{what} unavailable: {why}")));
     }
     judgements
+}
+
+/// The evidence of a model's verdict: `range` of passage `k` (1-based), without surrounding
+/// whitespace.
+pub(crate) fn evidence(passages: &[&str], k: usize, range: Range<usize>) -> Evidence {
+    let t = trim(passages[k - 1], range);
+    Evidence {
+        passage: k,
+        start: t.start,
+        end: t.end,
+    }
+}
+
+/// A model's score as reported in a reason: rounded to two decimals.
+pub(crate) fn hundredths(x: f32) -> f32 {
+    (x * 100.0).round() / 100.0
 }
 
 /// The claim without its citation markers (and a leading list bullet).

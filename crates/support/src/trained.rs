@@ -28,10 +28,9 @@ use std::ops::Range;
 
 use groundcite_text as text;
 
-use crate::semantic::without_markers;
+use crate::semantic::{evidence, hundredths, unavailable, without_markers};
 use crate::{
-    Claim, Evidence, Judgement, LexicalVerifier, Reason, TrainedScope, Verdict, Verifier,
-    VerifierKind,
+    Claim, Judgement, LexicalVerifier, Reason, TrainedScope, Verdict, Verifier, VerifierKind,
 };
 
 /// At most this many windows of the cited passages are judged per claim.
@@ -206,9 +205,9 @@ impl<J: EntailmentJudge> TrainedVerifier<J> {
                     v.len(),
                     pairs.len()
                 );
-                return unavailable(judgements, &candidates, &why);
+                return unavailable(judgements, &candidates, "trained judge", &why);
             }
-            Err(why) => return unavailable(judgements, &candidates, &why),
+            Err(why) => return unavailable(judgements, &candidates, "trained judge", &why),
         };
         let config = &self.lexical.config;
         for (c, &i) in candidates.iter().enumerate() {
@@ -229,18 +228,11 @@ impl<J: EntailmentJudge> TrainedVerifier<J> {
                 continue;
             };
             let note = Reason::Entailment {
-                entailed: round(best.entailed),
-                contradicted: round(worst.contradicted),
+                entailed: hundredths(best.entailed),
+                contradicted: hundredths(worst.contradicted),
             };
             let j = &mut judgements[i];
-            let evidence = |w: &Window| {
-                let t = trim(passages[w.passage - 1], w.range.clone());
-                Evidence {
-                    passage: w.passage,
-                    start: t.start,
-                    end: t.end,
-                }
-            };
+            let evidence = |w: &Window| evidence(passages, w.passage, w.range.clone());
             if best.entailed >= config.trained_entailed {
                 j.verdict = Verdict::Supported;
                 j.reasons = vec![note];
@@ -248,14 +240,10 @@ impl<J: EntailmentJudge> TrainedVerifier<J> {
                 j.evidence = Some(evidence(supporting));
             } else if worst.contradicted >= config.trained_contradicted {
                 j.verdict = Verdict::Contradicted;
-                j.reasons
-                    .retain(|r| !matches!(r, Reason::Paraphrase { .. }));
                 j.reasons.push(note);
                 j.evidence = Some(evidence(contradicting));
             } else {
                 j.verdict = Verdict::Unsupported;
-                j.reasons
-                    .retain(|r| !matches!(r, Reason::Paraphrase { .. }));
                 j.reasons.push(note);
             }
         }
@@ -314,28 +302,6 @@ fn word_keys(s: &str) -> HashSet<u64> {
         .filter(|t| t.flags & text::STOP == 0)
         .map(|t| t.key)
         .collect()
-}
-
-fn round(p: f32) -> f32 {
-    (p * 100.0).round() / 100.0
-}
-
-/// The judge failed: the rules' verdicts stand, and say so.
-fn unavailable(mut judgements: Vec<Judgement>, candidates: &[usize], why: &str) -> Vec<Judgement> {
-    for &i in candidates {
-        judgements[i].reasons.push(Reason::Unchecked(format!(
-            "trained judge unavailable: {why}"
-        )));
-    }
-    judgements
-}
-
-/// `range` of `text` without surrounding whitespace.
-fn trim(text: &str, range: Range<usize>) -> Range<usize> {
-    let s = &text[range.clone()];
-    let start = range.start + (s.len() - s.trim_start().len());
-    let end = range.end - (s.len() - s.trim_end().len());
-    start..end.max(start)
 }
 
 #[cfg(test)]
