@@ -645,40 +645,38 @@ impl Answerability {
                 )
             })
             .collect();
-        let mut texts: Vec<&str> = vec![question];
-        texts.extend(cleaned.iter().map(String::as_str));
         let answer_type = AnswerType::of(question);
-        let score = if cleaned.is_empty() {
-            None
+        // A question that asks for a quantity (how long, how many, when) is
+        // answered only by a sentence that holds one of that kind, however
+        // close its words: the others are not scored.
+        let held: Vec<&str> = cleaned
+            .iter()
+            .map(String::as_str)
+            .filter(|s| self.held(answer_type, s) != Some(false))
+            .collect();
+        let raw: Vec<f32> = if held.is_empty() {
+            Vec::new()
         } else if let Some(judges) = &self.judges {
-            let held: Vec<&String> = cleaned
-                .iter()
-                .filter(|s| self.held(answer_type, s) != Some(false))
-                .collect();
-            let pairs: Vec<(&str, &str)> = held.iter().map(|s| (question, s.as_str())).collect();
-            let scores = judges
+            let pairs: Vec<(&str, &str)> = held.iter().map(|&s| (question, s)).collect();
+            judges
                 .answers(&pairs)
-                .map_err(|e| format!("trained judges: {e}"))?;
-            held.iter()
-                .zip(scores)
-                .map(|(s, p)| p + self.type_adjustment(answer_type, s))
-                .reduce(f32::max)
+                .map_err(|e| format!("trained judges: {e}"))?
         } else {
+            let mut texts = vec![question];
+            texts.extend(&held);
             let vectors = self
                 .embedder
                 .embed(&texts)
                 .map_err(|e| format!("embedding model: {e}"))?;
-            let q = vectors.row(0);
-            // A question that asks for a quantity (how long, how many,
-            // when) is answered only by a sentence that holds one of that
-            // kind, however close its words: the others are not scored.
-            cleaned
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| self.held(answer_type, s) != Some(false))
-                .map(|(i, s)| cosine(q, vectors.row(i + 1)) + self.type_adjustment(answer_type, s))
-                .reduce(f32::max)
+            (1..texts.len())
+                .map(|i| cosine(vectors.row(0), vectors.row(i)))
+                .collect()
         };
+        let score = held
+            .iter()
+            .zip(raw)
+            .map(|(s, r)| r + self.type_adjustment(answer_type, s))
+            .reduce(f32::max);
         let verdict = match score {
             Some(s) if s >= self.thresholds().2 => Relevance::Yes,
             _ => Relevance::No,

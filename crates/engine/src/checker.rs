@@ -113,10 +113,24 @@ impl Checker {
         settings: &crate::Settings,
         embedder: Option<Arc<Embedder>>,
     ) -> Result<Checker, crate::EngineError> {
+        let judges = match settings.check.verifier {
+            VerifierKind::Trained => crate::load_judges(settings)?,
+            _ => None,
+        };
+        Checker::from_models(settings, embedder, judges)
+    }
+
+    /// [`Checker::from_settings`] with the trained judges already loaded
+    /// (the engine loads them once, for the checker and the answer scorer).
+    pub fn from_models(
+        settings: &crate::Settings,
+        embedder: Option<Arc<Embedder>>,
+        judges: Option<Arc<Judges>>,
+    ) -> Result<Checker, crate::EngineError> {
         let judge = match settings.check.verifier {
             VerifierKind::Llm => Some(GeneratorJudge::from_settings(settings)?),
             VerifierKind::Trained => {
-                let judges = crate::load_judges(settings)?.ok_or_else(|| {
+                let judges = judges.ok_or_else(|| {
                     crate::EngineError::Config(format!(
                         "check.verifier = \"trained\" needs judges_dir: {}",
                         crate::JUDGES_HINT

@@ -330,11 +330,19 @@ impl Engine {
             _ => Arc::new(open_index(&settings, embedder.as_ref())?),
         };
         let generator = build_generator(&settings)?;
-        let checker = Checker::from_settings(&settings, embedder.clone())?;
-        let settings_scorer = settings.answerability.scorer;
+        // The trained judges, loaded once for the checker and the answer scorer.
+        let scorer = settings.answerability.scorer;
+        let judges = if scorer == UnitScorer::Trained
+            || settings.check.verifier == groundcite_support::VerifierKind::Trained
+        {
+            load_judges(&settings)?
+        } else {
+            None
+        };
+        let checker = Checker::from_models(&settings, embedder.clone(), judges.clone())?;
         let engine = Engine::new(settings, retriever, generator);
-        let judges = match settings_scorer {
-            UnitScorer::Trained => Some(load_judges(engine.settings())?.ok_or_else(|| {
+        let scorer_judges = match scorer {
+            UnitScorer::Trained => Some(judges.ok_or_else(|| {
                 EngineError::Config(format!(
                     "answerability.scorer = \"trained\" needs judges_dir: {JUDGES_HINT}"
                 ))
@@ -342,7 +350,7 @@ impl Engine {
             UnitScorer::Embedding => None,
         };
         let engine = match embedder {
-            Some(embedder) => engine.with_models(embedder, judges),
+            Some(embedder) => engine.with_models(embedder, scorer_judges),
             None => engine,
         };
         Ok(engine.with_checker(checker))
