@@ -297,6 +297,15 @@ def window(sents: list[str], i: int, rng: random.Random) -> str:
     return " ".join(sents[lo:hi])
 
 
+def first_change(mutations, s: str) -> str | None:
+    """What the first of `mutations` that changes `s` makes of it, or None."""
+    for f in mutations:
+        claim = f(s)
+        if claim and claim != s:
+            return claim
+    return None
+
+
 def build_support(paragraphs: list[str], qa: list[tuple[int, dict]], mut: Mutator,
                   rng: random.Random, limit: int, qa_limit: int) -> list[dict]:
     entail = [mut.synonym, mut.reorder, mut.drop_aside, mut.number_in_words]
@@ -315,20 +324,14 @@ def build_support(paragraphs: list[str], qa: list[tuple[int, dict]], mut: Mutato
         if r < 0.08:
             label, claim = 0, s
         elif r < 0.40:
-            for f in rng.sample(entail, len(entail)):
-                claim = f(s)
-                if claim and claim != s:
-                    label = 0
-                    break
+            claim = first_change(rng.sample(entail, len(entail)), s)
+            label = 0 if claim else None
             if label is None and i + 1 < len(sents) and sents[i + 1] in premise:
                 nxt = sents[i + 1]
                 claim, label = s.rstrip(".") + ", and " + nxt[0].lower() + nxt[1:], 0
         elif r < 0.80:
-            for f in rng.sample(contra, len(contra)):
-                claim = f(s)
-                if claim and claim != s:
-                    label = 2
-                    break
+            claim = first_change(rng.sample(contra, len(contra)), s)
+            label = 2 if claim else None
         else:
             if rng.random() < 0.5:
                 claim = mut.add_detail(s)

@@ -21,7 +21,6 @@ Deterministic for a given --seed on one machine (one thread count).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import random
@@ -34,16 +33,10 @@ import torch
 from safetensors.torch import save_file
 from transformers import AutoModel, AutoTokenizer
 
+from data import sha256
+
 SUPPORT_LABELS = ["entailed", "neutral", "contradicted"]
 FROZEN = "embeddings.word_embeddings.weight"
-
-
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 class Judges(torch.nn.Module):
