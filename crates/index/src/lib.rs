@@ -145,6 +145,13 @@
 //! on ids, labels, URLs, offsets and on what is unchanged; one contract suite
 //! (`crates/pg/tests/contract.rs`) runs against both.
 //!
+//! Two features, both on by default: `tantivy` is the embedded index
+//! ([`Index`], tantivy and its analyzer) and `embed` the in-process model as a
+//! [`ChunkEmbedder`] (candle). Without them the crate is the part every
+//! backend shares (ingest, chunking, [`ChunkIndex`], fusion, the approximate
+//! index, the vectors' formats, [`query_words`]): `groundcite-pg` builds on
+//! that alone, without tantivy or candle.
+//!
 //! ## Incremental ingest
 //!
 //! The manifest maps each file (root + relative path) to a BLAKE3 hash of its
@@ -157,6 +164,7 @@
 //! cannot be read or parsed is reported in [`IngestSummary::errors`] and
 //! skipped (its previous chunks, if any, are removed).
 
+#[cfg(feature = "tantivy")]
 mod analysis;
 pub mod ann;
 mod block;
@@ -165,15 +173,18 @@ pub mod demo;
 pub mod frontmatter;
 pub mod fusion;
 pub mod html;
+#[cfg(feature = "tantivy")]
 mod index;
 pub mod ingest;
 pub mod markdown;
 pub mod plain;
+mod query;
 pub mod score;
 pub mod source;
 pub mod template;
 #[cfg(feature = "test-support")]
 pub mod testing;
+#[cfg(feature = "tantivy")]
 mod top;
 pub mod url;
 pub mod vectors;
@@ -183,7 +194,9 @@ use std::path::PathBuf;
 pub use block::{Block, BlockKind, slugify};
 pub use demo::demo_documents;
 pub use fusion::Fusion;
-pub use index::{Index, query_words};
+#[cfg(feature = "tantivy")]
+pub use index::Index;
+pub use query::query_words;
 pub use ingest::{Format, IngestOptions, MAX_NESTING_DEPTH, TooDeep, prepare_document};
 pub use vectors::{ChunkEmbedder, VectorStore};
 
@@ -259,6 +272,7 @@ pub trait ChunkIndex: Send + Sync {
     fn location(&self) -> String;
 }
 
+#[cfg(feature = "tantivy")]
 impl ChunkIndex for Index {
     fn ingest_plan(
         &mut self,
@@ -399,6 +413,7 @@ pub enum Progress {
     Committing,
 }
 
+#[cfg(feature = "tantivy")]
 impl From<tantivy::TantivyError> for Error {
     fn from(e: tantivy::TantivyError) -> Self {
         Error::Tantivy(e)
@@ -425,6 +440,7 @@ pub enum Error {
         path: PathBuf,
         error: std::io::Error,
     },
+    #[cfg(feature = "tantivy")]
     #[error("index error: {0}")]
     Tantivy(tantivy::TantivyError),
     #[error("manifest {path}: {message}")]

@@ -12,7 +12,8 @@ use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
 
-use super::{Index, analyse, analyzer, strip_question_words};
+use super::{Index, analyse, analyzer};
+use crate::query::strip_question_words;
 use crate::fusion::{self, Fusion, LexicalCandidates, LexicalHit};
 use crate::score::{self, QueryTerm};
 use crate::top::TopWithTies;

@@ -467,6 +467,8 @@ impl VectorStore {
     /// changes a copy of the store that [`VectorStore::to_resident`]
     /// made). The approximate index no longer matches: dropped until
     /// [`VectorStore::refresh_ann`].
+    // Used by the embedded index's ingest (the `tantivy` feature).
+    #[cfg_attr(not(feature = "tantivy"), allow(dead_code))]
     pub(crate) fn retain_files(&mut self, keep: impl FnMut(&String, &mut FileVectors) -> bool) {
         self.files.retain(keep);
         self.ann = None;
@@ -475,6 +477,8 @@ impl VectorStore {
     /// Adds (or replaces) the vectors of the file `key` (a store in
     /// memory); drops the approximate index, as
     /// [`VectorStore::retain_files`] does.
+    // Used by the embedded index's ingest (the `tantivy` feature).
+    #[cfg_attr(not(feature = "tantivy"), allow(dead_code))]
     pub(crate) fn insert_file(&mut self, key: String, file: FileVectors) {
         self.files.insert(key, file);
         self.ann = None;
