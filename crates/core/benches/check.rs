@@ -13,10 +13,10 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use groundcite_core::Report;
 use groundcite_core::check::check;
 use groundcite_core::config::CheckConfig;
-use groundcite_support::LexicalVerifier;
+use groundcite_verify::LexicalVerifier;
 use std::hint::black_box;
 
-#[path = "../../support/benches/data.rs"]
+#[path = "../../verify/benches/data.rs"]
 mod data;
 
 mod cases;

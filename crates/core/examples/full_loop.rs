@@ -6,10 +6,10 @@
 //! `full_check_5x1KB_3_sentences`).
 use groundcite_core::check::check;
 use groundcite_core::config::CheckConfig;
-use groundcite_support::LexicalVerifier;
+use groundcite_verify::LexicalVerifier;
 use std::hint::black_box;
 
-#[path = "../../support/benches/data.rs"]
+#[path = "../../verify/benches/data.rs"]
 mod data;
 
 #[path = "../benches/cases.rs"]

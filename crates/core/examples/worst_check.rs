@@ -21,7 +21,7 @@
 use groundcite_core::check::check;
 use groundcite_core::config::CheckConfig;
 use groundcite_core::passage::Passage;
-use groundcite_support::LexicalVerifier;
+use groundcite_verify::LexicalVerifier;
 
 fn passage(id: usize, text: String) -> Passage {
     Passage {

@@ -38,7 +38,7 @@
 
 use std::fmt::Write as _;
 
-use groundcite_support::{Claim, Judgement, Verdict, Verifier, VerifierKind};
+use groundcite_verify::{Claim, Judgement, Verdict, Verifier, VerifierKind};
 use serde::Serialize;
 
 use crate::config::CheckConfig;

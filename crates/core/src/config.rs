@@ -40,7 +40,7 @@ pub struct CheckConfig {
     /// find only words missing from; needs `model_dir`). Measured on
     /// paraphrase-dev's held-out half the semantic verifier does not yet
     /// beat the lexical one (BENCHMARKS.md), so it is opt-in.
-    pub verifier: groundcite_support::VerifierKind,
+    pub verifier: groundcite_verify::VerifierKind,
     /// Length of a source quote excerpt, in characters. Default 160.
     pub quote_max_chars: usize,
     /// Context assembly limits.
@@ -48,7 +48,7 @@ pub struct CheckConfig {
     /// The most one check reads (answer, markers, sentences, passages).
     pub limits: crate::limits::Limits,
     /// Support checking thresholds.
-    pub support: groundcite_support::SupportConfig,
+    pub support: groundcite_verify::SupportConfig,
 }
 
 impl Default for CheckConfig {
@@ -62,11 +62,11 @@ impl Default for CheckConfig {
             low_coverage_policy: LowCoveragePolicy::Flag,
             unsupported_policy: UnsupportedPolicy::Flag,
             verify_support: true,
-            verifier: groundcite_support::VerifierKind::Lexical,
+            verifier: groundcite_verify::VerifierKind::Lexical,
             quote_max_chars: 160,
             assembly: AssemblyConfig::default(),
             limits: crate::limits::Limits::default(),
-            support: groundcite_support::SupportConfig::default(),
+            support: groundcite_verify::SupportConfig::default(),
         }
     }
 }

@@ -358,7 +358,7 @@ mod tests {
         }];
         let a = "Reimbursements settle within 30 days of approval [1]. Reimbursements settle within 14 days [1].";
         let config = crate::CheckConfig::default();
-        let verifier = groundcite_support::LexicalVerifier::new(config.support.clone());
+        let verifier = groundcite_verify::LexicalVerifier::new(config.support.clone());
         let output = crate::check(None, &passages, a, &config, &verifier);
         assert_eq!(output.counts.contradicted, 1, "{output:#?}");
         assert_eq!(

@@ -4,7 +4,7 @@
 //! made from. The CLI and the web page both show this note and keep the
 //! machine reasons for `--json`, `--reasons` and the full report.
 
-use groundcite_support::Reason;
+use groundcite_verify::Reason;
 
 use crate::check::SentenceVerdict;
 
@@ -246,7 +246,7 @@ mod tests {
             verdict,
             explanation: explanation.into(),
         };
-        use groundcite_support::Verdict;
+        use groundcite_verify::Verdict;
         let r = [judge(
             Verdict::Contradicted,
             "It is forfeited, not paid out.",

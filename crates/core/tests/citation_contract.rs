@@ -5,7 +5,7 @@
 use groundcite_core::check::check;
 use groundcite_core::config::CheckConfig;
 use groundcite_core::{Passage, Report, Status, gate};
-use groundcite_support::LexicalVerifier;
+use groundcite_verify::LexicalVerifier;
 
 fn hr_passages() -> Vec<Passage> {
     let p = |id: &str, section: &str, url: &str, text: &str| Passage {

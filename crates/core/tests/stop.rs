@@ -5,7 +5,7 @@ use std::cell::Cell;
 
 use groundcite_core::check::{check, check_until};
 use groundcite_core::{CheckConfig, Passage};
-use groundcite_support::LexicalVerifier;
+use groundcite_verify::LexicalVerifier;
 
 fn passage(text: &str) -> Passage {
     Passage {

@@ -11,7 +11,7 @@ use groundcite_core::check::{self, CheckOutput};
 use groundcite_core::passage::{ApproxTokens, assemble};
 use groundcite_core::{CheckConfig, Passage, prompt};
 use groundcite_embed::{Embedder, Judges};
-use groundcite_support::{
+use groundcite_verify::{
     Entailment, EntailmentJudge, LexicalVerifier, LlmVerifier, SemanticVerifier, SentenceEncoder,
     TrainedVerifier, Verifier, VerifierKind,
 };

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use groundcite_llm::{ChatMessage, ChatRequest, Generator, StructuredRequest};
-use groundcite_support::{JudgeRequest, PairJudge};
+use groundcite_verify::{JudgeRequest, PairJudge};
 use serde::{Deserialize, Serialize};
 
 use crate::EngineError;
@@ -114,7 +114,7 @@ pub struct GeneratorJudge {
     concurrency: usize,
     deadline: Duration,
     max_tokens: u32,
-    limits: groundcite_support::JudgeLimits,
+    limits: groundcite_verify::JudgeLimits,
 }
 
 impl std::fmt::Debug for GeneratorJudge {
@@ -145,7 +145,7 @@ impl GeneratorJudge {
             concurrency: settings.concurrency.max(1),
             deadline: Duration::from_secs_f64(settings.deadline_secs),
             max_tokens: settings.max_tokens,
-            limits: groundcite_support::JudgeLimits {
+            limits: groundcite_verify::JudgeLimits {
                 max_passage_chars: settings.max_passage_chars,
             },
         })
@@ -167,7 +167,7 @@ impl GeneratorJudge {
     }
 
     /// How much of each cited passage the judge reads.
-    pub fn limits(&self) -> groundcite_support::JudgeLimits {
+    pub fn limits(&self) -> groundcite_verify::JudgeLimits {
         self.limits
     }
 
@@ -183,7 +183,7 @@ impl GeneratorJudge {
             max_tokens: Some(self.max_tokens),
             temperature: Some(0.0),
             structured: Some(StructuredRequest {
-                schema: groundcite_support::reply_schema(),
+                schema: groundcite_verify::reply_schema(),
                 instruction: String::new(),
             }),
             ..ChatRequest::default()

@@ -3,7 +3,7 @@
 //! retrieval → gate → context assembly → prompt → generate → validate
 //! (regenerate once on ids never sent) → support → resolve → policy.
 //!
-//! The pure core (`groundcite-core`, `groundcite-support`) decides; this
+//! The pure core (`groundcite-core`, `groundcite-verify`) decides; this
 //! crate wires the adapters around it: the index ([`Retriever`]), the
 //! generators (`groundcite-llm` and the embedded [`ExtractiveGenerator`]),
 //! and the configuration ([`Settings`]).

@@ -18,7 +18,7 @@ use groundcite_llm::{
     ChatMessage, ChatRequest, Document, Generation, Generator, LlmError, StreamEvent,
     StructuredFormat, StructuredRequest,
 };
-use groundcite_support::{Claim, Verdict};
+use groundcite_verify::{Claim, Verdict};
 
 use crate::EngineError;
 pub use crate::answer::{
@@ -257,7 +257,7 @@ impl Engine {
         // With `check.verifier = "semantic"`, answers are then checked by
         // the semantic verifier.
         let checker = match inner.settings.check.verifier {
-            groundcite_support::VerifierKind::Semantic => {
+            groundcite_verify::VerifierKind::Semantic => {
                 Checker::with_embedder(inner.settings.check.clone(), embedder.clone())
             }
             _ => inner.checker.clone(),
@@ -333,7 +333,7 @@ impl Engine {
         // The trained judges, loaded once for the checker and the answer scorer.
         let scorer = settings.answerability.scorer;
         let judges = if scorer == UnitScorer::Trained
-            || settings.check.verifier == groundcite_support::VerifierKind::Trained
+            || settings.check.verifier == groundcite_verify::VerifierKind::Trained
         {
             load_judges(&settings)?
         } else {

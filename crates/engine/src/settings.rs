@@ -331,14 +331,14 @@ impl Settings {
 
     pub fn validate(&self) -> Result<(), EngineError> {
         match self.check.verifier {
-            groundcite_support::VerifierKind::Semantic if self.model_dir.is_none() => {
+            groundcite_verify::VerifierKind::Semantic if self.model_dir.is_none() => {
                 return Err(EngineError::Config(format!(
                     "check.verifier = \"semantic\" needs model_dir: {}",
                     groundcite_embed::FETCH_HINT
                 )));
             }
-            groundcite_support::VerifierKind::Llm => self.judge.validate(self.generator)?,
-            groundcite_support::VerifierKind::Trained
+            groundcite_verify::VerifierKind::Llm => self.judge.validate(self.generator)?,
+            groundcite_verify::VerifierKind::Trained
                 if self.judges_dir.is_none() || self.model_dir.is_none() =>
             {
                 return Err(EngineError::Config(format!(
@@ -680,7 +680,7 @@ mod tests {
         let s = load(&[("GROUNDCITE_MODEL_DIR", "models/b")]).unwrap();
         assert_eq!(s.model_dir.as_deref(), Some(Path::new("models/b")));
         let s = load(&[("GROUNDCITE_VERIFIER", "semantic")]).unwrap();
-        assert_eq!(s.check.verifier, groundcite_support::VerifierKind::Semantic);
+        assert_eq!(s.check.verifier, groundcite_verify::VerifierKind::Semantic);
         assert!(s.validate().is_ok(), "semantic with a model folder");
         let err = load(&[("GROUNDCITE_VERIFIER", "nli")]).unwrap_err();
         assert!(err.to_string().contains("GROUNDCITE_VERIFIER"), "{err}");

@@ -15,7 +15,7 @@ use groundcite_llm::{
     AnthropicConfig, AnthropicGenerator, Generator, OpenAiConfig, OpenAiGenerator, Secret,
     TransportConfig,
 };
-use groundcite_support::VerifierKind;
+use groundcite_verify::VerifierKind;
 
 /// What the fake answers: (HTTP status, the reply text); it may sleep first.
 type Respond = dyn Fn(&serde_json::Value) -> (u16, String) + Send + Sync;

@@ -13,7 +13,7 @@ use groundcite_engine::{
     UnitScorer,
 };
 use groundcite_index::{Chunk, Hit};
-use groundcite_support::{TrainedScope, VerifierKind};
+use groundcite_verify::{TrainedScope, VerifierKind};
 
 fn dirs(what: &str) -> Option<(PathBuf, PathBuf)> {
     let model = groundcite_testdata::model_dir(what)?;

@@ -555,10 +555,10 @@ mod tests {
     /// The judge's replies, in order: the first supports, the second is not JSON.
     struct TwoReplies;
 
-    impl groundcite_support::PairJudge for TwoReplies {
+    impl groundcite_verify::PairJudge for TwoReplies {
         fn judge(
             &self,
-            requests: &[groundcite_support::JudgeRequest],
+            requests: &[groundcite_verify::JudgeRequest],
         ) -> Vec<Result<String, String>> {
             assert_eq!(requests.len(), 2, "both cited claims are put to the judge");
             vec![
@@ -577,10 +577,10 @@ mod tests {
             section: String::new(),
             score: None,
         }];
-        let verifier = groundcite_support::LlmVerifier::new(
-            groundcite_support::LexicalVerifier::default(),
+        let verifier = groundcite_verify::LlmVerifier::new(
+            groundcite_verify::LexicalVerifier::default(),
             TwoReplies,
-            groundcite_support::JudgeLimits::default(),
+            groundcite_verify::JudgeLimits::default(),
         );
         let report = groundcite_core::check(
             None,

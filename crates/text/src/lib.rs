@@ -8,7 +8,7 @@
 //! skips them).
 //!
 //! The crate is pure (no I/O, no clock, no async, no global mutable state; the word tables are
-//! built once, read-only) and depends on no other groundcite crate: `groundcite-support` and
+//! built once, read-only) and depends on no other groundcite crate: `groundcite-verify` and
 //! `groundcite-core` build on it.
 //!
 //! ```

@@ -1,4 +1,4 @@
-//! # groundcite-support: does the cited passage state the claim?
+//! # groundcite-verify: does the cited passage state the claim?
 //!
 //! A valid citation id is not a supported claim. "Reimbursements settle in 14 days \[2\]." cites a
 //! passage that exists, yet passage 2 says "within 30 days of approval". This crate judges each
@@ -14,7 +14,7 @@
 //! spans it found ([`Verifier::verify_marked`]).
 //!
 //! ```
-//! use groundcite_support::{Claim, LexicalVerifier, Verdict, Verifier};
+//! use groundcite_verify::{Claim, LexicalVerifier, Verdict, Verifier};
 //!
 //! let passages = [
 //!     "Expense claims must be filed within 60 days of the expense.",

@@ -2,7 +2,7 @@
 //! them): every contradicted sentence flagged as contradicted, at least 90% of unsupported ones
 //! flagged, at most 1 in 20 supported ones flagged.
 
-use groundcite_support::{Claim, LexicalVerifier, Verdict, Verifier};
+use groundcite_verify::{Claim, LexicalVerifier, Verdict, Verifier};
 use serde_json::Value;
 
 /// Split after `.`/`!`/`?` followed by whitespace.

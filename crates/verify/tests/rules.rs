@@ -1,6 +1,6 @@
 //! One test per rule, with real phrasings from the TTS handbook corpus.
 
-use groundcite_support::{Claim, Judgement, LexicalVerifier, Reason, Verdict, Verifier};
+use groundcite_verify::{Claim, Judgement, LexicalVerifier, Reason, Verdict, Verifier};
 
 fn judge_q(question: Option<&str>, passages: &[&str], claim: &str, cited: &[usize]) -> Judgement {
     LexicalVerifier::default()
@@ -399,7 +399,7 @@ fn judgement_serialises_with_reason_strings() {
         r#"number_mismatch: "15 business days" vs "5 business days""#
     );
     assert_eq!(v["evidence"]["passage"], 1);
-    let cfg: groundcite_support::SupportConfig =
+    let cfg: groundcite_verify::SupportConfig =
         serde_json::from_str(r#"{"missing_weight_threshold": 2.0}"#).unwrap();
     assert_eq!(cfg.max_window_sentences, 3);
 }

@@ -1,9 +1,9 @@
 //! HaluEval QA: right answers must come out `Supported`, hallucinated ones flagged.
 //!
-//! `cargo run --release -p groundcite-support --example halueval -- /work/shared/datasets/halueval/qa-dev.jsonl`
+//! `cargo run --release -p groundcite-verify --example halueval -- /work/shared/datasets/halueval/qa-dev.jsonl`
 //! Add `--show-misses N` to print up to N misses of rows 0..1000 (the tuning half).
 
-use groundcite_support::{Claim, LexicalVerifier, Verdict, Verifier};
+use groundcite_verify::{Claim, LexicalVerifier, Verdict, Verifier};
 
 #[derive(serde::Deserialize)]
 struct Row {
@@ -13,7 +13,7 @@ struct Row {
     hallucinated_answer: String,
 }
 
-fn judge(v: &LexicalVerifier, row: &Row, answer: &str) -> groundcite_support::Judgement {
+fn judge(v: &LexicalVerifier, row: &Row, answer: &str) -> groundcite_verify::Judgement {
     let text = format!("{} [1]", answer.trim());
     let claims = [Claim {
         text: &text,
@@ -103,7 +103,7 @@ fn main() {
     );
 }
 
-fn reasons(j: &groundcite_support::Judgement) -> String {
+fn reasons(j: &groundcite_verify::Judgement) -> String {
     j.reasons
         .iter()
         .map(|r| r.to_string())

@@ -1,6 +1,6 @@
 //! No panic on arbitrary text; evidence spans on char boundaries, within the passage.
 
-use groundcite_support::{Claim, LexicalVerifier, Verifier};
+use groundcite_verify::{Claim, LexicalVerifier, Verifier};
 use proptest::prelude::*;
 
 fn text() -> impl Strategy<Value = String> {

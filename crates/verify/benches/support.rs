@@ -1,7 +1,7 @@
 //! `verify` end to end: 5 handbook passages of about 1 KB, a 3-sentence answer citing them
 //! (the input is in `benches/data.rs`).
 //!
-//! `cargo bench -p groundcite-support --bench support`
+//! `cargo bench -p groundcite-verify --bench support`
 //!
 //! Wall-clock numbers are noisy on a shared machine; instruction counts are not:
 //! `examples/profile.rs` loops `verify` over the same input for `valgrind --tool=callgrind`.
@@ -10,7 +10,7 @@
 //! after a change.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use groundcite_support::{LexicalVerifier, SupportConfig, Verifier};
+use groundcite_verify::{LexicalVerifier, SupportConfig, Verifier};
 use std::hint::black_box;
 
 mod data;

@@ -2,7 +2,7 @@
 //! (an answer is admitted up to 256 KiB) is read in one pass. Each input here took minutes when
 //! every word was compared with every term or quantity before it.
 
-use groundcite_support::{Claim, LexicalVerifier, Verdict, Verifier};
+use groundcite_verify::{Claim, LexicalVerifier, Verdict, Verifier};
 
 fn judge(question: Option<&str>, claim: &str) -> Verdict {
     let passages = ["Refunds take 30 days. The office opens at nine."];

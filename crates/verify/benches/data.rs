@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use groundcite_support::Claim;
+use groundcite_verify::Claim;
 
 pub const QUESTION: Option<&str> = Some("How many hours should I bill in a normal week?");
 

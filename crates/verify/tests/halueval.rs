@@ -1,7 +1,7 @@
 //! HaluEval QA (2,000 rows): knowledge is passage [1], the answer cites it. Right answers must be
 //! `Supported`, hallucinated ones flagged; balanced accuracy at least 93%.
 
-use groundcite_support::{Claim, LexicalVerifier, Verdict, Verifier};
+use groundcite_verify::{Claim, LexicalVerifier, Verdict, Verifier};
 
 #[derive(serde::Deserialize)]
 struct Row {

@@ -5,15 +5,15 @@
 //! Record before a change, compare after it (any difference is a behaviour change):
 //!
 //! ```sh
-//! cargo run --release -p groundcite-support --example golden > /tmp/golden-before.txt
+//! cargo run --release -p groundcite-verify --example golden > /tmp/golden-before.txt
 //! # ... change ...
-//! cargo run --release -p groundcite-support --example golden | diff /tmp/golden-before.txt -
+//! cargo run --release -p groundcite-verify --example golden | diff /tmp/golden-before.txt -
 //! ```
 //!
 //! The data are read from `shared/` beside the repository, as the tests do (override with the
 //! dev-cases path and the HaluEval path as first and second arguments).
 
-use groundcite_support::{Claim, Judgement, LexicalVerifier, Verifier};
+use groundcite_verify::{Claim, Judgement, LexicalVerifier, Verifier};
 use serde_json::Value;
 
 #[path = "../benches/data.rs"]

@@ -1,12 +1,12 @@
 //! Loops `verify` over the bench input, for instruction counts:
 //!
 //! ```sh
-//! cargo build --release -p groundcite-support --example profile
+//! cargo build --release -p groundcite-verify --example profile
 //! valgrind --tool=callgrind target/release/examples/profile 1000
 //! callgrind_annotate callgrind.out.<pid>
 //! ```
 
-use groundcite_support::{LexicalVerifier, Verifier};
+use groundcite_verify::{LexicalVerifier, Verifier};
 use std::hint::black_box;
 
 #[path = "../benches/data.rs"]
