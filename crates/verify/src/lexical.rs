@@ -8,6 +8,7 @@
 mod analysis;
 mod assess;
 mod rules;
+mod verdict;
 
 use crate::{Claim, Judgement, SupportConfig, Verifier};
 use std::ops::Range;

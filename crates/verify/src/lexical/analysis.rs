@@ -80,11 +80,13 @@ pub(super) fn ensure_analysed(
         if passages[k].analysed {
             continue;
         }
-        let base = scratch.masks.len();
+        let base = scratch.sentence_terms.len();
         let a = analyse_passage(passages[k].text, base, &mut scratch.spans);
         let n = a.sentences.len();
-        scratch.masks.resize(base + n, Bits::default());
-        scratch.qmasks.resize(base + n, Bits::default());
+        scratch.sentence_terms.resize(base + n, Bits::default());
+        scratch
+            .sentence_quantities
+            .resize(base + n, Bits::default());
         passages[k] = a;
     }
 }
@@ -551,11 +553,11 @@ pub(super) fn states_requirement(tokens: &[Token], text: &str) -> bool {
 
 /// The tokens of window `w` of passage `p` (none for an empty window).
 pub(super) fn window_tokens<'a>(p: &'a Passage<'_>, w: &Window) -> &'a [Token] {
-    if w.s1 == 0 {
+    if w.end == 0 {
         return &[];
     }
-    let lo = p.sentences[w.s0].tok_lo as usize;
-    let hi = p.sentences[w.s1 - 1].tok_hi as usize;
+    let lo = p.sentences[w.first].tok_lo as usize;
+    let hi = p.sentences[w.end - 1].tok_hi as usize;
     &p.tokens[lo..hi]
 }
 
@@ -597,29 +599,30 @@ pub(super) fn term_matches(term: &Term, tok: &Token) -> bool {
 
 #[derive(Clone, Default)]
 pub(super) struct Window {
-    pub(super) s0: usize,
-    pub(super) s1: usize,
+    /// The window's sentences, `first..end` of its passage.
+    pub(super) first: usize,
+    pub(super) end: usize,
     /// Terms of the window's best-aligned sentence.
     pub(super) core: Bits,
     /// Terms of the window.
-    pub(super) mask: Bits,
+    pub(super) terms: Bits,
     /// Terms matched only weakly (derivational prefix) in the window.
-    pub(super) pmask: Bits,
+    pub(super) weak_terms: Bits,
     /// Claim quantities the window states.
-    pub(super) qmask: Bits,
+    pub(super) quantities: Bits,
     pub(super) score: f32,
 }
 
 pub(super) struct Scratch {
     /// Per sentence (of every analysed passage): the claim terms it has.
-    pub(super) masks: Vec<Bits>,
+    pub(super) sentence_terms: Vec<Bits>,
     /// Per sentence: the claim quantities it states.
-    pub(super) qmasks: Vec<Bits>,
+    pub(super) sentence_quantities: Vec<Bits>,
     pub(super) windows: Vec<Window>,
     /// Per passage: claim quantities stated anywhere in the passage.
-    pub(super) anywhere_q: Vec<Bits>,
+    pub(super) passage_quantities: Vec<Bits>,
     /// Per passage: claim terms found anywhere in the passage.
-    pub(super) anywhere_t: Vec<Bits>,
+    pub(super) passage_terms: Vec<Bits>,
     /// Sentence spans of the passage being analysed.
     pub(super) spans: Vec<(u32, u32)>,
     /// The claim buffers, between claims.

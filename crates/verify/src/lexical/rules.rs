@@ -29,15 +29,15 @@ pub(super) fn best_sentence(
     p: usize,
     w: &Window,
 ) -> Option<usize> {
-    if w.s1 == 0 {
+    if w.end == 0 {
         return None;
     }
     let base = passages[p].sent_base;
-    (w.s0..w.s1).max_by(|&a, &b| {
-        let wa = mask_weight(&info.terms, &scratch.masks[base + a], false)
-            + scratch.qmasks[base + a].len() as f32;
-        let wb = mask_weight(&info.terms, &scratch.masks[base + b], false)
-            + scratch.qmasks[base + b].len() as f32;
+    (w.first..w.end).max_by(|&a, &b| {
+        let wa = mask_weight(&info.terms, &scratch.sentence_terms[base + a], false)
+            + scratch.sentence_quantities[base + a].len() as f32;
+        let wb = mask_weight(&info.terms, &scratch.sentence_terms[base + b], false)
+            + scratch.sentence_quantities[base + b].len() as f32;
         // Ties go to the earlier sentence.
         wa.total_cmp(&wb).then(b.cmp(&a))
     })
@@ -344,8 +344,8 @@ pub(super) fn evidence(passages: &[Passage<'_>], p: usize, w: &Window) -> Eviden
     let pass = &passages[p];
     Evidence {
         passage: p + 1,
-        start: pass.sentences[w.s0].start as usize,
-        end: pass.sentences[w.s1 - 1].end as usize,
+        start: pass.sentences[w.first].start as usize,
+        end: pass.sentences[w.end - 1].end as usize,
     }
 }
 
