@@ -5,12 +5,13 @@
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use groundcite_server::{AppState, ServerConfig, app, fake::StaticAnswerer};
+//! use groundcite_engine::{Engine, Settings};
+//! use groundcite_server::{AppState, ServerConfig};
 //!
 //! # async fn run() -> anyhow::Result<()> {
 //! let config = ServerConfig::from_env()?;                  // defaults + GROUNDCITE_* variables
-//! let answerer = Arc::new(StaticAnswerer::demo());          // or the engine
-//! let state = AppState::new(config, Some(answerer));
+//! let engine = Engine::from_settings(Settings::default())?;  // the index and the generator
+//! let state = AppState::new(config, Some(Arc::new(engine)));
 //! groundcite_server::serve(state, "127.0.0.1:8080".parse()?).await
 //! # }
 //! ```
@@ -56,6 +57,7 @@ pub mod audit;
 mod conn;
 pub mod engine;
 pub mod error;
+#[cfg(any(test, feature = "test-support"))]
 pub mod fake;
 pub mod metrics;
 pub mod openapi;
