@@ -227,31 +227,23 @@ pub fn parse_passages(text: &str) -> Result<Vec<Passage>> {
         },
         _ => bail!("{PASSAGES_FORMAT}"),
     };
-    list.into_iter()
+    let passages = list
+        .into_iter()
         .enumerate()
         .map(|(i, item)| {
             let n = i + 1;
-            match item {
-                serde_json::Value::String(text) => Ok(Passage {
-                    id: format!("p{n}"),
-                    text,
-                    source_url: String::new(),
-                    section: String::new(),
-                    score: None,
-                }),
-                serde_json::Value::Object(mut map) => {
-                    if let Some(key) = map.keys().find(|k| !PASSAGE_FIELDS.contains(&k.as_str())) {
-                        bail!("passage {n}: unknown field `{key}`{}", suggest(key));
-                    }
-                    map.entry("id")
-                        .or_insert_with(|| serde_json::Value::String(format!("p{n}")));
-                    serde_json::from_value::<Passage>(serde_json::Value::Object(map))
-                        .map_err(|e| anyhow::anyhow!("passage {n}: {e}; {PASSAGES_FORMAT}"))
-                }
-                _ => bail!("passage {n}: {PASSAGES_FORMAT}"),
+            if let serde_json::Value::Object(map) = &item
+                && let Some(key) = map.keys().find(|k| !PASSAGE_FIELDS.contains(&k.as_str()))
+            {
+                bail!("passage {n}: unknown field `{key}`{}", suggest(key));
             }
+            // One element as the HTTP API reads it (a string, or an object
+            // whose id may be left out); numbered once the list is read.
+            groundcite_core::passage::deserialize_one(item)
+                .map_err(|e| anyhow::anyhow!("passage {n}: {e}; {PASSAGES_FORMAT}"))
         })
-        .collect()
+        .collect::<Result<Vec<Passage>>>()?;
+    Ok(groundcite_core::passage::number_unnamed(passages))
 }
 
 /// "; did you mean `label`?" for the nearest passage field, if any is near.

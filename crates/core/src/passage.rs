@@ -28,6 +28,90 @@ pub struct Passage {
     pub score: Option<f32>,
 }
 
+/// Reads a list of passages as callers write them: objects whose `id` may
+/// be left out, or bare strings (the passage's text). A passage without an
+/// id is numbered `p1`, `p2`, ... by its place in the list, so `[k]` still
+/// names `passages[k-1]`. For `#[serde(deserialize_with = ...)]` on a
+/// request's `passages` field; the CLI's files and the HTTP bodies read
+/// passages the same way through it.
+pub fn deserialize_list<'de, D>(deserializer: D) -> Result<Vec<Passage>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let inputs = Vec::<PassageInput>::deserialize(deserializer)?;
+    Ok(number_unnamed(inputs.into_iter().map(|p| p.0).collect()))
+}
+
+/// One element of such a list, its `id` empty when left out (to be
+/// numbered by [`number_unnamed`] once the whole list is read).
+pub fn deserialize_one<'de, D>(deserializer: D) -> Result<Passage, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    PassageInput::deserialize(deserializer).map(|p| p.0)
+}
+
+/// Gives every passage without an id (an empty one) the id `p{n}`, `n` its
+/// place in the list from 1.
+pub fn number_unnamed(mut passages: Vec<Passage>) -> Vec<Passage> {
+    for (i, p) in passages.iter_mut().enumerate() {
+        if p.id.is_empty() {
+            p.id = format!("p{}", i + 1);
+        }
+    }
+    passages
+}
+
+/// One element of [`deserialize_list`]: a string or a passage object, its
+/// `id` empty when left out.
+struct PassageInput(Passage);
+
+impl<'de> Deserialize<'de> for PassageInput {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = PassageInput;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a passage: an object with `text` (and `id`, `label`, `url`), or a string",
+                )
+            }
+
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<PassageInput, E> {
+                self.visit_string(text.to_owned())
+            }
+
+            fn visit_string<E: serde::de::Error>(self, text: String) -> Result<PassageInput, E> {
+                Ok(PassageInput(Passage {
+                    id: String::new(),
+                    text,
+                    source_url: String::new(),
+                    section: String::new(),
+                    score: None,
+                }))
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<PassageInput, A::Error> {
+                use serde::de::Error as _;
+                let mut fields = serde_json::Map::deserialize(
+                    serde::de::value::MapAccessDeserializer::new(map),
+                )?;
+                fields
+                    .entry("id")
+                    .or_insert_with(|| serde_json::Value::String(String::new()));
+                Passage::deserialize(serde_json::Value::Object(fields))
+                    .map(PassageInput)
+                    .map_err(A::Error::custom)
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
 /// Counts tokens for the context budget.
 pub trait TokenCounter {
     fn count(&self, text: &str) -> usize;
@@ -222,6 +306,32 @@ impl<'p> Context<'p> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Strings and objects without `id` are numbered by their place in the
+    /// list; given ids are kept; a passage of another type says what a
+    /// passage is; a misspelt type in a field is an error, never dropped.
+    #[test]
+    fn a_list_of_passages_reads_strings_and_objects_without_ids() {
+        let read = |json: &str| {
+            let mut de = serde_json::Deserializer::from_str(json);
+            deserialize_list(&mut de).map_err(|e| e.to_string())
+        };
+        let got =
+            read(r#"["One.", {"text": "Two.", "title": "T"}, {"id": "x", "text": "Three."}]"#)
+                .unwrap();
+        let ids: Vec<&str> = got.iter().map(|p| p.id.as_str()).collect();
+        assert_eq!(ids, ["p1", "p2", "x"]);
+        assert_eq!(
+            (got[0].text.as_str(), got[1].section.as_str()),
+            ("One.", "T")
+        );
+        let err = read("[5]").unwrap_err();
+        assert!(err.contains("a passage: an object with `text`"), "{err}");
+        let err = read(r#"[{"id": "a"}]"#).unwrap_err();
+        assert!(err.contains("missing field `text`"), "{err}");
+        let err = read(r#"[{"text": "x", "score": "high"}]"#).unwrap_err();
+        assert!(err.contains("invalid type"), "{err}");
+    }
 
     fn p(id: &str, text: &str) -> Passage {
         Passage {

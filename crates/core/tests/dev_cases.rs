@@ -5,8 +5,8 @@
 use groundcite_core::case::{Case, Label, score};
 use groundcite_core::check::{SentenceVerdict, check};
 use groundcite_core::config::CheckConfig;
-use groundcite_verify::LexicalVerifier;
 use groundcite_testdata::{Origin, read_shared_or_fixture};
+use groundcite_verify::LexicalVerifier;
 
 /// The labelled cases of `cases/{name}`: all of them (at least `full`) when
 /// `../shared` is there, else the fixtures' part of them.

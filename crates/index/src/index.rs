@@ -16,9 +16,9 @@ use tantivy::tokenizer::{LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnal
 use tantivy::{IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use crate::analysis::StopStem;
-use crate::query::STOP_WORDS;
 use crate::fusion;
 use crate::ingest::IngestOptions;
+use crate::query::STOP_WORDS;
 use crate::source::{self, Plan};
 use crate::vectors::{ChunkEmbedder, FileVectors, VectorStore, embed_all, embedding_text};
 use crate::{Chunk, Error, IngestSummary, Progress, Result};

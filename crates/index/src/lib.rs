@@ -196,8 +196,8 @@ pub use demo::demo_documents;
 pub use fusion::Fusion;
 #[cfg(feature = "tantivy")]
 pub use index::Index;
-pub use query::query_words;
 pub use ingest::{Format, IngestOptions, MAX_NESTING_DEPTH, TooDeep, prepare_document};
+pub use query::query_words;
 pub use vectors::{ChunkEmbedder, VectorStore};
 
 /// The default retrieval gate: a question whose best hit (top-k) has a

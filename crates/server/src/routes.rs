@@ -478,7 +478,9 @@ fn sse(
 pub struct CheckRequest {
     #[serde(default)]
     pub question: Option<String>,
-    /// In the order they were numbered: `[k]` is `passages[k-1]`.
+    /// In the order they were numbered: `[k]` is `passages[k-1]`. A
+    /// passage may be a string (its text) or leave out `id` (`p1`, `p2`, ...).
+    #[serde(deserialize_with = "groundcite_core::passage::deserialize_list")]
     pub passages: Vec<Passage>,
     #[schema(min_length = 1)]
     pub answer: String,
@@ -611,7 +613,9 @@ impl StopFlag {
 pub struct PromptRequest {
     #[schema(min_length = 1)]
     pub question: String,
-    /// Ranked; assembly trims them to the budget, then numbers them.
+    /// Ranked; assembly trims them to the budget, then numbers them. A
+    /// passage may be a string (its text) or leave out `id` (`p1`, `p2`, ...).
+    #[serde(deserialize_with = "groundcite_core::passage::deserialize_list")]
     pub passages: Vec<Passage>,
 }
 

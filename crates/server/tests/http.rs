@@ -78,7 +78,7 @@ async fn wrong_method_is_405_in_the_error_shape() {
 // ------------------------------------------------------------ /v1/check
 
 #[tokio::test]
-async fn check_reports_the_seed_contradiction() {
+async fn check_reports_a_number_the_passage_contradicts() {
     let r = send(&demo_state(), post_json("/v1/check", &contradicted_check())).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text());
     let v = r.json();
@@ -114,6 +114,47 @@ async fn check_reports_ids_never_sent_and_the_refusal() {
         .json();
     assert_eq!(v["status"], "no_evidence");
     assert_eq!(v["refusal"]["form"], "sentence");
+}
+
+/// Passages written as the CLI's files accept them: a bare string, or an
+/// object without `id`, numbered `p{n}` by their place in the list.
+#[tokio::test]
+async fn check_and_prompt_read_passages_without_ids_or_as_strings() {
+    let body = json!({
+        "passages": [
+            "Refunds are processed within 30 days.",
+            {"text": "Reimbursements settle in 14 days.", "label": "Travel"},
+            {"id": "mine", "text": "Receipts are kept for a year."}
+        ],
+        "answer": "Refunds take 30 days [1]. Reimbursements settle in 14 days [2]."
+    });
+    let r = send(&demo_state(), post_json("/v1/check", &body)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["cited"], json!([1, 2]), "{v}");
+    assert_eq!(v["sentences"][1]["verdict"], "supported", "{v}");
+
+    let prompt = json!({"question": "How long do refunds take?", "passages": body["passages"]});
+    let r = send(&demo_state(), post_json("/v1/prompt", &prompt)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    let v = r.json();
+    let ids: Vec<&str> = v["passages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["p1", "p2", "mine"]);
+
+    // A passage of the wrong type is a 400 that says what a passage is.
+    let bad = json!({"passages": [5], "answer": "x [1]."});
+    let r = send(&demo_state(), post_json("/v1/check", &bad)).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert!(
+        r.text().contains("a passage: an object with `text`"),
+        "{}",
+        r.text()
+    );
 }
 
 #[tokio::test]

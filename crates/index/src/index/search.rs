@@ -13,8 +13,8 @@ use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
 
 use super::{Index, analyse, analyzer};
-use crate::query::strip_question_words;
 use crate::fusion::{self, Fusion, LexicalCandidates, LexicalHit};
+use crate::query::strip_question_words;
 use crate::score::{self, QueryTerm};
 use crate::top::TopWithTies;
 use crate::{Chunk, Hit, Result};
