@@ -19,7 +19,7 @@ use crate::render::{self, Finding, safe};
 
 const AFTER_HELP: &str = "\
 Every answer, and every refusal, is written to the audit log: audit.sqlite
-beside the index folder by default (the `audit_path` setting, `off` for
+in the index folder by default (beside it for .groundcite/index) (the `audit_path` setting, `off` for
 none; the database itself for a PostgreSQL index). `groundcite audit` reads
 it; --no-audit skips writing this one.
 

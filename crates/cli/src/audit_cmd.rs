@@ -12,9 +12,9 @@ use crate::args::{CommonArgs, GeneratorArgs, settings};
 use crate::render;
 
 const AFTER_HELP: &str = "\
-The audit log is beside the index by default (audit.sqlite in the folder
-that holds the index folder; the index's own database for a PostgreSQL
-index); `audit_path` or GROUNDCITE_AUDIT_PATH moves it. `groundcite serve`
+The audit log is kept with the index by default (audit.sqlite in the index
+folder, or beside it in .groundcite/; the index's own database for a
+PostgreSQL index); `audit_path` or GROUNDCITE_AUDIT_PATH moves it. `groundcite serve`
 writes a record for every answer and check, `groundcite ask` for every
 answer.
 

@@ -262,7 +262,7 @@ fn colour_only_when_asked_or_on_a_terminal() {
 /// working directory), `ask` answers are audited as the service audits
 /// them, and `--no-audit` or `audit_path = "off"` writes none.
 #[test]
-fn ask_is_audited_beside_the_index() {
+fn ask_is_audited_in_the_index_folder() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let work = d.join("work");
@@ -276,8 +276,12 @@ fn ask_is_audited_beside_the_index() {
         &work,
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let log = d.join("indexes/audit.sqlite");
-    assert!(log.exists(), "the audit log is beside the index");
+    let log = d.join("indexes/tts/audit.sqlite");
+    assert!(log.exists(), "the audit log is inside the index folder");
+    assert!(
+        !d.join("indexes/audit.sqlite").exists(),
+        "nothing in the folder that holds the index"
+    );
     assert!(
         !work.join(".groundcite").exists(),
         "nothing in the working directory"

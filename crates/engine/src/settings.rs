@@ -431,15 +431,28 @@ pub fn secret_state(var: &str) -> &'static str {
     }
 }
 
-/// The audit log beside an index: `audit.sqlite` in the folder that holds
-/// the index folder (`.groundcite/index` → `.groundcite/audit.sqlite`),
-/// or the same database for a PostgreSQL index (its `audit` table).
+/// The audit log of an index: `audit.sqlite` inside the index folder, or
+/// beside it when the index is in groundcite's own `.groundcite` folder
+/// (`.groundcite/index` → `.groundcite/audit.sqlite`); the same database for
+/// a PostgreSQL index (its `audit` table). Never in a folder of the user's
+/// that merely holds the index: two indexes side by side keep two logs.
 pub fn audit_beside(index: &Path) -> PathBuf {
     if index.to_str().is_some_and(groundcite_pg::is_postgres_url) {
         return index.to_path_buf();
     }
-    index.with_file_name("audit.sqlite")
+    let in_own_folder = index
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|name| name == ".groundcite");
+    if in_own_folder {
+        index.with_file_name(AUDIT_FILE)
+    } else {
+        index.join(AUDIT_FILE)
+    }
 }
+
+/// The audit log's file name (with SQLite's `-wal` and `-shm` beside it).
+pub const AUDIT_FILE: &str = groundcite_index::AUDIT_FILE;
 
 #[cfg(test)]
 mod tests {
@@ -637,13 +650,26 @@ mod tests {
         }
     }
 
-    /// The audit log lives beside the index unless set; `off`
-    /// writes none.
+    /// The audit log lives in the index folder (beside it in groundcite's
+    /// own `.groundcite` folder) unless set; `off` writes none.
     #[test]
-    fn the_audit_log_is_beside_the_index() {
+    fn the_audit_log_is_in_the_index_folder() {
         let c =
             Settings::configure(None, &env(&[("GROUNDCITE_INDEX", "/srv/idx/tts")]), &[]).unwrap();
-        assert_eq!(c.settings.audit_path, Path::new("/srv/idx/audit.sqlite"));
+        assert_eq!(
+            c.settings.audit_path,
+            Path::new("/srv/idx/tts/audit.sqlite")
+        );
+        let c = Settings::configure(
+            None,
+            &env(&[("GROUNDCITE_INDEX", "/work/.groundcite/index")]),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            c.settings.audit_path,
+            Path::new("/work/.groundcite/audit.sqlite")
+        );
         assert_eq!(c.origin("audit_path"), Origin::Default);
         let url = "postgres://u@db/groundcite";
         let c = Settings::configure(None, &[], &[Override::flag("index", url, "--index")]).unwrap();

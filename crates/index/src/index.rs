@@ -162,7 +162,16 @@ impl Index {
         }
         // A folder that holds other files is not made an index: nothing
         // is written among a user's files.
-        if fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
+        let holds_other_files = fs::read_dir(dir).is_ok_and(|mut entries| {
+            entries.any(|e| {
+                e.is_ok_and(|e| {
+                    !e.file_name()
+                        .to_str()
+                        .is_some_and(|name| name.starts_with(crate::AUDIT_FILE))
+                })
+            })
+        });
+        if holds_other_files {
             let inner = dir.join("index");
             return Err(Error::NotAnIndex {
                 path: dir.to_path_buf(),

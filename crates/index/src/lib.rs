@@ -200,6 +200,11 @@ pub use ingest::{Format, IngestOptions, MAX_NESTING_DEPTH, TooDeep, prepare_docu
 pub use query::query_words;
 pub use vectors::{ChunkEmbedder, VectorStore};
 
+/// The audit log's file name, which groundcite may keep inside an index
+/// folder (with SQLite's `-wal` and `-shm` files): a folder holding only
+/// these is still an empty place for a new index.
+pub const AUDIT_FILE: &str = "audit.sqlite";
+
 /// The default retrieval gate: a question whose best hit (top-k) has a
 /// normalised score below this is refused before any model call.
 /// Calibrated with `cargo run --release -p groundcite-index --example calibrate`.

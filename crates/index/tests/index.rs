@@ -710,6 +710,14 @@ fn a_folder_holding_other_files_is_never_made_an_index() {
         "nothing was written beside the user's file"
     );
 
+    // A folder holding only groundcite's audit log (the server opened it
+    // before the first ingest) is still a place for a new index.
+    let audited = tempfile::tempdir().unwrap();
+    fs::write(audited.path().join(groundcite_index::AUDIT_FILE), "").unwrap();
+    fs::write(audited.path().join("audit.sqlite-wal"), "").unwrap();
+    groundcite_index::Index::open_or_create(audited.path()).unwrap();
+    assert!(audited.path().join("meta.json").exists());
+
     // The folder above an index: the error names the index inside it.
     let parent = tempfile::tempdir().unwrap();
     groundcite_index::Index::open_or_create(&parent.path().join("index")).unwrap();
