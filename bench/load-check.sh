@@ -25,8 +25,8 @@ TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 command -v wrk >/dev/null || { echo "load-check: wrk not found (apt-get install -y wrk)" >&2; exit 2; }
 
 if [ -z "${SERVER_BIN:-}" ]; then
-  (cd "$ROOT" && cargo build --quiet --release -p groundcite-server --example demo_server)
-  SERVER_BIN="$TARGET/release/examples/demo_server"
+  (cd "$ROOT" && cargo build --quiet --release -p groundcite-bench --bin demo_server)
+  SERVER_BIN="$TARGET/release/demo_server"
 fi
 
 WORK=$(mktemp -d)

@@ -23,7 +23,7 @@ rm -rf "$target_dir/wheels-bench"
   -i "$venv/bin/python" --out "$target_dir/wheels-bench" >/dev/null)
 "$venv/bin/pip" install -q --force-reinstall --no-deps "$target_dir"/wheels-bench/groundcite-*.whl
 
-rust=$(cargo run -q --release -p groundcite-engine --example check_timing -- "$cases" "$passes")
+rust=$(cargo run -q --release -p groundcite-bench --bin check_timing -- "$cases" "$passes")
 py=$("$venv/bin/python" bench/python_binding.py "$cases" "$passes")
 echo "$rust"
 echo "$py"

@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # Hybrid search at scale through `groundcite serve`, release
 # build: a synthetic corpus (bench/synth.py, as bench/scale.sh) ingested
-# with synthetic vectors (crates/index/examples/synthetic_vectors.rs: each
+# with synthetic vectors (bench/src/bin/synthetic_vectors.rs: each
 # chunk's and unit's vector a noisy copy of one of the handbook's, under the
 # model's id; embedding a million chunks on 2 cores would take hours), then
 # `serve --model-dir` on it: the 108 dev questions over HTTP, `/v1/search`
 # (hybrid, k=10) and `/v1/ask` (extractive) p50 / p99 as a client sees
 # them (after one untimed pass, so the rows read are in the page cache),
 # and the server's peak resident memory; then the parts of hybrid search
-# timed in process (crates/index/examples/hybrid_scale.rs: BM25, dense,
+# timed in process (bench/src/bin/hybrid_scale.rs: BM25, dense,
 # both, with and without the embedding), one table per size. With
 # SCALE_DATABASE_URL (a database where the schema groundcite_scale_hybrid
 # may be created; kept after the run, `DROP SCHEMA groundcite_scale_hybrid
 # CASCADE` removes it), the same corpus with the same vectors is also
 # ingested into PostgreSQL and searched hybrid with the same questions
-# (crates/pg/examples/hybrid_scale_pg.rs), its top 10 compared with the
+# (bench/src/bin/hybrid_scale_pg.rs), its top 10 compared with the
 # embedded index's. Targets at 1M chunks: `serve` <= 2 GB resident; hybrid
 # p99 <= 30 ms; PostgreSQL hybrid p99 <= 100 ms.
 #
@@ -33,9 +33,9 @@ ann_dir=${ANN_DIR:-/tmp/groundcite-ann}
 mkdir -p "$scale_dir" "$ann_dir"
 model="${GROUNDCITE_MODEL_DIR:-$(scripts/fetch-model.sh)}"
 cargo build --release -q -p groundcite
-cargo build --release -q -p groundcite-index --example synthetic_vectors --example hybrid_scale
+cargo build --release -q -p groundcite-bench --bin synthetic_vectors --bin hybrid_scale
 database=${SCALE_DATABASE_URL:-}
-[ -z "$database" ] || cargo build --release -q -p groundcite-pg --example hybrid_scale_pg
+[ -z "$database" ] || cargo build --release -q -p groundcite-bench --bin hybrid_scale_pg
 target_dir=${CARGO_TARGET_DIR:-target}
 case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
 bin="$target_dir/release/groundcite"
@@ -54,7 +54,7 @@ for pages in "${sizes[@]}"; do
     echo "reusing $work (REUSE_INDEX=1; its ingest figures are those of $work.log)"
   else
     rm -rf "$work"
-    "$target_dir/release/examples/synthetic_vectors" "$ann_dir/handbook" "$corpus" "$work" \
+    "$target_dir/release/synthetic_vectors" "$ann_dir/handbook" "$corpus" "$work" \
       | tee "$work.log"
   fi
   figures=$(tail -1 "$work.log")
@@ -85,12 +85,12 @@ PY
   hwm=$(peak_rss_mb)
   stop_serve
   echo "in process, $work:"
-  "$target_dir/release/examples/hybrid_scale" "$model" "$work" \
+  "$target_dir/release/hybrid_scale" "$model" "$work" \
     ../shared/cases/questions-dev.jsonl ../shared/cases/questions-paraphrase-dev.jsonl
   pg='{}'
   if [ -n "$database" ]; then
     echo "PostgreSQL, $corpus:"
-    REUSE=${REUSE_INDEX:-} "$target_dir/release/examples/hybrid_scale_pg" "$ann_dir/handbook" "$corpus" \
+    REUSE=${REUSE_INDEX:-} "$target_dir/release/hybrid_scale_pg" "$ann_dir/handbook" "$corpus" \
       "$database" "$model" ../shared/cases/questions-dev.jsonl ../shared/cases/questions-paraphrase-dev.jsonl \
       --compare "$work" | tee "$work.pg.log"
     pg=$(tail -1 "$work.pg.log")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The worst checks a request inside the limits can ask for
-# (crates/core/examples/worst_check.rs): one sentence of "[1](" x 65,000,
+# (bench/src/bin/worst_check.rs): one sentence of "[1](" x 65,000,
 # one of 36,000 distinct words, 4,000 sentences over a 250 KB passage, over
 # 64 passages cited as [1-64] or not cited at all (refused by
 # check.limits.max_aligned_bytes), 4,000 sentences citing 100 one-sentence
@@ -12,9 +12,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bound=${1:-1.0}
-cargo build --release -q -p groundcite-core --example worst_check
+cargo build --release -q -p groundcite-bench --bin worst_check
 target_dir=${CARGO_TARGET_DIR:-target}
-bin="$target_dir/release/examples/worst_check"
+bin="$target_dir/release/worst_check"
 fail=0
 printf '%-15s %-14s %-9s %s\n' case bytes cpu_s outcome
 for c in links words sentences wide uncited many sentences-max wide-max uncited-max; do

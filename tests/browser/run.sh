@@ -55,8 +55,8 @@ command -v python3 >/dev/null || { echo "browser test: python3 not found" >&2; e
 [ -d "$HERE/node_modules/playwright-core" ] || { echo "browser test: run (cd tests/browser && npm ci) first" >&2; exit 2; }
 
 if [ -z "${SERVER_BIN:-}" ]; then
-  (cd "$ROOT" && cargo build --quiet -p groundcite-server --example demo_server)
-  SERVER_BIN="$TARGET/debug/examples/demo_server"
+  (cd "$ROOT" && cargo build --quiet -p groundcite-bench --bin demo_server)
+  SERVER_BIN="$TARGET/debug/demo_server"
 fi
 if [ -z "${GROUNDCITE_BIN:-}" ]; then
   (cd "$ROOT" && cargo build --quiet -p groundcite)
@@ -139,7 +139,7 @@ echo '["placeholder [1]."]' >"$WORK/probe.json"
 # The scripted phase checks how the page renders a given answer, so it runs
 # lexical-only: with an embedding model the answerability gate may refuse
 # this two-part question before the script is replayed.
-(cd "$WORK/scripted" && env -u GROUNDCITE_MODEL_DIR "$GC" --index "$INDEX" ask --generator scripted --script "$WORK/probe.json" --json "$QUESTION") >"$WORK/probe.out"
+(cd "$WORK/scripted" && env GROUNDCITE_MODEL_DIR=off "$GC" --index "$INDEX" ask --generator scripted --script "$WORK/probe.json" --json "$QUESTION") >"$WORK/probe.out"
 python3 - "$WORK/probe.out" "$WORK/script.json" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
@@ -167,7 +167,7 @@ PY
 
 PORT2=$(free_port)
 LOG2="$WORK/serve-scripted.log"
-(cd "$WORK/scripted" && exec env -u GROUNDCITE_MODEL_DIR "$GC" --index "$INDEX" serve --addr "127.0.0.1:$PORT2" --generator scripted --script "$WORK/script.json") >"$LOG2" 2>&1 &
+(cd "$WORK/scripted" && exec env GROUNDCITE_MODEL_DIR=off "$GC" --index "$INDEX" serve --addr "127.0.0.1:$PORT2" --generator scripted --script "$WORK/script.json") >"$LOG2" 2>&1 &
 PIDS+=($!)
 PID2=${PIDS[-1]}
 # No --index, in an empty directory: the embedded demo corpus on first use.

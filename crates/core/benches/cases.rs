@@ -1,4 +1,4 @@
-//! The inputs of the check bench, shared with `examples/full_loop.rs` so that
+//! The inputs of the check bench, shared with `bench/src/bin/full_loop.rs` so that
 //! callgrind counts and criterion times are taken on the same cases. The
 //! including crate also includes `support/benches/data.rs` as `data`.
 

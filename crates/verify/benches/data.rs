@@ -1,12 +1,14 @@
-//! The bench input (shared by `benches/support.rs`, `examples/golden.rs` and
-//! `examples/profile.rs`): 5 handbook passages of about 1 KB and a 3-sentence answer.
+//! The bench input (shared by `benches/support.rs`, `bench/src/bin/golden.rs` and
+//! `bench/src/bin/profile.rs`): 5 handbook passages of about 1 KB and a 3-sentence answer.
 
 #![allow(dead_code)]
 
 use groundcite_verify::Claim;
 
+/// The question the answer responds to.
 pub const QUESTION: Option<&str> = Some("How many hours should I bill in a normal week?");
 
+/// The passages sent, in order: `[k]` cites `PASSAGES[k - 1]`.
 pub const PASSAGES: [&str; 5] = [
     r#"## 18F billable hour expectations
 
@@ -108,6 +110,7 @@ outstanding.**
 [Back from your trip? Head on over to get"#,
 ];
 
+/// The answer's three sentences, each with the passages it cites.
 pub const CLAIMS: [Claim<'static>; 3] = [
     Claim {
         text: "In a 40-hour week you are expected to bill at least 32 hours to project work [1].",

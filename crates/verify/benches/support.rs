@@ -4,8 +4,8 @@
 //! `cargo bench -p groundcite-verify --bench support`
 //!
 //! Wall-clock numbers are noisy on a shared machine; instruction counts are not:
-//! `examples/profile.rs` loops `verify` over the same input for `valgrind --tool=callgrind`.
-//! Any optimisation must leave every verdict unchanged: `examples/golden.rs` prints every
+//! `bench/src/bin/profile.rs` loops `verify` over the same input for `valgrind --tool=callgrind`.
+//! Any optimisation must leave every verdict unchanged: `bench/src/bin/golden.rs` prints every
 //! judgement over the dev cases, the HaluEval slice and this input; diff its output before and
 //! after a change.
 

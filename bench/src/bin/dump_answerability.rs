@@ -4,8 +4,10 @@
 //! answer unit with its cosine to the question, the cosine of the unit
 //! embedded after its section label, and its answer-type adjustment.
 //!
-//!     GROUNDCITE_MODEL_DIR=... cargo run --release -p groundcite-engine \
-//!         --example dump_answerability -- INDEX_DIR OUT.jsonl
+//! ```sh
+//! GROUNDCITE_MODEL_DIR=... cargo run --release -p groundcite-bench \
+//!     --bin dump_answerability -- INDEX_DIR OUT.jsonl
+//! ```
 //!
 //! INDEX_DIR is a handbook index ingested with this model's vectors
 //! (`groundcite --index DIR ingest .../tts-handbook/pages --handbook`), so

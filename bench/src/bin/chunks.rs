@@ -1,8 +1,8 @@
 //! Prints the chunks of one file, as ingest would make them (no index).
 //!
 //! ```text
-//! cargo run -p groundcite-index --example chunks -- FILE [--handbook] [RELATIVE_PATH]
-//! cargo run -p groundcite-index --example chunks -- ../shared/corpora/tts-handbook/pages/travel-and-leave/leave.md --handbook pages/travel-and-leave/leave.md
+//! cargo run -p groundcite-bench --bin chunks -- FILE [--handbook] [RELATIVE_PATH]
+//! cargo run -p groundcite-bench --bin chunks -- ../shared/corpora/tts-handbook/pages/travel-and-leave/leave.md --handbook pages/travel-and-leave/leave.md
 //! ```
 
 use groundcite_index::{IngestOptions, prepare_document};

@@ -1,15 +1,12 @@
 //! Runs the structural check over the dev answers many times: for
 //! instruction counts under `valgrind --tool=callgrind` and quick timings.
-//! `cargo run --release -p groundcite-core --example structural_loop [PASSES]`
+//! `cargo run --release -p groundcite-bench --bin structural_loop [PASSES]`
 use groundcite_core::Report;
 use groundcite_core::case::Case;
 use std::hint::black_box;
 
 fn main() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/cases/dev.jsonl"
-    );
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/cases/dev.jsonl");
     let text = std::fs::read_to_string(path).expect("shared/cases/dev.jsonl");
     let cases: Vec<Case> = text
         .lines()

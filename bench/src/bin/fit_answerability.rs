@@ -1,7 +1,7 @@
 //! Fits the model path's answerability thresholds on half of the
 //! handbook's pages and reports the other half.
 //!
-//!     GROUNDCITE_MODEL_DIR=... cargo run --release -p groundcite-engine --example fit_answerability [INDEX_DIR]
+//!     GROUNDCITE_MODEL_DIR=... cargo run --release -p groundcite-bench --bin fit_answerability [INDEX_DIR]
 //!
 //! The questions of `shared/cases/questions-paraphrase-dev.jsonl` and
 //! `questions-dev.jsonl` are split by page: an answerable question goes

@@ -1,15 +1,15 @@
 //! Loops `verify` over the bench input, for instruction counts:
 //!
 //! ```sh
-//! cargo build --release -p groundcite-verify --example profile
-//! valgrind --tool=callgrind target/release/examples/profile 1000
+//! cargo build --release -p groundcite-bench --bin profile
+//! valgrind --tool=callgrind target/release/profile 1000
 //! callgrind_annotate callgrind.out.<pid>
 //! ```
 
 use groundcite_verify::{LexicalVerifier, Verifier};
 use std::hint::black_box;
 
-#[path = "../benches/data.rs"]
+#[path = "../../../crates/verify/benches/data.rs"]
 mod data;
 
 fn main() {

@@ -5,9 +5,9 @@
 //! Record before a change, compare after it (any difference is a behaviour change):
 //!
 //! ```sh
-//! cargo run --release -p groundcite-verify --example golden > /tmp/golden-before.txt
+//! cargo run --release -p groundcite-bench --bin golden > /tmp/golden-before.txt
 //! # ... change ...
-//! cargo run --release -p groundcite-verify --example golden | diff /tmp/golden-before.txt -
+//! cargo run --release -p groundcite-bench --bin golden | diff /tmp/golden-before.txt -
 //! ```
 //!
 //! The data are read from `shared/` beside the repository, as the tests do (override with the
@@ -16,7 +16,7 @@
 use groundcite_verify::{Claim, Judgement, LexicalVerifier, Verifier};
 use serde_json::Value;
 
-#[path = "../benches/data.rs"]
+#[path = "../../../crates/verify/benches/data.rs"]
 mod data;
 
 /// Split after `.`/`!`/`?` followed by whitespace (as `tests/dev_cases.rs`).
@@ -85,11 +85,11 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let dev = args.get(1).map(String::as_str).unwrap_or(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/cases/dev.jsonl"
+        "/../../shared/cases/dev.jsonl"
     ));
     let hal = args.get(2).map(String::as_str).unwrap_or(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/datasets/halueval/qa-dev.jsonl"
+        "/../../shared/datasets/halueval/qa-dev.jsonl"
     ));
     let v = LexicalVerifier::default();
 

@@ -3,9 +3,9 @@
 //! change to the text layer, diff after it:
 //!
 //! ```sh
-//! cargo run --release -p groundcite-text --example token_dump > /tmp/tok-before.txt
+//! cargo run --release -p groundcite-bench --bin token_dump > /tmp/tok-before.txt
 //! # ... change ...
-//! cargo run --release -p groundcite-text --example token_dump | diff /tmp/tok-before.txt -
+//! cargo run --release -p groundcite-bench --bin token_dump | diff /tmp/tok-before.txt -
 //! ```
 //!
 //! The data are read from `shared/` beside the repository, as the tests do.
@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 use groundcite_text::{Markers, list_bullet, sentence_spans, tokenize};
 
 fn main() {
-    let shared = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared");
+    let shared = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared");
     let mut texts: Vec<String> = Vec::new();
     let mut pages = Vec::new();
     let mut dirs = vec![std::path::PathBuf::from(format!(

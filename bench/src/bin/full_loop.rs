@@ -1,7 +1,7 @@
 //! Runs the full check (structure, support, sources) on one of the bench's
 //! 5-passage cases many times: for instruction counts under
 //! `valgrind --tool=callgrind` and quick timings.
-//! `cargo run --release -p groundcite-core --example full_loop [PASSES] [rule4|kb]`
+//! `cargo run --release -p groundcite-bench --bin full_loop [PASSES] [rule4|kb]`
 //! (`rule4`: `full_check_5_passages_3_sentences`, the default; `kb`:
 //! `full_check_5x1KB_3_sentences`).
 use groundcite_core::check::check;
@@ -9,10 +9,10 @@ use groundcite_core::config::CheckConfig;
 use groundcite_verify::LexicalVerifier;
 use std::hint::black_box;
 
-#[path = "../../verify/benches/data.rs"]
+#[path = "../../../crates/verify/benches/data.rs"]
 mod data;
 
-#[path = "../benches/cases.rs"]
+#[path = "../../../crates/core/benches/cases.rs"]
 mod cases;
 
 fn main() {

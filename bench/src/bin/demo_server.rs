@@ -3,7 +3,7 @@
 //! sentences; questions about furniture are refused).
 //!
 //! ```sh
-//! cargo run -p groundcite-server --example demo_server -- --addr 127.0.0.1:8080 [--audit PATH|off] [--delay-ms 150] [--engine]
+//! cargo run -p groundcite-bench --bin demo_server -- --addr 127.0.0.1:8080 [--audit PATH|off] [--delay-ms 150] [--engine]
 //! ```
 //!
 //! `--engine` serves the real engine instead (default settings: the

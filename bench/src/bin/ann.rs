@@ -4,7 +4,7 @@
 //! latency of each.
 //!
 //! ```text
-//! cargo run --release -p groundcite-index --example ann -- MODEL_DIR INDEX_DIR CHUNKS \
+//! cargo run --release -p groundcite-bench --bin ann -- MODEL_DIR INDEX_DIR CHUNKS \
 //!     ../shared/cases/questions-dev.jsonl ../shared/cases/questions-paraphrase-dev.jsonl \
 //!     [--cosine 0.9] [--probes 32,64,128] [--candidates 500,1000,2000] [--rerank 0,500]
 //! ```
@@ -206,7 +206,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             if let Some(q) = v["question"].as_str() {
                 // The fitting half: the first byte of BLAKE3 of the first
                 // gold page (of the question, when it has none) is even,
-                // as in examples/fusion.rs.
+                // as in bench/src/bin/fusion.rs.
                 let by = v["gold"][0].as_str().unwrap_or(q);
                 fit.push(blake3::hash(by.as_bytes()).as_bytes()[0].is_multiple_of(2));
                 questions.push(q.to_string());

@@ -5,7 +5,7 @@
 //! one at a time after one untimed pass.
 //!
 //! ```text
-//! cargo run --release -p groundcite-index --example hybrid_scale -- MODEL_DIR INDEX_DIR \
+//! cargo run --release -p groundcite-bench --bin hybrid_scale -- MODEL_DIR INDEX_DIR \
 //!     ../shared/cases/questions-dev.jsonl ../shared/cases/questions-paraphrase-dev.jsonl
 //! ```
 //!

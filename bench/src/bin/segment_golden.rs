@@ -9,13 +9,13 @@
 //! deterministically around sentence ends), every text field of
 //! `shared/datasets/halueval/qa-dev.jsonl`, and the dev answers.
 //!
-//! `cargo run --release -p groundcite-core --example segment_golden > before.txt`
+//! `cargo run --release -p groundcite-bench --bin segment_golden > before.txt`
 use groundcite_core::Report;
 use groundcite_core::case::Case;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared");
+const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared");
 
 fn markdown_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)

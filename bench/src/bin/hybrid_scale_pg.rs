@@ -3,7 +3,7 @@
 //! as the embedded index it writes.
 //!
 //! ```text
-//! cargo run --release -p groundcite-pg --example hybrid_scale_pg -- \
+//! cargo run --release -p groundcite-bench --bin hybrid_scale_pg -- \
 //!     HANDBOOK_INDEX CORPUS_DIR DATABASE_URL MODEL_DIR QUESTIONS.jsonl... [--compare INDEX_DIR]
 //! ```
 //!
@@ -11,7 +11,7 @@
 //! then one ingest of CORPUS_DIR with `testing::SyntheticEmbedder` over
 //! HANDBOOK_INDEX's vectors (an index ingested with the model: every chunk
 //! and unit gets a noisy copy of one of its vectors, the same copy
-//! `examples/synthetic_vectors.rs` gives it in the embedded index). The
+//! `bench/src/bin/synthetic_vectors.rs` gives it in the embedded index). The
 //! schema is kept: `REUSE=1` searches what an earlier run left (if it
 //! left any chunks) rather than ingesting again; drop it with
 //! `DROP SCHEMA groundcite_scale_hybrid CASCADE`.

@@ -1,7 +1,7 @@
 //! Calibrates the retrieval gate on the handbook questions.
 //!
 //! ```text
-//! cargo run --release -p groundcite-index --example calibrate [-- QUESTIONS.jsonl [INDEX_DIR]]
+//! cargo run --release -p groundcite-bench --bin calibrate [-- QUESTIONS.jsonl [INDEX_DIR]]
 //! ```
 //!
 //! Ingests `../shared/corpora/tts-handbook` into a temporary directory (or
@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use groundcite_index::{ChunkIndex, DEFAULT_GATE_THRESHOLD, Index, IngestOptions};
 
-const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared");
+const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared");
 
 struct Question {
     id: String,

@@ -3,7 +3,7 @@
 //! timed the way `bench/python_binding.py` times `groundcite.check` from
 //! Python: the median over passes of the mean time per case.
 //!
-//! `cargo run --release -p groundcite-engine --example check_timing -- ../shared/cases/dev.jsonl [PASSES]`
+//! `cargo run --release -p groundcite-bench --bin check_timing -- ../shared/cases/dev.jsonl [PASSES]`
 
 use std::time::Instant;
 

@@ -4,7 +4,7 @@
 //! on the other half (and on all).
 //!
 //! ```text
-//! cargo run -p groundcite-index --example fusion -- MODEL_DIR INDEX_DIR \
+//! cargo run -p groundcite-bench --bin fusion -- MODEL_DIR INDEX_DIR \
 //!     ../shared/corpora/tts-handbook/pages \
 //!     ../shared/cases/questions-paraphrase-dev.jsonl ../shared/cases/questions-dev.jsonl
 //! ```

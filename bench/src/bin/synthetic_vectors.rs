@@ -4,7 +4,7 @@
 //! and latency can be measured (`bench/scale-dense.sh`).
 //!
 //! ```text
-//! cargo run --release -p groundcite-index --example synthetic_vectors -- \
+//! cargo run --release -p groundcite-bench --bin synthetic_vectors -- \
 //!     HANDBOOK_INDEX CORPUS_DIR INDEX_DIR [--cosine 0.9]
 //! ```
 //!
@@ -12,7 +12,7 @@
 //! vectors are the sources, its model id the id written). Every text the
 //! ingest embeds (each chunk's and each answer unit's) gets a copy of one
 //! of those vectors, chosen by a hash of the text, plus uniform noise
-//! scaled to cosine `--cosine` with the copy (as `examples/ann.rs`), made
+//! scaled to cosine `--cosine` with the copy (as `bench/src/bin/ann.rs`), made
 //! unit length again (`testing::SyntheticEmbedder`). Everything else is
 //! the real ingest: parsing, chunking, the BM25 index, the vectors file
 //! and its approximate index.

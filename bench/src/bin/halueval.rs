@@ -1,6 +1,6 @@
 //! HaluEval QA: right answers must come out `Supported`, hallucinated ones flagged.
 //!
-//! `cargo run --release -p groundcite-verify --example halueval -- /work/shared/datasets/halueval/qa-dev.jsonl`
+//! `cargo run --release -p groundcite-bench --bin halueval -- /work/shared/datasets/halueval/qa-dev.jsonl`
 //! Add `--show-misses N` to print up to N misses of rows 0..1000 (the tuning half).
 
 use groundcite_verify::{Claim, LexicalVerifier, Verdict, Verifier};

@@ -2,13 +2,13 @@
 //! and the service's 1 MiB body), each admitted and checked once, timed:
 //! what `bench/worst-check.sh` runs under `/usr/bin/time` for its CPU.
 //!
-//! `cargo run --release -p groundcite-core --example worst_check -- CASE`
+//! `cargo run --release -p groundcite-bench --bin worst_check -- CASE`
 //! (`all` runs each in turn). Cases:
 //!
 //! - `links`: one sentence of `[1](` repeated to 260 KB (a link's start, not
 //!   a marker; every `1` a quantity);
 //! - `words`: one sentence of 40,000 distinct words (256 KB);
-//! - `sentences`: 4,000 sentences citing [1], a 250 KB passage whose every
+//! - `sentences`: 4,000 sentences citing `[1]`, a 250 KB passage whose every
 //!   sentence shares their words;
 //! - `wide`: 4,000 sentences citing `[1-64]`, 64 passages of 12 KB (768 KB);
 //! - `uncited`: 4,000 sentences with no marker over 64 passages of 12 KB

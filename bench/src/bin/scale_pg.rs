@@ -1,7 +1,7 @@
 //! Lexical retrieval at scale on PostgreSQL: the other half of
-//! `crates/index/examples/scale.rs`, run after it by `bench/scale.sh`.
+//! `bench/src/bin/scale.rs`, run after it by `bench/scale.sh`.
 //!
-//!     cargo run --release -p groundcite-pg --example scale_pg -- CORPUS_DIR WORK_DIR DATABASE_URL
+//!     cargo run --release -p groundcite-bench --bin scale_pg -- CORPUS_DIR WORK_DIR DATABASE_URL
 //!
 //! Into a fresh schema `groundcite_scale` of DATABASE_URL (dropped first,
 //! and at the end): the migrations, then one ingest of CORPUS_DIR (the

@@ -4,9 +4,9 @@
 //! sections by cosine, and a question is recalled at k when one of its gold
 //! pages holds one of the k best sections' pages (pages deduplicated).
 //!
-//!     cargo run --release -p groundcite-embed --example dense_recall
+//!     cargo run --release -p groundcite-bench --bin dense_recall
 
-#[path = "../benches/handbook.rs"]
+#[path = "../../../crates/embed/benches/handbook.rs"]
 mod handbook;
 
 use std::time::Instant;

@@ -2,7 +2,7 @@
 //! chunks in the same run. Run by `bench/scale.sh`, which makes
 //! the corpus (`bench/synth.py`) and measures `serve`'s memory.
 //!
-//!     cargo run --release -p groundcite-index --example scale -- CORPUS_DIR WORK_DIR
+//!     cargo run --release -p groundcite-bench --bin scale -- CORPUS_DIR WORK_DIR
 //!
 //! 1. groundcite: a fresh index of CORPUS_DIR in WORK_DIR/index (lexical,
 //!    the default ingest options): wall time, chunks/s and MB/s of source,
@@ -23,7 +23,7 @@
 //!    returning id, text, section and title. p50 and p99 of each.
 //!
 //! The queries are written to WORK_DIR/queries.json for the PostgreSQL run
-//! (`crates/pg/examples/scale_pg.rs`). The last line is the figures as one
+//! (`bench/src/bin/scale_pg.rs`). The last line is the figures as one
 //! JSON object, for `bench/scale.sh`.
 
 use std::path::{Path, PathBuf};
@@ -122,7 +122,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         queries.push(q.join(" "));
     }
     drop(all);
-    // The same queries for the PostgreSQL run (crates/pg/examples/scale_pg.rs).
+    // The same queries for the PostgreSQL run (bench/src/bin/scale_pg.rs).
     std::fs::write(work.join("queries.json"), serde_json::to_string(&queries)?)?;
     let mut ours = Vec::with_capacity(queries.len());
     for pass in 0..2 {
