@@ -7,12 +7,14 @@
 #   bench/answer-figures.sh GROUNDCITE_BIN [MODEL_DIR]
 #
 # Needs ../shared beside the checkout. MODEL_DIR defaults to
-# $GROUNDCITE_MODEL_DIR; without one only the lexical figures are printed.
+# $GROUNDCITE_MODEL_DIR; without one (or with `off`) only the lexical
+# figures are printed.
 # The indexes go to a temporary folder, removed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:?usage: bench/answer-figures.sh GROUNDCITE_BIN [MODEL_DIR]}
 model=${2:-${GROUNDCITE_MODEL_DIR:-}}
+[ "$model" = off ] && model=
 shared=../shared
 pages=$shared/corpora/tts-handbook/pages
 [ -d "$pages" ] || { echo "answer-figures: $pages is missing" >&2; exit 1; }
@@ -28,8 +30,8 @@ figures() { # label, index, extra flags...
 }
 
 started=$SECONDS
-"$bin" --index "$work/lexical" ingest "$pages" >/dev/null 2>&1
-figures "lexical (no model)" "$work/lexical"
+"$bin" --model-dir off --index "$work/lexical" ingest "$pages" >/dev/null 2>&1
+figures "lexical (no model)" "$work/lexical" --model-dir off
 if [ -n "$model" ]; then
   "$bin" --model-dir "$model" --index "$work/semantic" ingest "$pages" >/dev/null 2>&1
   echo "answer-figures: ingest with the model took $((SECONDS - started)) s"

@@ -117,8 +117,9 @@ def main():
     work = tempfile.mkdtemp(prefix="gc-outage-")
     index = os.path.join(work, "index")
     env = dict(os.environ, GROUNDCITE_AUDIT_PATH=URL, RUST_LOG="warn")
-    for k in ("GROUNDCITE_INDEX", "GROUNDCITE_MODEL_DIR", "GROUNDCITE_CONFIG"):
+    for k in ("GROUNDCITE_INDEX", "GROUNDCITE_CONFIG"):
         env.pop(k, None)
+    env["GROUNDCITE_MODEL_DIR"] = "off"  # lexical, even where a model was fetched
     proc = None
     ok = True
     try:

@@ -107,11 +107,11 @@ class LoopbackProxy:
 def model_run():
     """What the scripts .ci/llm.sh runs share: the groundcite binary
     (GROUNDCITE_BIN), the model server's BASE_URL and MODEL, and the
-    environment for groundcite: without GROUNDCITE_MODEL_DIR (lexical
+    environment for groundcite: GROUNDCITE_MODEL_DIR=off (lexical
     retrieval, so the handbook ingests in a second and the figures are the
     generator's) and with a 300 s timeout (a small CPU model with one
     regeneration can take over the default 60 s)."""
-    env = {k: v for k, v in os.environ.items() if k != "GROUNDCITE_MODEL_DIR"}
+    env = dict(os.environ, GROUNDCITE_MODEL_DIR="off")
     env.setdefault("GROUNDCITE_TIMEOUT_SECS", "300")
     return (
         os.environ["GROUNDCITE_BIN"],

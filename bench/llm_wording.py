@@ -33,7 +33,7 @@ BASE_URL = os.environ.get("BASE_URL", "http://127.0.0.1:8765").rstrip("/")
 SAMPLE = int(os.environ.get("SAMPLE", "8"))
 K = int(os.environ.get("K", "5"))
 MAX_TOKENS = int(os.environ.get("MAX_TOKENS", "192"))
-ENV = {k: v for k, v in os.environ.items() if k != "GROUNDCITE_MODEL_DIR"}
+ENV = dict(os.environ, GROUNDCITE_MODEL_DIR="off")
 
 REFUSAL = "Not covered by the provided documents."
 

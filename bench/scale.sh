@@ -3,13 +3,13 @@
 # size: a synthetic corpus (bench/synth.py: the handbook's sections
 # recombined, terms and numbers varied, about 10 chunks a page) ingested by
 # groundcite and, on the same chunks in the same run, by SQLite FTS5
-# (crates/index/examples/scale.rs: ingest and insert throughput, size on
+# (bench/src/bin/scale.rs: ingest and insert throughput, size on
 # disk, search p50/p99 over 508 queries); then `serve` on that index:
 # `ask` p50 (extractive, the 108 dev questions, `eval questions --json`)
 # and resident memory after answering them over HTTP.
 # With a database (SCALE_DATABASE_URL, else GROUNDCITE_TEST_DATABASE_URL:
 # eval "$(.ci/pg.sh)"), the same corpus is also ingested into PostgreSQL and
-# searched with the same queries (crates/pg/examples/scale_pg.rs; a schema
+# searched with the same queries (bench/src/bin/scale_pg.rs; a schema
 # of its own, dropped after; SCALE_PG_QUERIES=N keeps the first N queries).
 # Targets at 1M chunks: BM25 p99 <= half of FTS5's; ingest chunks/s >= FTS5's
 # insert chunks/s; `serve` <= 2 GB resident.
@@ -24,7 +24,7 @@ sizes=("$@")
 scale_dir=${SCALE_DIR:-/tmp/groundcite-scale}
 mkdir -p "$scale_dir"
 cargo build --release -q -p groundcite
-cargo build --release -q -p groundcite-index --example scale -p groundcite-pg --example scale_pg
+cargo build --release -q -p groundcite-bench --bin scale --bin scale_pg
 database=${SCALE_DATABASE_URL:-${GROUNDCITE_TEST_DATABASE_URL:-}}
 target_dir=${CARGO_TARGET_DIR:-target}
 case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
@@ -38,17 +38,17 @@ for pages in "${sizes[@]}"; do
   corpus="$scale_dir/corpus-$pages"
   synth_corpus "$pages" "$corpus"
   work="$scale_dir/work-$pages"
-  "$target_dir/release/examples/scale" "$corpus" "$work" | tee "$work.log" >&2
+  "$target_dir/release/scale" "$corpus" "$work" | tee "$work.log" >&2
   figures=$(tail -1 "$work.log")
   pg_figures='{}'
   if [ -n "$database" ]; then
-    "$target_dir/release/examples/scale_pg" "$corpus" "$work" "$database" | tee "$work.pg.log" >&2
+    "$target_dir/release/scale_pg" "$corpus" "$work" "$database" | tee "$work.pg.log" >&2
     pg_figures=$(tail -1 "$work.pg.log")
   fi
   # ask p50 with the extractive generator, lexical retrieval.
   asks=()
   for file in questions-paraphrase-dev questions-dev; do
-    GROUNDCITE_MODEL_DIR= "$bin" --index "$work/index" eval questions "../shared/cases/$file.jsonl" --json > "$work/$file.json"
+    GROUNDCITE_MODEL_DIR=off "$bin" --index "$work/index" eval questions "../shared/cases/$file.jsonl" --json > "$work/$file.json"
     asks+=("$work/$file.json")
   done
   ask_p50=$(python3 -c '

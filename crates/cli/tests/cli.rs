@@ -412,6 +412,55 @@ fn ask_on_a_fresh_directory_uses_the_demo_corpus() {
     assert!(!v["refusal"]["searched"].as_str().unwrap().is_empty());
 }
 
+/// A model fetched into `.groundcite/models/all-MiniLM-L6-v2` is used
+/// without a flag, so a broken one there is an error naming its file (never
+/// a silent lexical run); `off` turns it off; without it, retrieval is
+/// lexical and the note says how to fetch the model.
+#[test]
+fn the_model_in_the_default_place_is_used_without_a_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = |args: &[&str], env: &[(&str, &str)]| {
+        let mut c = Command::new(BIN);
+        c.args(args)
+            .current_dir(dir.path())
+            .env_remove("GROUNDCITE_INDEX")
+            .env_remove("GROUNDCITE_CONFIG")
+            .env_remove("GROUNDCITE_MODEL_DIR");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    };
+    let method = |o: &Output| {
+        assert!(o.status.success(), "{}", stderr(o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(o)).unwrap();
+        (
+            v["retrieval"]["method"].as_str().unwrap().to_string(),
+            v["retrieval"]["note"].as_str().unwrap().to_string(),
+        )
+    };
+    let (m, note) = method(&config(&["config", "--json"], &[]));
+    assert_eq!(m, "lexical");
+    assert!(note.contains("scripts/fetch-model.sh"), "{note}");
+
+    let model = dir.path().join(".groundcite/models/all-MiniLM-L6-v2");
+    std::fs::create_dir_all(&model).unwrap();
+    std::fs::write(model.join("config.json"), "{}").unwrap();
+    let o = config(&["config", "--json"], &[]);
+    assert!(
+        !o.status.success(),
+        "a broken model in the default place is an error"
+    );
+    assert!(stderr(&o).contains("all-MiniLM-L6-v2"), "{}", stderr(&o));
+
+    assert_eq!(
+        method(&config(&["--model-dir", "off", "config", "--json"], &[])).0,
+        "lexical"
+    );
+    let off = [("GROUNDCITE_MODEL_DIR", "off")];
+    assert_eq!(method(&config(&["config", "--json"], &off)).0, "lexical");
+}
+
 #[test]
 fn config_masks_secrets() {
     let dir = tempfile::tempdir().unwrap();
@@ -1175,7 +1224,7 @@ fn eval_questions_reports_recall_and_refusals() {
             .current_dir(dir.path())
             .env_remove("GROUNDCITE_INDEX")
             .env_remove("GROUNDCITE_CONFIG")
-            .env_remove("GROUNDCITE_MODEL_DIR")
+            .env("GROUNDCITE_MODEL_DIR", "off")
             .output()
             .unwrap()
     };

@@ -72,8 +72,9 @@ pub const DEFAULT_MODEL_DIR: &str = ".groundcite/models/all-MiniLM-L6-v2";
 
 /// The one line to print when no model is configured: what is lost and how
 /// to get a model.
-pub const NO_MODEL_HINT: &str = "no embedding model configured: running lexical-only; run \
-     scripts/fetch-model.sh and set model_dir, GROUNDCITE_MODEL_DIR or --model-dir for semantic matching";
+pub const NO_MODEL_HINT: &str = "no embedding model: running lexical-only; run \
+     scripts/fetch-model.sh (into .groundcite/models/all-MiniLM-L6-v2, used from then on) or set \
+     model_dir, GROUNDCITE_MODEL_DIR or --model-dir for semantic matching";
 
 /// At most this many texts go through the model at once.
 pub const MAX_BATCH_TEXTS: usize = 64;
@@ -126,6 +127,7 @@ impl Embeddings {
         self.data.len().checked_div(self.dim).unwrap_or(0)
     }
 
+    /// Whether there are no vectors.
     pub fn is_empty(&self) -> bool {
         self.data.is_empty()
     }
@@ -140,6 +142,7 @@ impl Embeddings {
         &self.data[index * self.dim..(index + 1) * self.dim]
     }
 
+    /// The vectors, in the order of the texts.
     pub fn rows(&self) -> impl ExactSizeIterator<Item = &[f32]> {
         self.data.chunks_exact(self.dim.max(1))
     }
@@ -149,6 +152,7 @@ impl Embeddings {
         &self.data
     }
 
+    /// All vectors, row after row, as one owned buffer.
     pub fn into_flat(self) -> Vec<f32> {
         self.data
     }
@@ -268,6 +272,7 @@ impl Embedder {
         self.max_seq_length
     }
 
+    /// How token vectors are pooled into one vector per text.
     pub fn pooling(&self) -> Pooling {
         self.pipeline.pooling
     }

@@ -37,24 +37,30 @@ pub use extractive::{ExtractiveConfig, ExtractiveGenerator};
 pub use judge::{GeneratorJudge, JudgeBackend, JudgeSettings};
 pub use pipeline::{Engine, JUDGES_HINT, Judged, Retriever, load_embedder, load_judges};
 pub use settings::{
-    ConfigEntry, Configured, ContractRole, DEMO_HANDOFF, GeneratorKind, Origin, Override,
-    PageSettings, Settings,
+    ConfigEntry, Configured, ContractRole, DEFAULT_MODEL_DIR, DEMO_HANDOFF, GeneratorKind, Origin,
+    Override, PageSettings, Settings,
 };
 
 /// Errors of the pipeline. Findings (bad citations, unsupported claims)
 /// are never errors: they are in the [`AskResult`].
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
+    /// The request cannot be served as sent (an empty question, say).
     #[error("{0}")]
     BadRequest(String),
+    /// The index is missing, empty or unreadable, or its vectors are not
+    /// the configured model's.
     #[error("index: {0}")]
     Index(String),
     /// The message includes the model error's; it is not also a `source`
     /// (a chain printer would say it twice).
     #[error("generator: {0}")]
     Generation(groundcite_llm::LlmError),
+    /// The configuration is invalid, or names something that cannot be
+    /// loaded.
     #[error("configuration: {0}")]
     Config(String),
+    /// A failure that is not the caller's (a model failing at inference, say).
     #[error("internal error: {0}")]
     Internal(String),
 }

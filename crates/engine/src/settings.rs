@@ -184,8 +184,10 @@ pub struct Settings {
     pub contract_role: ContractRole,
     /// A sentence-transformers model folder (`config.json`,
     /// `tokenizer.json`, `model.safetensors`) for semantic retrieval and
-    /// checking. Default: `$GROUNDCITE_MODEL_DIR`, else none (lexical
-    /// only). A configured folder that is missing or broken is an error,
+    /// checking. Default: `$GROUNDCITE_MODEL_DIR`, else
+    /// [`DEFAULT_MODEL_DIR`] when a model was fetched there
+    /// (`scripts/fetch-model.sh`), else none (lexical only); `off` turns it
+    /// off. A configured folder that is missing or broken is an error,
     /// never a silent fallback to lexical.
     pub model_dir: Option<PathBuf>,
     /// groundcite's trained judges (the released ones are the repository's
@@ -197,12 +199,18 @@ pub struct Settings {
     /// The audit log's per-record cap and retention (`[audit]`:
     /// `max_age_days`, `max_bytes`, `max_record_bytes`).
     pub audit: groundcite_audit::AuditPolicy,
+    /// The citation contract and its checks (`[check]`).
     pub check: CheckConfig,
+    /// The extractive generator's thresholds without a model (`[extractive]`).
     pub extractive: ExtractiveConfig,
     /// The model path's gate, extractive selection and `answers_question`
     /// thresholds (`[answerability]`; used only with `model_dir`).
     pub answerability: AnswerabilityConfig,
+    /// The OpenAI-compatible generator (`[openai]`; used with
+    /// `generator = "openai"` or `judge.backend = "openai"`).
     pub openai: OpenAiConfig,
+    /// The Anthropic generator (`[anthropic]`; used with
+    /// `generator = "anthropic"` or `judge.backend = "anthropic"`).
     pub anthropic: AnthropicConfig,
     /// The LLM judge of `check.verifier = "llm"` (`[judge]`: `backend`, `concurrency`,
     /// `deadline_secs`, `max_passage_chars`, `max_tokens`).
@@ -329,6 +337,10 @@ impl Settings {
         std::time::Duration::try_from_secs_f64(secs).ok()
     }
 
+    /// Refuses a configuration that cannot run: a verifier or scorer
+    /// without the model folders it needs, `top_k` outside
+    /// `1..=MAX_TOP_K`, `gate_threshold` outside `0..=1`, or `scripted`
+    /// without `script`.
     pub fn validate(&self) -> Result<(), EngineError> {
         match self.check.verifier {
             groundcite_verify::VerifierKind::Semantic if self.model_dir.is_none() => {
@@ -421,6 +433,11 @@ impl Settings {
         }
     }
 }
+
+/// Where `scripts/fetch-model.sh` puts the embedding model and where every
+/// command looks for it when `model_dir` is not set (relative to the
+/// working directory, as the default index `./.groundcite/index` is).
+pub const DEFAULT_MODEL_DIR: &str = ".groundcite/models/all-MiniLM-L6-v2";
 
 /// Whether the variable holding an API key is set, never its value.
 pub fn secret_state(var: &str) -> &'static str {

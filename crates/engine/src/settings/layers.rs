@@ -10,7 +10,7 @@ use figment::value::{Dict, Value as FigValue};
 use figment::{Figment, Metadata, Profile, Provider};
 use serde::Serialize;
 
-use super::{GeneratorKind, Settings, audit_beside};
+use super::{DEFAULT_MODEL_DIR, GeneratorKind, Settings, audit_beside};
 use crate::EngineError;
 
 impl Settings {
@@ -36,7 +36,17 @@ impl Settings {
             let local = Path::new("groundcite.toml");
             local.exists().then(|| local.to_path_buf())
         });
-        Settings::layered(path.as_deref(), env, flags)
+        let mut configured = Settings::layered(path.as_deref(), env, flags)?;
+        // The model fetched into the default place is used without a flag;
+        // `model_dir = "off"` (or any other setting) decides otherwise.
+        let default_model = Path::new(DEFAULT_MODEL_DIR);
+        if configured.origin("model_dir") == Origin::Default
+            && configured.settings.model_dir.is_none()
+            && default_model.join("config.json").is_file()
+        {
+            configured.settings.model_dir = Some(default_model.to_path_buf());
+        }
+        Ok(configured)
     }
 
     /// The defaults, then `file` when given, then `flags`: no environment
@@ -119,6 +129,15 @@ impl Settings {
             figment,
             origins,
         };
+        // `off` (or `none`) turns the model off, the default place too.
+        if settings
+            .model_dir
+            .as_deref()
+            .and_then(Path::to_str)
+            .is_some_and(|v| matches!(v.trim(), "off" | "none"))
+        {
+            settings.model_dir = None;
+        }
         // The audit log lives beside the index unless it is set.
         if configured.origin("audit_path") == Origin::Default {
             settings.audit_path = audit_beside(&settings.index);
@@ -129,6 +148,8 @@ impl Settings {
         })
     }
 
+    /// Reads and parses a `groundcite.toml` ([`Settings::from_toml`]) over
+    /// the defaults: no environment, no flags.
     pub fn from_file(path: &Path) -> Result<Settings, EngineError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| EngineError::Config(format!("{}: {e}", path.display())))?;
@@ -230,8 +251,11 @@ impl std::fmt::Display for Origin {
 /// the module docs), its text, and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Override {
+    /// The dotted key (`check.verifier`) or a short name (`verifier`).
     pub key: String,
+    /// The value as written, typed later by its key.
     pub value: String,
+    /// Which variable or flag gave it.
     pub origin: Origin,
 }
 
@@ -417,6 +441,7 @@ impl Provider for Layer {
 /// The effective settings, and where each value came from.
 #[derive(Debug)]
 pub struct Configured {
+    /// The merged settings.
     pub settings: Settings,
     figment: Figment,
     origins: Vec<Origin>,
@@ -425,9 +450,11 @@ pub struct Configured {
 /// One key of the effective configuration, for `config --show-origin`.
 #[derive(Debug, Clone, Serialize)]
 pub struct ConfigEntry {
+    /// The dotted key (`check.verifier`).
     pub key: String,
     /// The value (database passwords hidden).
     pub value: serde_json::Value,
+    /// Where the value came from: default, file, variable or flag.
     pub origin: Origin,
 }
 
