@@ -82,15 +82,27 @@ pub use sqlite::{SQLITE_SCHEMA_VERSION, SqliteAuditStore};
 /// chain (`{:#}`) would say it twice.
 #[derive(Debug, thiserror::Error)]
 pub enum AuditError {
+    /// The SQLite file could not be opened.
     #[error("audit database {path}: {error}")]
     Open {
+        /// The file's path.
         path: std::path::PathBuf,
+        /// SQLite's error.
         error: rusqlite::Error,
     },
+    /// A SQLite statement failed.
     #[error("audit database: {0}")]
     Sqlite(rusqlite::Error),
+    /// A record's JSON column could not be read back, or the record could
+    /// not be serialized for an export.
     #[error("audit record {id}: {error}")]
-    Json { id: i64, error: serde_json::Error },
+    Json {
+        /// The record's [`AuditRecord::id`].
+        id: i64,
+        /// The JSON error.
+        error: serde_json::Error,
+    },
+    /// Writing the export (or creating the database's folder) failed.
     #[error("writing the export: {0}")]
     Io(std::io::Error),
     /// A failure of another store (PostgreSQL), with its own message.
@@ -110,6 +122,7 @@ impl From<std::io::Error> for AuditError {
     }
 }
 
+/// A result whose error is an [`AuditError`] by default.
 pub type Result<T, E = AuditError> = std::result::Result<T, E>;
 
 /// What [`AuditStore::write`] did with a batch: every record not counted
@@ -148,6 +161,7 @@ pub struct AuditQuery {
     pub before_id: Option<i64>,
     /// Newest first (else oldest first).
     pub newest_first: bool,
+    /// At most this many records; all when `None`.
     pub limit: Option<usize>,
 }
 

@@ -22,16 +22,23 @@ pub struct AuditRecord {
     pub ts: String,
     /// `ask` or `check`.
     pub kind: String,
+    /// The question asked; `None` for a check sent without one.
     pub question: Option<String>,
     /// `ok`, `unverified` or `no_evidence`.
     pub status: String,
+    /// Whether the served answer (or checked answer) was grounded.
     pub grounded: bool,
     /// The refusal's cause (`gate`, `sentinel`, `validation`) for answers;
     /// the refusal form (`sentence`, `sentinel`) for checks.
     pub refusal: Option<String>,
+    /// Whether the answer was generated more than once (always `false`
+    /// for checks).
     pub regenerated: bool,
+    /// Number of contradicted sentences.
     pub contradicted: u32,
+    /// Number of unsupported sentences.
     pub unsupported: u32,
+    /// Number of factual sentences without a citation.
     pub uncited: u32,
     /// Ids never sent, cited by the answer or any attempt; sorted, unique.
     pub bad_ids: Vec<u64>,
@@ -149,6 +156,7 @@ impl JsonText {
         serde_json::to_string(value).map(JsonText::new)
     }
 
+    /// The text as written.
     pub fn as_str(&self) -> &str {
         // Built only from `String`s: always UTF-8.
         std::str::from_utf8(&self.0).unwrap_or_default()

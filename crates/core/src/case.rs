@@ -12,29 +12,40 @@ use crate::validate::Status;
 /// One case: a question, the passages sent (in order) and the answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Case {
+    /// The case's identifier, reported as the `id` of its check report; must not be empty.
     pub id: String,
+    /// The question the answer responds to; `None` for an answer checked on its own.
     #[serde(default)]
     pub question: Option<String>,
+    /// The passages sent, in order: marker `[k]` cites the k-th.
     pub passages: Vec<Passage>,
+    /// The answer to check; must not be empty.
     pub answer: String,
+    /// The expected outcome, for scoring; `None` for an unlabelled case.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub labels: Option<Labels>,
 }
 
+/// The expected outcome of a case's check.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Labels {
+    /// The cited ids never sent, as the report's `bad_ids` must list them (default empty).
     #[serde(default)]
     pub bad_ids: Vec<u64>,
+    /// The structural status the report must give.
     pub status: Status,
+    /// The expected verdicts of individual sentences (default none).
     #[serde(default)]
     pub sentences: Vec<SentenceLabel>,
 }
 
+/// The expected verdict of one sentence of a case's answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SentenceLabel {
     /// A substring of the labelled sentence.
     #[serde(rename = "match")]
     pub matches: String,
+    /// What the sentence is: supported, contradicted, unsupported or unmarked.
     pub label: Label,
     /// What the sentence does with its passage (`synonym`, `actor`, ...; see
     /// `shared/cases/README.md`), for per-kind figures.
@@ -45,16 +56,22 @@ pub struct SentenceLabel {
     pub form: Option<String>,
 }
 
+/// The true status of a labelled sentence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Label {
+    /// Stated in the passage it cites.
     Supported,
+    /// Contradicted by the passage it cites.
     Contradicted,
+    /// Not stated in the passage it cites.
     Unsupported,
+    /// A factual sentence that carries no citation marker.
     Unmarked,
 }
 
 impl Label {
+    /// The label's name as written in case files (`supported`, `contradicted`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             Label::Supported => "supported",
@@ -101,23 +118,32 @@ impl Case {
 /// The outcome of one labelled sentence.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SentenceScore {
+    /// The id of the case the sentence belongs to.
     pub case: String,
+    /// The label's `match`: a substring of the labelled sentence.
     pub matches: String,
+    /// The expected label.
     pub label: Label,
-    /// The label's `kind` and `form`, if any.
+    /// The label's `kind` (`synonym`, `actor`, ...), if any.
     pub kind: Option<String>,
+    /// The label's `form` (`list` or `table`), if any.
     pub form: Option<String>,
     /// `None` when no sentence of the answer contains `match`.
     pub verdict: Option<SentenceVerdict>,
+    /// The verdict was found and the label accepts it ([`Label::accepts`]).
     pub correct: bool,
 }
 
 /// The outcome of one case.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CaseScore {
+    /// The case's id.
     pub case: String,
+    /// The report's `bad_ids` equal the labelled ones.
     pub bad_ids_correct: bool,
+    /// The report's status equals the labelled one.
     pub status_correct: bool,
+    /// The outcome of each labelled sentence, in label order.
     pub sentences: Vec<SentenceScore>,
 }
 
@@ -160,11 +186,14 @@ pub fn score(case: &Case, output: &CheckOutput) -> Option<CaseScore> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Half {
+    /// Cases that thresholds and rules may be fitted on.
     Tune,
+    /// Held-out cases: figures reported on them were not tuned on.
     Held,
 }
 
 impl Half {
+    /// The half's name in reports: `tune` or `held-out`.
     pub fn as_str(self) -> &'static str {
         match self {
             Half::Tune => "tune",
@@ -203,11 +232,17 @@ pub fn half_of(page: &str) -> Half {
 /// (contradicted or unsupported) flagged, contradicted ones labelled contradicted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Tally {
+    /// Sentences labelled supported.
     pub supported: usize,
+    /// Supported sentences given the verdict supported.
     pub supported_kept: usize,
+    /// Sentences labelled contradicted or unsupported.
     pub wrong: usize,
+    /// Wrong sentences flagged (verdict contradicted or unsupported).
     pub wrong_flagged: usize,
+    /// Sentences labelled contradicted.
     pub contradicted: usize,
+    /// Contradicted sentences given the verdict contradicted.
     pub contradicted_labelled: usize,
 }
 

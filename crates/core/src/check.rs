@@ -55,15 +55,20 @@ use crate::validate::{Report, Status};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SentenceVerdict {
+    /// Stated in a passage it cites.
     Supported,
+    /// Contradicted by a passage it cites.
     Contradicted,
+    /// Not stated in any passage it cites, or every id it cites was never sent.
     Unsupported,
     /// Factual, but carries no marker.
     Uncited,
+    /// States no fact (a question, a heading, the refusal, a connective); not checked.
     NotFactual,
 }
 
 impl SentenceVerdict {
+    /// The verdict's name in the JSON report (`supported`, `not_factual`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             SentenceVerdict::Supported => "supported",
@@ -83,11 +88,15 @@ impl SentenceVerdict {
     }
 }
 
+/// A sentence of the answer and its byte span in it.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SpanText {
+    /// The sentence, `answer[start..end]`.
     pub text: String,
+    /// Byte offset of the sentence's start in the answer.
     pub start: usize,
+    /// Byte offset just past the sentence's end in the answer.
     pub end: usize,
 }
 
@@ -98,8 +107,11 @@ pub struct SpanText {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MarkerOut {
+    /// Byte offset of the marker's `[` in the answer.
     pub start: usize,
+    /// Byte offset just past the marker's `]` in the answer.
     pub end: usize,
+    /// The ids the marker names, ranges expanded, ids never sent included.
     pub ids: Vec<u64>,
 }
 
@@ -122,53 +134,82 @@ impl MarkerOut {
     }
 }
 
+/// The span of a passage that decided a sentence's verdict.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EvidenceOut {
+    /// The passage's number, 1-based (`[k]` is the k-th passage sent).
     pub passage: usize,
+    /// The evidence, `passage_text[start..end]`.
     pub quote: String,
+    /// Byte offset of the quote's start in the passage's text.
     pub start: usize,
+    /// Byte offset just past the quote's end in the passage's text.
     pub end: usize,
 }
 
+/// One sentence of the answer, as reported: its span, markers and verdict.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SentenceOut {
+    /// The sentence, `answer[start..end]`.
     pub text: String,
+    /// Byte offset of the sentence's start in the answer.
     pub start: usize,
+    /// Byte offset just past the sentence's end in the answer.
     pub end: usize,
+    /// Prose, list item, heading or table row.
     pub kind: SentenceKind,
+    /// Every id the sentence cites, sorted, unique, ids never sent included.
     pub citations: Vec<u64>,
     /// The sentence's markers, byte spans into the answer.
     pub markers: Vec<MarkerOut>,
+    /// The sentence makes a claim, so its support is checked.
     pub factual: bool,
+    /// Why the sentence is or is not factual.
     pub reason: FactualReason,
+    /// The support verdict.
     pub verdict: SentenceVerdict,
     /// The verdict in plain words, what a person reads, the correction
     /// first ("The source says 13 days, not 15 days."); empty when the
     /// sentence states no fact. `reasons` keeps the machine form.
     pub message: String,
+    /// The verdict's reasons in machine form (`number_mismatch: "14 days" vs "30 days"`,
+    /// `negation`, `invalid_citation: [9]`, ...).
     pub reasons: Vec<String>,
+    /// The span of a passage that decided the verdict; `None` when none did.
     pub evidence: Option<EvidenceOut>,
+    /// Passages (1-based) that would support the sentence, for citation repair.
     pub suggested: Vec<usize>,
+    /// Cited passages (1-based) that support nothing in the sentence.
     pub idle_citations: Vec<usize>,
 }
 
+/// A recognised refusal, as reported.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RefusalOut {
+    /// The refusal sentence or the `NOT_IN_SOURCES:` sentinel.
     pub form: RefusalForm,
+    /// The text after `NOT_IN_SOURCES:`; `None` for the refusal sentence or an empty sentinel.
     pub needed: Option<String>,
 }
 
+/// How many sentences the answer has, and of each verdict.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct Counts {
+    /// Sentences of the answer.
     pub sentences: usize,
+    /// Factual sentences.
     pub factual: usize,
+    /// Sentences judged supported.
     pub supported: usize,
+    /// Sentences judged contradicted.
     pub contradicted: usize,
+    /// Sentences judged unsupported.
     pub unsupported: usize,
+    /// Factual sentences without a marker.
     pub uncited: usize,
 }
 
@@ -179,6 +220,8 @@ pub struct Counts {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Findings {
+    /// Whether every marker resolves: `ok`, `unverified` (a marker names a passage never sent,
+    /// or is malformed) or `no_evidence` (the answer is the refusal).
     pub status: Status,
     /// The support claim: the cited sentences are stated in the sources.
     /// Every marker resolves, no factual sentence is contradicted or
@@ -190,11 +233,17 @@ pub struct Findings {
     /// (`groundcite_engine::AskResult`) it also requires that the answer
     /// was judged to answer the question (`answers_question` `yes`).
     pub grounded: bool,
+    /// Every id cited, sorted, unique.
     pub cited: Vec<u64>,
+    /// Cited ids never sent (outside `1..=n` for `n` passages), sorted, unique: a hard failure.
     pub bad_ids: Vec<u64>,
+    /// The factual sentences without a marker.
     pub unmarked: Vec<SpanText>,
+    /// Cited factual sentences / factual sentences, in `0.0..=1.0` (1.0 when there are none).
     pub coverage: f64,
+    /// One entry per sentence of the answer, in order.
     pub sentences: Vec<SentenceOut>,
+    /// One entry per document cited, with the quote that supports it.
     pub sources: Vec<Source>,
     /// Which verifier judged the sentences (`lexical`, `semantic`, `llm`); `None` (`null`) when
     /// no support check ran (a refusal before any answer, support checking off).
@@ -235,12 +284,17 @@ impl Findings {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckOutput {
+    /// The case id when checking cases; `None` (omitted from the JSON) otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// Status, grounding, citations, sentences and sources.
     #[serde(flatten)]
     pub findings: Findings,
+    /// The refusal the answer is; `None` when it is not one.
     pub refusal: Option<RefusalOut>,
+    /// How many sentences the answer has, and of each verdict.
     pub counts: Counts,
+    /// Markers with a reversed or too-wide range, such as `[9-2]`.
     pub malformed_markers: usize,
 }
 

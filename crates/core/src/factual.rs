@@ -35,6 +35,7 @@ pub enum FactualReason {
 }
 
 impl FactualReason {
+    /// The reason makes the sentence factual: `Cited`, `Quantity` or `Statement`.
     pub fn is_factual(self) -> bool {
         matches!(
             self,

@@ -68,9 +68,18 @@ pub enum LowCoveragePolicy {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
     /// Serve this text (the answer, or the answer repaired per policy).
-    Serve { text: String, repaired: bool },
+    Serve {
+        /// The text to serve.
+        text: String,
+        /// The text differs from the answer (markers stripped or sentences dropped): check it
+        /// again.
+        repaired: bool,
+    },
     /// Generate again with this corrective message appended.
-    Regenerate { corrective: String },
+    Regenerate {
+        /// The message to append to the prompt, naming what to fix.
+        corrective: String,
+    },
     /// Refuse: the answer cannot be verified.
     Refuse,
 }

@@ -49,8 +49,11 @@ impl Default for Limits {
 /// person who sent it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LimitExceeded {
+    /// What was counted, in words (`answer bytes`, `bytes of passage [3]`, `sentences`, ...).
     pub what: String,
+    /// How many the request has.
     pub found: usize,
+    /// The most allowed.
     pub limit: usize,
 }
 

@@ -15,6 +15,7 @@ use crate::marker;
 pub struct Passage {
     /// A stable id (for the handbook: `path.md#L9-L22`).
     pub id: String,
+    /// The passage's text; evidence spans are byte offsets into it.
     pub text: String,
     /// Where a reader opens it.
     #[serde(default, alias = "url")]
@@ -114,6 +115,7 @@ impl<'de> Deserialize<'de> for PassageInput {
 
 /// Counts tokens for the context budget.
 pub trait TokenCounter {
+    /// The number of tokens `text` takes.
     fn count(&self, text: &str) -> usize;
 }
 
@@ -158,16 +160,19 @@ impl Default for AssemblyConfig {
 pub struct SentPassage<'p> {
     /// 1-based, dense.
     pub n: usize,
+    /// The passage as retrieved.
     pub passage: &'p Passage,
     /// A prefix of `passage.text`; offsets into it are offsets into the
     /// passage text.
     pub text: &'p str,
+    /// The text was cut to fit the token budget.
     pub trimmed: bool,
 }
 
 /// The passages sent to the model, numbered `1..=n`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Context<'p> {
+    /// The passages sent, in order: `[k]` is `passages[k - 1]`.
     pub passages: Vec<SentPassage<'p>>,
 }
 
@@ -294,10 +299,12 @@ impl<'p> Context<'p> {
             .collect()
     }
 
+    /// The number of passages sent.
     pub fn len(&self) -> usize {
         self.passages.len()
     }
 
+    /// No passage is sent.
     pub fn is_empty(&self) -> bool {
         self.passages.is_empty()
     }

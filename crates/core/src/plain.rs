@@ -10,6 +10,7 @@ use crate::check::SentenceVerdict;
 
 /// What [`note`] knows about one sentence.
 pub struct NoteInput<'a> {
+    /// The sentence's verdict.
     pub verdict: SentenceVerdict,
     /// The support checker's reasons (empty when it did not run).
     pub reasons: &'a [Reason],

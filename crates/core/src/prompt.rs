@@ -8,7 +8,9 @@ use crate::refusal::{REFUSAL_SENTENCE, RefusalForm, SENTINEL_PREFIX};
 /// message (the question).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Prompt {
+    /// The system message: the citation rules, then the numbered passages.
     pub system: String,
+    /// The user message: the question.
     pub user: String,
 }
 

@@ -27,6 +27,7 @@ pub enum RefusalForm {
 /// A recognised refusal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Refusal {
+    /// Which of the two forms the answer used.
     pub form: RefusalForm,
     /// For the sentinel: the byte span of the "needed" text (trimmed), if
     /// any was given.
@@ -34,6 +35,8 @@ pub struct Refusal {
 }
 
 impl Refusal {
+    /// The sentinel's "needed" text within `answer` (the answer it was detected in); `None`
+    /// for the refusal sentence or a sentinel with nothing after the prefix.
     pub fn needed<'a>(&self, answer: &'a str) -> Option<&'a str> {
         self.needed.map(|(s, e)| &answer[s..e])
     }

@@ -16,12 +16,15 @@ use crate::validate::Report;
 pub struct Source {
     /// The section label.
     pub label: String,
+    /// Where a reader opens the document; empty when the passage has no url or not a safe link.
     pub url: String,
     /// The words behind the citation.
     pub quote: String,
     /// Which passage the quote comes from, and its byte span there.
     pub quote_passage: usize,
+    /// Byte offset of the quote's start in the passage's text.
     pub quote_start: usize,
+    /// Byte offset just past the quote's end in the passage's text.
     pub quote_end: usize,
     /// Every passage number of this document that the answer cites.
     pub passages: Vec<usize>,
@@ -29,18 +32,24 @@ pub struct Source {
     pub markers: Vec<Span>,
 }
 
+/// The byte span of a citation marker in the answer.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Span {
+    /// Byte offset of the marker's `[` in the answer.
     pub start: usize,
+    /// Byte offset just past the marker's `]` in the answer.
     pub end: usize,
 }
 
 /// A quote the support check found for a passage: byte span into its text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QuoteHint {
+    /// The passage's number, 1-based (`[k]` is the k-th passage sent).
     pub passage: usize,
+    /// Byte offset of the quote's start in the passage's text.
     pub start: usize,
+    /// Byte offset just past the quote's end in the passage's text.
     pub end: usize,
 }
 

@@ -10,7 +10,9 @@ use crate::sentence::segment;
 pub struct ReadySentence {
     /// Byte span into the whole streamed text.
     pub start: usize,
+    /// Byte offset just past the sentence's end in the whole streamed text.
     pub end: usize,
+    /// The sentence, `&hold_back.text()[start..end]`.
     pub text: String,
     /// Ids cited, sorted, unique.
     pub citations: Vec<u64>,
@@ -29,6 +31,7 @@ pub struct HoldBack {
 }
 
 impl HoldBack {
+    /// An empty buffer for an answer over `n_passages` passages sent (valid ids `1..=n_passages`).
     pub fn new(n_passages: usize) -> Self {
         HoldBack {
             text: String::new(),

@@ -11,10 +11,13 @@ use crate::sentence::{SentenceKind, segment};
 /// What a unit is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UnitKind {
+    /// A prose sentence of four words or more, or one that introduces a list.
     Prose,
     /// A list item; `lead_in` is the index of the sentence that introduced
     /// the list (it ends with a colon), when there is one.
     ListItem {
+        /// The index, among the units [`units`] returns, of the lead-in sentence; `None`
+        /// when the list has none.
         lead_in: Option<usize>,
     },
     /// A table row, written as `header: cell; header: cell.`
@@ -30,6 +33,7 @@ pub struct AnswerUnit {
     /// The text served: bullets, emphasis and line breaks removed,
     /// bracketed numbers neutralised (never read as citations).
     pub text: String,
+    /// Prose sentence, list item or table row.
     pub kind: UnitKind,
     /// What is embedded: the text; for a list item, after its lead-in;
     /// for a table row, after the passage's section label.

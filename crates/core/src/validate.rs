@@ -26,6 +26,7 @@ pub enum Status {
 }
 
 impl Status {
+    /// The status's name in the JSON report: `ok`, `unverified` or `no_evidence`.
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Ok => "ok",
@@ -38,25 +39,32 @@ impl Status {
 /// One sentence of the answer, with its markers and factuality.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SentenceCheck {
+    /// Byte offset of the sentence's start in the answer.
     pub start: usize,
+    /// Byte offset just past the sentence's end in the answer.
     pub end: usize,
+    /// Prose, list item, heading or table row.
     pub kind: SentenceKind,
     /// Indices into [`Report::markers`] of this sentence's markers.
     pub markers: (u32, u32),
+    /// Why the sentence is or is not factual.
     pub reason: FactualReason,
     /// Some marker of this sentence names an id never sent.
     pub has_bad_id: bool,
 }
 
 impl SentenceCheck {
+    /// The sentence makes a claim (its [`reason`](Self::reason) is a factual one).
     pub fn factual(&self) -> bool {
         self.reason.is_factual()
     }
 
+    /// The sentence carries at least one citation marker.
     pub fn has_marker(&self) -> bool {
         self.markers.1 > self.markers.0
     }
 
+    /// The sentence's byte range in the answer.
     pub fn span(&self) -> std::ops::Range<usize> {
         self.start..self.end
     }
@@ -65,7 +73,9 @@ impl SentenceCheck {
 /// The structural report of one answer.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
+    /// The number of passages sent: valid ids are `1..=n_passages`.
     pub n_passages: usize,
+    /// Whether every marker resolves.
     pub status: Status,
     /// Every id cited, sorted, unique.
     pub cited: Vec<u64>,
@@ -76,8 +86,11 @@ pub struct Report {
     /// Cited factual sentences / factual sentences; 1.0 when there are no
     /// factual sentences (a refusal claims nothing).
     pub coverage: f64,
+    /// The refusal the whole answer is; `None` when it is not one.
     pub refusal: Option<Refusal>,
+    /// Every sentence of the answer, in order.
     pub sentences: Vec<SentenceCheck>,
+    /// Every citation marker of the answer, in order.
     pub markers: Markers,
     scratch: Vec<Sentence>,
 }
@@ -214,6 +227,7 @@ impl Report {
             .filter(|s| s.factual() && !s.has_marker())
     }
 
+    /// The number of factual sentences.
     pub fn factual_count(&self) -> usize {
         self.sentences.iter().filter(|s| s.factual()).count()
     }

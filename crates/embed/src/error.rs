@@ -12,34 +12,53 @@ pub const FETCH_HINT: &str = "run scripts/fetch-model.sh to fetch all-MiniLM-L6-
 pub enum EmbedError {
     /// The configured model folder does not exist or is not a folder.
     #[error("model folder {path}: not found or not a folder; {FETCH_HINT}")]
-    MissingFolder { path: PathBuf },
+    MissingFolder {
+        /// The configured folder.
+        path: PathBuf,
+    },
 
     /// A file the model needs is absent from the folder.
     #[error("{path}: missing from the model folder; {FETCH_HINT}")]
-    MissingFile { path: PathBuf },
+    MissingFile {
+        /// Where the file was expected.
+        path: PathBuf,
+    },
 
     /// A file is there but cannot be read.
     /// (The message includes the I/O error, which is not also the
     /// `source`: a printer of the chain would say it twice.)
     #[error("{path}: cannot be read: {error}")]
     Unreadable {
+        /// The file.
         path: PathBuf,
+        /// The I/O error.
         error: std::io::Error,
     },
 
     /// A file is read but its content is not what it should be.
     #[error("{path}: invalid: {reason}")]
-    Invalid { path: PathBuf, reason: String },
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with its content.
+        reason: String,
+    },
 
     /// A well-formed file describes a model this crate does not run.
     #[error("{path}: unsupported model: {reason}")]
-    Unsupported { path: PathBuf, reason: String },
+    Unsupported {
+        /// The file that describes the model.
+        path: PathBuf,
+        /// What this crate does not support.
+        reason: String,
+    },
 
     /// The forward pass or the tokenizer failed on the given texts.
     #[error("embedding failed: {0}")]
     Inference(String),
 }
 
+/// A result whose error is an [`EmbedError`] by default.
 pub type Result<T, E = EmbedError> = std::result::Result<T, E>;
 
 impl EmbedError {

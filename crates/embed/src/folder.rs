@@ -30,6 +30,7 @@ pub struct Pipeline {
     /// The folder holding `config.json`, `tokenizer.json`, `model.safetensors`
     /// (the model folder itself unless `modules.json` says otherwise).
     pub transformer_dir: PathBuf,
+    /// How token vectors become one vector (the Pooling module's `config.json`).
     pub pooling: Pooling,
     /// Whether vectors are scaled to unit length (a `Normalize` module).
     pub normalize: bool,

@@ -17,6 +17,7 @@ pub struct AskOptions {
     pub top_k: Option<usize>,
 }
 
+/// Why an answer was refused (the `reason` of a refusal).
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -52,10 +53,17 @@ impl RefusalReason {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AskRefusal {
+    /// Why the answer was refused.
     pub reason: RefusalReason,
+    /// The question as searched (trimmed).
     pub searched: String,
+    /// What the model said it would need (the text after
+    /// `NOT_IN_SOURCES:`); `None` when it said nothing more.
     pub needed: Option<String>,
+    /// Section labels (or titles) of the best hits, deduplicated, at most
+    /// three.
     pub nearest_topics: Vec<String>,
+    /// Whom to ask instead (the `handoff` setting); empty when none.
     pub handoff: String,
     /// `no_direct_answer`: the closest passages (with their links), best
     /// first. Empty otherwise.
@@ -87,10 +95,15 @@ impl AskRefusal {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SentPassageInfo {
+    /// Its number, from 1: the `k` of `[k]`.
     pub n: usize,
+    /// The passage's stable id.
     pub id: String,
+    /// Where a reader opens it; empty when the link is not safe.
     pub source_url: String,
+    /// Its section label.
     pub section: String,
+    /// The retrieval score; `None` when the passage has none.
     pub score: Option<f32>,
 }
 
@@ -114,8 +127,11 @@ impl SentPassageInfo {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Attempt {
+    /// The model's output as returned (empty when the call failed).
     pub raw: String,
+    /// Ids it cited that were never sent.
     pub bad_ids: Vec<u64>,
+    /// The error's message when the call failed; `None` otherwise.
     pub error: Option<String>,
     /// Why the model stopped, as its server reported it (`length`: cut
     /// at `max_tokens`). Absent when the call failed.
@@ -139,12 +155,17 @@ impl Attempt {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct Timings {
+    /// Retrieving the passages, in milliseconds.
     pub retrieve_ms: f64,
     /// With an embedding model: judging whether the sent passages answer
     /// the question (their sentences embedded and scored); 0 without one.
     pub gate_ms: f64,
+    /// Generating the answer (every attempt, with its citation
+    /// validation), in milliseconds.
     pub generate_ms: f64,
+    /// Checking the answer served, in milliseconds.
     pub check_ms: f64,
+    /// The whole request, in milliseconds.
     pub total_ms: f64,
     /// Streaming only: time to the first validated sentence.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -161,24 +182,35 @@ pub struct Timings {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AskResult {
+    /// The question, as asked.
     pub question: String,
     /// The text served (after the policy; the refusal rendered when refused).
     pub answer: String,
+    /// The check report's findings on the answer served (flattened into
+    /// this object's JSON).
     #[serde(flatten)]
     pub findings: Findings,
+    /// How many sentences the answer has, and of each verdict.
     pub counts: Counts,
+    /// The passages sent, numbered: `[k]` is the k-th.
     pub passages: Vec<SentPassageInfo>,
+    /// Why the answer is a refusal; `None` when it is not one.
     pub refusal: Option<AskRefusal>,
     /// The relevance claim: does the answer served address the question?
     /// `null` for a refusal (it claims nothing). Without an embedding
     /// model the verdict is `unchecked` (method `lexical`). `grounded`
     /// requires `supported` and a `yes` here.
     pub answers_question: Option<AnswersQuestion>,
+    /// Milliseconds per stage.
     pub timings: Timings,
+    /// Every generation attempt's raw output (two when it regenerated).
     pub attempts: Vec<Attempt>,
+    /// The generator's name: `extractive`, `openai`, `anthropic` or
+    /// `scripted`.
     pub generator: String,
     /// Which retrieval found the passages: `lexical` or `hybrid`.
     pub retrieval: Retrieval,
+    /// The first attempt was rejected and the model asked once more.
     pub regenerated: bool,
     /// Why the model stopped on the attempt served (`stop`, `length`,
     /// `end_turn`, `max_tokens`, ...); `null` when no answer was served.
@@ -254,11 +286,14 @@ impl std::ops::DerefMut for AskResult {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Retrieval {
+    /// BM25 alone.
     Lexical,
+    /// Dense vectors fused with BM25.
     Hybrid,
 }
 
 impl Retrieval {
+    /// The JSON name: `lexical` or `hybrid`.
     pub fn as_str(self) -> &'static str {
         match self {
             Retrieval::Lexical => "lexical",
@@ -272,11 +307,15 @@ impl Retrieval {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StreamedSentence {
+    /// Its position among the sentences streamed, from 0.
     pub index: usize,
+    /// The sentence's text.
     pub text: String,
     /// Byte span into the answer.
     pub start: usize,
+    /// End of the byte span (exclusive).
     pub end: usize,
+    /// Ids cited, sorted, unique.
     pub citations: Vec<u64>,
     /// Its markers, byte spans into the answer.
     pub markers: Vec<groundcite_core::check::MarkerOut>,

@@ -26,8 +26,8 @@
 //! the question: its best sentence must reach
 //! [`AnswerabilityConfig::min_relevance`].
 //!
-//! The defaults are fitted by `cargo run -p groundcite-engine --release
-//! --example fit_answerability [INDEX_DIR]` (BENCHMARKS.md) under
+//! The defaults are fitted by `cargo run -p groundcite-bench --release
+//! --bin fit_answerability [INDEX_DIR]` (BENCHMARKS.md) under
 //! hybrid retrieval, on half of the handbook's pages, and reported on the
 //! other half.
 
@@ -301,7 +301,9 @@ pub(crate) fn quantities(text: &str) -> Vec<Quantity> {
 /// The units of the passages sent, scored against a question.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Judgement {
+    /// What kind of answer the question asks for.
     pub answer_type: AnswerType,
+    /// The answer units of the passages sent, in passage order.
     pub units: Vec<AnswerUnit>,
     /// Each unit's score against the question: the cosine of their
     /// vectors, or the trained judge's probability that it answers.
@@ -362,12 +364,17 @@ pub struct AnswersQuestion {
     pub method: &'static str,
 }
 
+/// Whether the answer served addresses the question
+/// (`answers_question.verdict`).
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Relevance {
+    /// The answer addresses the question.
     Yes,
+    /// The answer does not address the question.
     No,
+    /// Not judged: no embedding model is configured.
     Unchecked,
 }
 
@@ -410,6 +417,7 @@ type MemoEntry = (String, Arc<Judgement>);
 pub struct Answerability {
     embedder: Arc<Embedder>,
     judges: Option<Arc<Judges>>,
+    /// The thresholds (`[answerability]` in groundcite.toml).
     pub config: AnswerabilityConfig,
     memo: Mutex<VecDeque<MemoEntry>>,
 }
@@ -427,6 +435,8 @@ impl std::fmt::Debug for Answerability {
 pub type JudgeError = String;
 
 impl Answerability {
+    /// The path scoring units by cosine similarity to the question, under
+    /// `config`'s thresholds.
     pub fn new(embedder: Arc<Embedder>, config: AnswerabilityConfig) -> Answerability {
         Answerability {
             embedder,
@@ -464,6 +474,7 @@ impl Answerability {
         }
     }
 
+    /// The embedding model in use.
     pub fn embedder(&self) -> &Arc<Embedder> {
         &self.embedder
     }

@@ -72,8 +72,11 @@ impl std::fmt::Debug for Checker {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PromptOutput {
+    /// The system message: the citation rules, then the numbered passages.
     pub system: String,
+    /// The user message: the question, trimmed.
     pub user: String,
+    /// The passages sent, in order.
     pub passages: Vec<PromptPassage>,
 }
 
@@ -83,9 +86,13 @@ pub struct PromptOutput {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PromptPassage {
+    /// Its number, from 1: the `k` of `[k]`.
     pub n: usize,
+    /// The passage's id, as the caller gave it.
     pub id: String,
+    /// Where a reader opens it; empty when the link is not safe.
     pub source_url: String,
+    /// Its section label.
     pub section: String,
     /// The text sent.
     pub text: String,
@@ -215,10 +222,12 @@ impl Checker {
         }
     }
 
+    /// The check settings it runs with.
     pub fn config(&self) -> &CheckConfig {
         &self.inner.config
     }
 
+    /// The verifier that judges each sentence's support.
     pub fn verifier(&self) -> &(dyn Verifier + Send + Sync) {
         self.inner.verifier.as_ref()
     }

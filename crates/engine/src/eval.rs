@@ -11,23 +11,37 @@ use serde::{Deserialize, Serialize};
 
 use crate::{AskOptions, Engine, EngineError};
 
+/// A labelled question: one line of a questions file.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Question {
+    /// A stable id (`qd01`).
     pub id: String,
+    /// The question, as asked.
     pub question: String,
+    /// Whether the corpus answers it.
     pub answerable: bool,
+    /// The pages that answer it (index paths, matched against passage
+    /// ids before `#`); empty for an unanswerable question.
     #[serde(default)]
     pub gold: Vec<String>,
+    /// Text a correct answer states (matched case-insensitively in a cited
+    /// sentence); `None` when not labelled.
     #[serde(default)]
     pub fact: Option<String>,
+    /// An unanswerable question that is lexically close to the corpus (a
+    /// near-miss). Default `false`.
     #[serde(default)]
     pub hard: bool,
 }
 
+/// What happened to one question, and how it scored.
 #[derive(Debug, Clone, Serialize)]
 pub struct QuestionOutcome {
+    /// The question's id.
     pub id: String,
+    /// The question, as asked.
     pub question: String,
+    /// Whether the corpus answers it (as labelled).
     pub answerable: bool,
     /// An unanswerable question that is lexically close to the corpus.
     pub hard: bool,
@@ -39,6 +53,7 @@ pub struct QuestionOutcome {
     pub gold_sent: bool,
     /// The answer states the fact (case-insensitive) in a cited sentence.
     pub fact_cited: bool,
+    /// The answer served was a refusal.
     pub refused: bool,
     /// Served and certified: `grounded` (stated in the sources and judged
     /// to answer the question).
@@ -50,23 +65,35 @@ pub struct QuestionOutcome {
     pub relevance_score: Option<f32>,
     /// The half of the by-page split the question falls in.
     pub half: Half,
+    /// The refusal's reason (`gate`, `sentinel`, `validation`,
+    /// `no_direct_answer`); `None` when an answer was served.
     pub refusal_reason: Option<String>,
+    /// The best retrieval score among the passages sent; `None` when none
+    /// was sent or none has a score.
     pub best_score: Option<f32>,
+    /// The text served.
     pub answer: String,
+    /// The whole `ask`, in milliseconds.
     pub total_ms: f64,
 }
 
 /// The figures of a set of questions.
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct Figures {
+    /// Questions counted.
     pub questions: usize,
+    /// Of them, questions the corpus answers.
     pub answerable: usize,
     /// Answerable questions with a gold page among the first 1, 3 and 5
     /// hits.
     pub recall_at_1: usize,
+    /// Answerable questions with a gold page among the first 3 hits.
     pub recall_at_3: usize,
+    /// Answerable questions with a gold page among the first 5 hits.
     pub recall_at_5: usize,
+    /// Answerable questions with a gold page among the passages sent.
     pub gold_sent: usize,
+    /// Answerable questions answered with the fact in a cited sentence.
     pub fact_cited: usize,
     /// Answers served as `grounded` (both claims certified) that a reader
     /// should not trust: an answerable question answered without the
@@ -76,12 +103,16 @@ pub struct Figures {
     /// Answers served (not refused) to questions the corpus does not
     /// answer, certified or not.
     pub served_unanswerable: usize,
+    /// Questions the corpus does not answer.
     pub unanswerable: usize,
+    /// Of them, those refused.
     pub refused_unanswerable: usize,
     /// Unanswerable questions marked `hard` (near-misses), and how many
     /// were refused.
     pub hard: usize,
+    /// `hard` questions refused.
     pub refused_hard: usize,
+    /// Answerable questions refused.
     pub refused_answerable: usize,
     /// Refusals of answerable questions, by reason.
     pub answerable_refusals: BTreeMap<String, usize>,
@@ -131,10 +162,14 @@ pub struct QuestionsSummary {
     /// `trained` (the trained answer judge), or not at all (`lexical`):
     /// then no answer is certified.
     pub relevance: String,
+    /// The figures over every question (flattened into this object's JSON).
     #[serde(flatten)]
     pub all: Figures,
+    /// The figures over the `tune` half (where thresholds are fitted).
     pub tune: Figures,
+    /// The figures over the held-out half (the half to report).
     pub held_out: Figures,
+    /// Every question's outcome, in file order.
     pub outcomes: Vec<QuestionOutcome>,
 }
 

@@ -85,7 +85,10 @@ const MAX_LIST_ITEMS: usize = 6;
 /// The extractive generator.
 #[derive(Debug, Clone, Default)]
 pub struct ExtractiveGenerator {
+    /// The selection thresholds (`[extractive]` in groundcite.toml).
     pub config: ExtractiveConfig,
+    /// How it refuses: the refusal sentence or the sentinel
+    /// (`check.refusal_form`).
     pub refusal_form: RefusalForm,
     /// The model path: selection by meaning (`None`: by shared words).
     answerability: Option<Arc<Answerability>>,
@@ -117,6 +120,7 @@ struct Sentence {
 }
 
 impl ExtractiveGenerator {
+    /// A generator choosing sentences by shared words (no model).
     pub fn new(config: ExtractiveConfig, refusal_form: RefusalForm) -> Self {
         ExtractiveGenerator {
             config,

@@ -23,7 +23,9 @@ use crate::settings::{GeneratorKind, Settings};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum JudgeBackend {
+    /// An OpenAI-compatible server (`[openai]`).
     Openai,
+    /// Anthropic's Messages API (`[anthropic]`).
     Anthropic,
 }
 

@@ -38,6 +38,7 @@ use refusals::{CLOSEST, closest_passages, nearest_topics};
 /// Where passages come from: the embedded index, PostgreSQL, or a test
 /// double. Scores must be normalised to `0..=1` so one gate fits all.
 pub trait Retriever: Send + Sync {
+    /// The top `k` hits for `query` by lexical search, best first.
     fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>, EngineError>;
 
     /// How many chunks there are to retrieve from, when the retriever
@@ -365,10 +366,13 @@ impl Engine {
         }
     }
 
+    /// The settings the engine was built from.
     pub fn settings(&self) -> &Settings {
         &self.inner.settings
     }
 
+    /// The generator's name: `extractive`, `openai`, `anthropic` or
+    /// `scripted`.
     pub fn generator_name(&self) -> &str {
         self.inner.generator.name()
     }
@@ -378,6 +382,9 @@ impl Engine {
         self.inner.retriever.num_chunks()
     }
 
+    /// The top `k` hits for `query`, best first, by the engine's retrieval
+    /// (hybrid with a model and vectors, else lexical). An empty query is a
+    /// [`EngineError::BadRequest`].
     pub fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>, EngineError> {
         if query.trim().is_empty() {
             return Err(EngineError::BadRequest("the query is empty".into()));
@@ -808,8 +815,12 @@ impl Outcome {
 /// What [`Engine::judge`] returns.
 #[derive(Debug, Clone)]
 pub struct Judged {
+    /// The units of the passages that would be sent, scored against the
+    /// question.
     pub judgement: Arc<Judgement>,
+    /// The best normalised retrieval score (`0..=1`; 0 without hits).
     pub best_retrieval: f32,
+    /// The passages that would be sent, numbered.
     pub passages: Vec<SentPassageInfo>,
 }
 
@@ -950,6 +961,8 @@ pub fn load_judges(settings: &Settings) -> Result<Option<Arc<Judges>>, EngineErr
         .map_err(|e| EngineError::Config(format!("judges_dir: {e}")))
 }
 
+/// The generator `settings.generator` names, configured from its section
+/// (`[extractive]`, `[openai]`, `[anthropic]`, or `script` for `scripted`).
 pub fn build_generator(settings: &Settings) -> Result<Arc<dyn Generator>, EngineError> {
     Ok(match settings.generator {
         GeneratorKind::Extractive => Arc::new(ExtractiveGenerator::new(

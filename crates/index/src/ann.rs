@@ -72,7 +72,9 @@ pub struct Ivf {
 /// A candidate row and its approximate cosine with the query.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Candidate {
+    /// The row number, in the order of the rows given to [`Ivf::build`].
     pub row: u32,
+    /// Approximate cosine similarity with the query (from the 8-bit codes).
     pub score: f32,
 }
 
@@ -138,6 +140,7 @@ impl Ivf {
         self.rows.len()
     }
 
+    /// Whether the index holds no rows.
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }

@@ -5,7 +5,12 @@
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BlockKind {
     /// A heading of level 1..=6, with its anchor (slug or explicit id).
-    Heading { level: u8, anchor: String },
+    Heading {
+        /// The heading level, 1 (`#`, `<h1>`) to 6.
+        level: u8,
+        /// The heading's anchor: its explicit id, else a slug of its text (no `#`).
+        anchor: String,
+    },
     /// Prose: a paragraph (may be split at sentence boundaries).
     Paragraph,
     /// One list item, one table row or a code block: never split inside,
@@ -16,10 +21,13 @@ pub enum BlockKind {
 /// A piece of cleaned text and where it came from in the source file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Block {
+    /// What the block is (heading, paragraph or line).
     pub kind: BlockKind,
+    /// The cleaned, readable text of the block (markup removed).
     pub text: String,
     /// Byte range in the source file (start inclusive, end exclusive).
     pub start: usize,
+    /// End of the byte range in the source file (exclusive).
     pub end: usize,
     /// Offset map: `(text_offset, source_offset)` pairs, ascending; a text
     /// byte at `t` maps to `src + (t - text)` of the last pair with `text <= t`.

@@ -16,7 +16,10 @@ use crate::block::{Block, BlockKind};
 /// Chunk sizes, in bytes of cleaned text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ChunkOptions {
+    /// Size a long section's chunks aim for, in bytes (default 800).
     pub target_bytes: usize,
+    /// Largest chunk, in bytes (default 1200; at least 64 is used); only a
+    /// single sentence longer than this is cut.
     pub max_bytes: usize,
 }
 
@@ -32,9 +35,11 @@ impl Default for ChunkOptions {
 /// A chunk before it gets its id and URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChunkDraft {
+    /// The chunk's cleaned text.
     pub text: String,
     /// Byte range in the source file.
     pub start: usize,
+    /// End of the byte range in the source file (exclusive).
     pub end: usize,
     /// Heading path joined with " › ", or the page title above the first heading.
     pub section: String,

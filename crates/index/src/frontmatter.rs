@@ -5,7 +5,9 @@ use serde_json::{Map, Value};
 /// The parsed front matter of a page.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FrontMatter {
+    /// The `title` key, its markup stripped to the visible text; `None` when absent.
     pub title: Option<String>,
+    /// The `permalink` key, as written; `None` when absent.
     pub permalink: Option<String>,
     /// Every other key, as JSON.
     pub metadata: Value,

@@ -2,7 +2,7 @@
 //!
 //! The dense side ranks every chunk by exact cosine; the lexical side is
 //! BM25's top [`Fusion::lexical_depth`]. The methods measured on the
-//! handbook questions (`examples/fusion.rs`, figures in BENCHMARKS.md)
+//! handbook questions (`bench/src/bin/fusion.rs`, figures in BENCHMARKS.md)
 //! are all here so the measurement and the product run the same
 //! code; [`Fusion::default`] is the one chosen.
 //!
@@ -19,13 +19,19 @@ use crate::vectors::DenseHit;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Method {
     /// `w · cosine + (1 − w) · bm25 / max bm25` (0 outside BM25's top).
-    Weighted { dense_weight: f32 },
+    Weighted {
+        /// `w`, the weight of the cosine (BM25 gets `1 − w`).
+        dense_weight: f32,
+    },
     /// BM25's top, re-ordered by cosine (then the rest by cosine).
     Rescore,
     /// Reciprocal rank fusion: `wd / (k0 + rank_dense) + wl / (k0 + rank_bm25)`.
     Rrf {
+        /// `wd`, the weight of the dense rank.
         dense_weight: f32,
+        /// `wl`, the weight of the BM25 rank.
         lexical_weight: f32,
+        /// `k0`, added to each rank (ranks start at 1).
         k0: f32,
     },
     /// Cosine alone.
@@ -35,6 +41,7 @@ pub enum Method {
 /// A fusion method and how deep the lexical side reads.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Fusion {
+    /// How the two rankings are combined.
     pub method: Method,
     /// How many BM25 hits the lexical side contributes.
     pub lexical_depth: usize,
@@ -42,7 +49,7 @@ pub struct Fusion {
 
 impl Default for Fusion {
     /// Weighted fusion, 0.9 on the cosine, over BM25's top 100: the best
-    /// of the grid of `examples/fusion.rs` on the fitting half of the
+    /// of the grid of `bench/src/bin/fusion.rs` on the fitting half of the
     /// paraphrased questions (split by gold page; figures in
     /// BENCHMARKS.md).
     fn default() -> Self {
@@ -107,7 +114,7 @@ pub enum LexicalCandidates {
 /// out even when it would score more, so the lexical ranking is BM25's
 /// over the candidates, not over every chunk; at a million synthetic
 /// chunks the hybrid top 10 kept 98.9% of the one over every chunk
-/// (`examples/hybrid_scale`, BENCHMARKS.md). Equal
+/// (`bench/src/bin/hybrid_scale`, BENCHMARKS.md). Equal
 /// frequencies are taken in the query's order, so the choice is
 /// deterministic.
 pub fn lexical_candidates(dfs: &[u64], budget: usize) -> LexicalCandidates {
@@ -145,7 +152,9 @@ pub fn lexical_candidates(dfs: &[u64], budget: usize) -> LexicalCandidates {
 /// One BM25 hit: the chunk id and the raw score.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LexicalHit {
+    /// The chunk id ([`crate::Chunk::id`]).
     pub id: String,
+    /// The raw BM25 score.
     pub raw: f32,
 }
 
@@ -153,10 +162,15 @@ pub struct LexicalHit {
 /// and its raw BM25 score (0 when outside BM25's top).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fused {
+    /// The key of the chunk's file ([`crate::source::Source::key`]).
     pub key: String,
+    /// The chunk id ([`crate::Chunk::id`]).
     pub id: String,
+    /// The fused value: orders hits, comparable only within one query.
     pub fused: f32,
+    /// The chunk's dense similarity to the query ([`crate::vectors::dense_similarity`]).
     pub cosine: f32,
+    /// The raw BM25 score; 0 when outside BM25's top.
     pub raw: f32,
 }
 

@@ -59,7 +59,8 @@ const RAW_TEXT: &[&str] = &[
 /// tags (comments, raw text and quoted attributes skipped), before the
 /// HTML parser, whose tree building costs the depth for every tag it
 /// opens. An upper bound: an element left open counts until its end tag,
-/// except those the parser closes itself ([`NOT_NESTING`]); inside `svg`
+/// except those the parser closes itself (void elements, and a `p` or `li`
+/// the next one closes); inside `svg`
 /// and `math`, `<x/>` closes itself.
 pub fn nesting_depth(src: &str) -> usize {
     let b = src.as_bytes();

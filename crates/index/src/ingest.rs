@@ -106,6 +106,7 @@ pub const MAX_NESTING_DEPTH: usize = 512;
 pub struct TooDeep {
     /// What nests: `elements`, `lists and block quotes`.
     pub what: &'static str,
+    /// The deepest nesting read ([`MAX_NESTING_DEPTH`]).
     pub limit: usize,
 }
 
@@ -124,8 +125,11 @@ impl std::error::Error for TooDeep {}
 /// A document format, chosen by file extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// Markdown: `.md`, `.markdown`, `.mdown`, `.mkd`.
     Markdown,
+    /// HTML: `.html`, `.htm`.
     Html,
+    /// Plain text: `.txt`, `.text`.
     Text,
 }
 

@@ -96,7 +96,7 @@
 //! vector's cosine and its best answer unit's, dot products of unit
 //! vectors; ~2,400 chunks and ~13,000 units × 384 values at handbook size)
 //! and fuses that ranking with BM25's over the chunk bodies by [`Fusion`]
-//! ([`fusion`] has the measured methods; `examples/fusion.rs` measures
+//! ([`fusion`] has the measured methods; `bench/src/bin/fusion.rs` measures
 //! them). Lexical search ranks by the body, the section label and the page
 //! title; hybrid search's BM25 side leaves the headings out: the dense
 //! side embeds the section label with the body, every chunk of a page
@@ -112,7 +112,7 @@
 //! outside BM25's top); [`Hit::units`] carries the chunk's unit vectors.
 //!
 //! The default fusion (weighted score fusion, 0.9 on the cosine, over
-//! BM25's top 100 by the body) was fitted with `examples/fusion.rs` on half
+//! BM25's top 100 by the body) was fitted with `bench/src/bin/fusion.rs` on half
 //! of the paraphrased handbook questions' pages and checked on the other
 //! half, against BM25 alone, dense alone, BM25 re-scored by the similarity
 //! and reciprocal rank fusion; the figures of each method are in
@@ -127,7 +127,7 @@
 //!   `./.groundcite/index`), with `groundcite-manifest.json` beside tantivy's files;
 //! - writer: 2 threads, 50 MB;
 //! - gate: [`DEFAULT_GATE_THRESHOLD`] = 0.45 on the best normalised score of
-//!   the top-k, calibrated by `examples/calibrate.rs` on the handbook
+//!   the top-k, calibrated by `bench/src/bin/calibrate.rs` on the handbook
 //!   development questions: answerable questions score 0.58–1.00 (15/15 kept),
 //!   unanswerable ones 0.29–0.87; 0.45 rejects every unanswerable question
 //!   with an off-topic word (5/8) and keeps a 0.10+ margin below the lowest
@@ -207,7 +207,7 @@ pub const AUDIT_FILE: &str = "audit.sqlite";
 
 /// The default retrieval gate: a question whose best hit (top-k) has a
 /// normalised score below this is refused before any model call.
-/// Calibrated with `cargo run --release -p groundcite-index --example calibrate`.
+/// Calibrated with `cargo run --release -p groundcite-bench --bin calibrate`.
 pub const DEFAULT_GATE_THRESHOLD: f32 = 0.45;
 
 /// An index of chunks: the embedded tantivy [`Index`] or another backend
@@ -323,6 +323,7 @@ pub struct Chunk {
     pub text: String,
     /// Byte range of the source file the chunk covers.
     pub start: usize,
+    /// End of the byte range in the source file (exclusive).
     pub end: usize,
     /// Front-matter keys other than title and permalink.
     pub metadata: serde_json::Value,
@@ -341,6 +342,7 @@ impl Chunk {
 /// A search result.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Hit {
+    /// The chunk found.
     pub chunk: Chunk,
     /// Normalised score in `0..=1`, comparable across queries (see crate docs).
     pub score: f32,
@@ -383,7 +385,9 @@ pub struct IngestSummary {
 /// A file that could not be ingested.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IngestError {
+    /// The file (or root) as the user named it.
     pub path: PathBuf,
+    /// What went wrong, for the user.
     pub message: String,
 }
 
@@ -396,25 +400,35 @@ impl std::fmt::Display for IngestError {
 /// Progress of an ingest run, for a progress bar.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Progress {
+    /// The run starts: the files to read are known.
     Started {
+        /// Supported files (or documents) this run reads.
         total_files: usize,
     },
+    /// A file has been read, chunked and stored (or found unchanged, or failed).
     File {
+        /// The file, as the user named it.
         path: PathBuf,
+        /// Files done so far, this one included.
         done: usize,
+        /// Files this run reads.
         total: usize,
     },
     /// Texts embedded so far (chunk texts and their answer units), of
     /// `total` to embed this run.
     Embedding {
+        /// Texts embedded so far.
         done: usize,
+        /// Texts to embed this run.
         total: usize,
     },
     /// Building the approximate index over `chunks` chunk vectors (an
     /// index of `vectors::ANN_MIN_CHUNKS` or more; 40 s at a million).
     IndexingVectors {
+        /// Number of chunk vectors indexed.
         chunks: usize,
     },
+    /// The changes are being committed to the index.
     Committing,
 }
 
@@ -429,6 +443,7 @@ impl From<tantivy::TantivyError> for Error {
 /// in [`IngestSummary::errors`].
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// There is no index in this folder.
     #[error("no index in {0} (run an ingest first)")]
     NotFound(PathBuf),
     /// The folder holds other files and no index: nothing is written
@@ -437,19 +452,35 @@ pub enum Error {
         "{path} is not a groundcite index and holds other files: nothing was written there; \
          use a new or empty folder for the index{hint}"
     )]
-    NotAnIndex { path: PathBuf, hint: String },
+    NotAnIndex {
+        /// The folder given for the index.
+        path: PathBuf,
+        /// ` (did you mean …?)` naming an index inside it, or empty.
+        hint: String,
+    },
     // Messages include the error they wrap, which is therefore not also
     // their `source`: a printer of the chain would say it twice.
+    /// A file or folder could not be read or written.
     #[error("{path}: {error}")]
     Io {
+        /// The file or folder.
         path: PathBuf,
+        /// The I/O error.
         error: std::io::Error,
     },
+    /// An error of the tantivy index.
     #[cfg(feature = "tantivy")]
     #[error("index error: {0}")]
     Tantivy(tantivy::TantivyError),
+    /// The manifest or the vectors file is invalid (or could not be encoded).
     #[error("manifest {path}: {message}")]
-    Manifest { path: PathBuf, message: String },
+    Manifest {
+        /// The manifest or vectors file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The index on disk does not have the schema this version expects.
     #[error("incompatible index: {0}")]
     Incompatible(String),
     /// The index has no vectors (or another model's) for the model given.

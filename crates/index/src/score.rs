@@ -15,7 +15,9 @@
 /// One analysed query term with its inverse document frequency.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueryTerm {
+    /// The term as the analyzer produced it (as indexed).
     pub term: String,
+    /// Its BM25 inverse document frequency over the index ([`idf`]).
     pub idf: f32,
 }
 

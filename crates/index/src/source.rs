@@ -33,7 +33,10 @@ pub struct Source {
 /// among the sources are removed by the run).
 #[derive(Debug, Default)]
 pub struct Plan {
+    /// The files (or documents) to ingest, in order.
     pub sources: Vec<Source>,
+    /// The roots covered ([`Source::root`] values): their files not in
+    /// `sources` are removed from the index.
     pub roots: BTreeSet<String>,
 }
 
@@ -191,6 +194,7 @@ pub fn content_hash(opts: &IngestOptions, bytes: &[u8]) -> String {
 /// is unchanged, what is replaced, what a failed file loses and what is
 /// gone.
 pub trait IngestStore {
+    /// The store's error, which stops the run.
     type Error;
     /// The content hash recorded for `key`, if that file is indexed.
     fn indexed_hash(&self, key: &str) -> Option<&str>;

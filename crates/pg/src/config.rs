@@ -54,7 +54,7 @@ pub struct PgOptions {
     /// search, nearest by their own vector: their units' sign codes then
     /// estimate each one's similarity, and the best
     /// `vectors::ANN_RERANK` (500) are scored exactly. More finds more of
-    /// the exact ranking at more cost (`examples/hybrid_scale_pg.rs` with
+    /// the exact ranking at more cost (`bench/src/bin/hybrid_scale_pg.rs` with
     /// `ANN_CANDIDATES=N`). Default 1,000: the most whose p99 stayed well
     /// within the 100 ms target at a million chunks (2,000: p99 90-132 ms).
     pub ann_candidates: usize,

@@ -179,6 +179,7 @@ pub struct VectorStatus {
     pub other_model: Option<String>,
     /// Chunks, and chunks with a vector.
     pub chunks: u64,
+    /// Chunks with a vector (of whichever model).
     pub vectors: u64,
 }
 

@@ -170,29 +170,50 @@ pub use groundcite_index::DEFAULT_GATE_THRESHOLD;
 /// password, always the next step when there is one.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// The database could not be reached or refused the connection.
     #[error("cannot connect to {target}: {message}")]
-    Connect { target: String, message: String },
+    Connect {
+        /// The database URL, without its password.
+        target: String,
+        /// Why the connection failed.
+        message: String,
+    },
+    /// Migrations are pending: the schema is older than this binary needs.
     #[error(
         "the database schema `{schema}` at {target} is behind this binary (at version {at}, needs {needs}): run `groundcite db migrate`"
     )]
     SchemaBehind {
+        /// The database URL, without its password.
         target: String,
+        /// The PostgreSQL schema ([`PgOptions::schema`]).
         schema: String,
+        /// The highest migration version applied.
         at: i32,
+        /// The version this binary needs ([`latest_version`]).
         needs: i32,
     },
+    /// A migration failed and was rolled back.
     #[error("migration {version} ({name}) failed: {message}")]
     Migration {
+        /// The migration's number.
         version: i32,
+        /// The migration's name.
         name: &'static str,
+        /// The database's error (with a hint when pgvector is missing).
         message: String,
     },
+    /// Every pooled connection stayed busy past the wait timeout; names the
+    /// database (without its password).
     #[error("timed out waiting for a database connection to {0} (all pooled connections busy?)")]
     PoolTimeout(String),
+    /// A transient failure (connection lost, server shutting down,
+    /// serialization failure, deadlock): worth retrying.
     #[error("database unavailable: {0}")]
     Unavailable(String),
+    /// Any other database error.
     #[error("database error: {0}")]
     Db(String),
+    /// Invalid options or URL, or the runtime or pool could not be set up.
     #[error("{0}")]
     Config(String),
     /// The index has no vectors (or another model's) for the model given.

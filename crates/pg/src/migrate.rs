@@ -9,8 +9,11 @@ use crate::{Error, PgOptions};
 /// One migration: `migrations/{version:04}_{name}.sql`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Migration {
+    /// The migration's number, from 1; applied in ascending order.
     pub version: i32,
+    /// A short name, as in the file name.
     pub name: &'static str,
+    /// The SQL run, embedded from the file.
     pub sql: &'static str,
 }
 
@@ -76,8 +79,11 @@ pub fn latest_version() -> i32 {
 /// A migration recorded in `schema_migrations`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AppliedMigration {
+    /// The migration's number.
     pub version: i32,
+    /// The migration's name, as recorded.
     pub name: String,
+    /// The BLAKE3 of its SQL when applied, hex ([`Migration::checksum`]).
     pub checksum: String,
     /// RFC 3339, UTC.
     pub applied_at: String,
@@ -88,7 +94,10 @@ pub struct AppliedMigration {
 pub struct SchemaStatus {
     /// The database, without its password.
     pub target: String,
+    /// The PostgreSQL schema ([`PgOptions::schema`]).
     pub schema: String,
+    /// The migrations recorded in `schema_migrations`, by version; empty
+    /// when the schema has no such table yet.
     pub applied: Vec<AppliedMigration>,
     /// Known to this binary, not applied: `(version, name)`.
     pub pending: Vec<(i32, &'static str)>,
@@ -115,6 +124,7 @@ impl SchemaStatus {
 pub struct MigrateReport {
     /// Migrations applied by this call, `(version, name)`.
     pub applied_now: Vec<(i32, &'static str)>,
+    /// Where the schema stands after them.
     pub status: SchemaStatus,
 }
 

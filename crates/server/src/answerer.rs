@@ -3,7 +3,7 @@
 //! An [`Answerer`] hands back the engine's own types ([`AskResult`]); the
 //! service serializes them as they are, and metrics and the audit log read
 //! their typed fields. The engine implements it (`crate::engine`); test
-//! doubles ([`crate::fake::StaticAnswerer`]) build the same types.
+//! doubles (`fake::StaticAnswerer`, feature `test-support`) build the same types.
 
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
@@ -37,13 +37,16 @@ pub enum AnswerErrorKind {
 /// An error from the answerer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AnswerError {
+    /// What went wrong, which sets the HTTP status and error code.
     pub kind: AnswerErrorKind,
     /// The answerer's own stable code (for logs), e.g. `generation`.
     pub source_code: &'static str,
+    /// The detail; returned to the client only for bad requests, logged otherwise.
     pub message: String,
 }
 
 impl AnswerError {
+    /// An error of `kind`, with the answerer's code and the detail.
     pub fn new(
         kind: AnswerErrorKind,
         source_code: &'static str,
@@ -125,10 +128,15 @@ pub enum AnswerEvent {
 /// A search hit (`GET /v1/search`).
 #[derive(utoipa::ToSchema, Debug, Clone, PartialEq, Serialize)]
 pub struct SearchHit {
+    /// The passage id: `{relative/path}#L{first}-L{last}`, stable across re-ingests.
     pub id: String,
+    /// The page title.
     pub title: String,
+    /// The heading path joined with " › ", or the page title above the first heading.
     pub section: String,
+    /// The page URL, plus the `#anchor` of the passage's heading when it has one.
     pub source_url: String,
+    /// The passage's cleaned text.
     pub text: String,
     /// Normalised to `0..=1`.
     pub score: f32,
@@ -147,13 +155,15 @@ pub struct Readiness {
 }
 
 impl Readiness {
+    /// Ready to answer: the index is open and a generator is configured.
     pub fn is_ready(&self) -> bool {
         self.index && self.generator.is_some()
     }
 }
 
 /// Answers questions: retrieval, generation and the checks. The engine
-/// implements it; tests and demos use [`crate::fake::StaticAnswerer`].
+/// implements it; tests and demos use `fake::StaticAnswerer`
+/// (feature `test-support`).
 pub trait Answerer: Send + Sync + 'static {
     /// Answers one question.
     fn ask<'a>(

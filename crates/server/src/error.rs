@@ -35,6 +35,7 @@ pub enum ErrorType {
 }
 
 impl ErrorType {
+    /// The name sent in `error.type`, e.g. `invalid_request`.
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorType::InvalidRequest => "invalid_request",
@@ -95,10 +96,16 @@ pub enum ErrorCode {
 /// One row of the error table.
 #[derive(Debug, Clone, Copy)]
 pub struct ErrorRow {
+    /// The error code.
     pub code: ErrorCode,
+    /// The code as sent in `error.code`, e.g. `empty_answer`.
     pub name: &'static str,
+    /// The HTTP status returned with it.
     pub status: StatusCode,
+    /// Its class, sent in `error.type`.
     pub kind: ErrorType,
+    /// What it means: the error table of the OpenAPI description, and the
+    /// message of an error that left a layer as a bare status.
     pub summary: &'static str,
 }
 
@@ -143,14 +150,17 @@ rows! {
 }
 
 impl ErrorCode {
+    /// The code as sent in `error.code`, e.g. `empty_answer`.
     pub fn as_str(self) -> &'static str {
         self.row().name
     }
 
+    /// The HTTP status returned with this code.
     pub fn status(self) -> StatusCode {
         self.row().status
     }
 
+    /// The class of this code, sent in `error.type`.
     pub fn kind(self) -> ErrorType {
         self.row().kind
     }
@@ -179,7 +189,9 @@ impl ErrorCode {
 /// through [`ApiError::internal`] so they are logged, not returned.
 #[derive(Debug, Clone)]
 pub struct ApiError {
+    /// The error code, which sets the HTTP status and `error.type`.
     pub code: ErrorCode,
+    /// The message sent in `error.message`, for people.
     pub message: String,
 }
 
@@ -218,6 +230,7 @@ impl utoipa::PartialSchema for ErrorCode {
 impl utoipa::ToSchema for ErrorCode {}
 
 impl ApiError {
+    /// An error with `code` and a message the client sees as is.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> ApiError {
         ApiError {
             code,

@@ -21,6 +21,7 @@ use crate::answerer::{
 /// Answers every question with `answer` over `passages`.
 #[derive(Debug, Clone)]
 pub struct StaticAnswerer {
+    /// The passages every question retrieves (and search matches words in).
     pub passages: Vec<Passage>,
     /// The model output served (last attempt).
     pub answer: String,
@@ -42,11 +43,16 @@ pub struct StaticAnswerer {
     pub sentence_delay: Duration,
     /// Fail every question with this error.
     pub failure: Option<AnswerError>,
+    /// Reported by `readiness` (default: index open, generator `static`).
     pub readiness: Readiness,
+    /// The check settings the answer is checked with (default
+    /// [`CheckConfig::default`]).
     pub config: CheckConfig,
 }
 
 impl StaticAnswerer {
+    /// Answers with `answer` over `passages`: no delay, no refusal, no
+    /// failure, generator `static`.
     pub fn new(passages: Vec<Passage>, answer: impl Into<String>) -> StaticAnswerer {
         StaticAnswerer {
             passages,

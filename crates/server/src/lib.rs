@@ -41,8 +41,8 @@
 //! - [`error`]: the error table (code, status, type).
 //! - [`answerer`]: the seam to the pipeline ([`Answerer`]), in the engine's
 //!   own types (`AskResult`); [`engine`] implements it for
-//!   `groundcite_engine::Engine`; [`fake`] has a static implementation for
-//!   tests and demos. `/v1/check` and `/v1/prompt` run the engine's
+//!   `groundcite_engine::Engine`; `fake` (feature `test-support`) has a static
+//!   implementation for tests and demos. `/v1/check` and `/v1/prompt` run the engine's
 //!   `Checker` ([`AppState::checker`]), also on a server with no answerer.
 //! - [`routes`](mod@routes): the handlers; [`page`]: the web page; [`openapi`].
 //! - [`metrics`]: per-state Prometheus recorder.

@@ -125,6 +125,8 @@ impl std::fmt::Debug for Metrics {
 }
 
 impl Metrics {
+    /// A fresh set of metrics, every series pre-registered, on its own
+    /// local Prometheus recorder.
     pub fn new() -> Metrics {
         let recorder = PrometheusBuilder::new()
             .set_buckets_for_metric(

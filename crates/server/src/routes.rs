@@ -205,6 +205,7 @@ fn to_json<T: serde::Serialize>(request_id: &str, value: &T) -> Result<JsonText,
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AskRequest {
+    /// The question to answer; not empty or white space.
     #[schema(min_length = 1)]
     pub question: String,
     /// Passages to retrieve (default: the configured `top_k`).
@@ -473,15 +474,19 @@ fn sse(
 
 // ---------------------------------------------------------------- /v1/check
 
+/// The body of `POST /v1/check`: an answer and the passages it was given.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CheckRequest {
+    /// The question the answer was given to, if any: when present (and not
+    /// blank), the answer is also judged on whether it answers it.
     #[serde(default)]
     pub question: Option<String>,
     /// In the order they were numbered: `[k]` is `passages[k-1]`. A
     /// passage may be a string (its text) or leave out `id` (`p1`, `p2`, ...).
     #[serde(deserialize_with = "groundcite_core::passage::deserialize_list")]
     pub passages: Vec<Passage>,
+    /// The answer to check, with its `[k]` citation markers; not empty or white space.
     #[schema(min_length = 1)]
     pub answer: String,
 }
@@ -608,9 +613,11 @@ impl StopFlag {
 
 // ---------------------------------------------------------------- /v1/prompt
 
+/// The body of `POST /v1/prompt`: a question and its ranked passages.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PromptRequest {
+    /// The question the prompt asks; not empty or white space.
     #[schema(min_length = 1)]
     pub question: String,
     /// Ranked; assembly trims them to the budget, then numbers them. A
@@ -667,6 +674,7 @@ pub async fn prompt(
 
 // ---------------------------------------------------------------- /v1/search
 
+/// The query string of `GET /v1/search`.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct SearchQuery {
@@ -682,8 +690,11 @@ pub struct SearchQuery {
 /// `GET /v1/search`: the hits, best first.
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
 pub struct SearchResponse<'a> {
+    /// The query, as sent in `q`.
     pub query: &'a str,
+    /// How many hits were asked for (`k`, default 5).
     pub k: usize,
+    /// The hits, best first; at most `k`.
     pub hits: Vec<crate::answerer::SearchHit>,
 }
 
@@ -748,6 +759,7 @@ pub async fn search(
 pub struct Health {
     /// Always `ok`.
     pub status: &'static str,
+    /// The server's version.
     pub version: &'static str,
 }
 
@@ -756,6 +768,7 @@ pub struct Health {
 pub struct Ready {
     /// Always `ready`.
     pub status: &'static str,
+    /// The index is open.
     pub index: bool,
     /// The generator's name (`extractive`, `openai`, ...).
     pub generator: Option<String>,
@@ -835,10 +848,13 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
     response
 }
 
+/// The fallback for a path no route serves: 404 `not_found`.
 pub async fn not_found() -> ApiError {
     ApiError::new(ErrorCode::NotFound, "no such route; see GET /openapi.json")
 }
 
+/// The answer to a route called with a method it does not accept: 405
+/// `method_not_allowed`.
 pub async fn method_not_allowed() -> ApiError {
     ApiError::new(
         ErrorCode::MethodNotAllowed,

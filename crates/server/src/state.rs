@@ -257,18 +257,23 @@ impl AppState {
         }
     }
 
+    /// The service options it was built with.
     pub fn config(&self) -> &ServerConfig {
         &self.inner.config
     }
 
+    /// The answerer behind `/v1/ask` and `/v1/search`; `None` when the
+    /// server has no index (those routes answer 503 `not_ready`).
     pub fn answerer(&self) -> Option<&Arc<dyn Answerer>> {
         self.inner.answerer.as_ref()
     }
 
+    /// The service's metrics, served at `/metrics`.
     pub fn metrics(&self) -> &Metrics {
         &self.inner.metrics
     }
 
+    /// The audit log's write side (off when no audit path is set).
     pub fn audit(&self) -> &AuditLog {
         &self.inner.audit
     }

@@ -1,7 +1,7 @@
 //! # groundcite-text: the text layer of groundcite
 //!
 //! Everything groundcite knows about English text, in one place, over borrowed text and with
-//! byte offsets into it: tokens ([`tokenize`]), folding ([`fold`]) and stems ([`stem`]), word
+//! byte offsets into it: tokens ([`tokenize`]), folding ([`fold`]) and stems ([`stem()`]), word
 //! classes (stop words, frequent words, negation and restriction cues: [`words`]), quantities
 //! ([`quantity`]), the sentences of a passage ([`sentence_spans`]) and citation markers
 //! ([`marker`]: `[2]`, `[1][3]`, `[1, 3]`, `[2-4]`; core validates them, a claim's tokenizer
@@ -33,7 +33,7 @@
 //!
 //! ## Regression tool
 //!
-//! `examples/token_dump.rs` prints every token and sentence span of the handbook, the dev cases,
+//! `bench/src/bin/token_dump.rs` prints every token and sentence span of the handbook, the dev cases,
 //! HaluEval and synthetic edge cases: record before a change, diff after it.
 
 pub mod abbrev;

@@ -46,14 +46,18 @@ impl Marker {
 /// An inclusive range of ids written in a marker (`[3]` is `3..=3`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IdRange {
+    /// The first id written (the left endpoint).
     pub lo: u64,
+    /// The last id written (the right endpoint; below `lo` when the range is reversed).
     pub hi: u64,
 }
 
 /// All markers of a text, in order.
 #[derive(Debug, Clone, Default)]
 pub struct Markers {
+    /// The markers, in text order.
     pub markers: Vec<Marker>,
+    /// The id ranges of all markers, shared; each [`Marker::ranges`] indexes into it.
     pub ranges: Vec<IdRange>,
 }
 
@@ -99,10 +103,12 @@ impl Markers {
         self.ranges_of(marker).iter().flat_map(|r| expand(*r))
     }
 
+    /// The text has no marker.
     pub fn is_empty(&self) -> bool {
         self.markers.is_empty()
     }
 
+    /// The number of markers.
     pub fn len(&self) -> usize {
         self.markers.len()
     }

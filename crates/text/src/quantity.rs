@@ -11,19 +11,25 @@ use rustc_hash::FxHashMap;
 use crate::fold::fold;
 use crate::token::{CAP, DIGIT, QUANT, STOP, TIME, Token};
 
+/// What a quantity counts or measures.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Unit {
     /// A number with no recognised unit.
     Bare,
+    /// A percentage ("15%", "15 percent").
     Percent,
+    /// An amount of money ("$40", "40 dollars").
     Money,
     /// A span of time in a unit of this many days (seconds to years; a month is a twelfth of a
     /// year, so "twelve months" is "one year").
     Days(f64),
     /// Business or working days.
     BusinessDay,
+    /// A day of the week, Monday 1 to Sunday 7.
     Weekday,
+    /// A capitalised month name, January 1 to December 12.
     MonthName,
+    /// A year written in digits, 1000 to 2100 ("2024").
     CalendarYear,
     /// An ordinal ("third season"), with the key of the noun after it (0 if none).
     Ordinal(u64),
@@ -45,7 +51,9 @@ impl Unit {
 /// What a quantity word stands for.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Word {
+    /// A number word ("twelve", "dozen", "million"), with its value.
     Number(f64),
+    /// An ordinal word ("third"), with its number.
     Ordinal(f64),
     /// Monday is 1.
     Weekday(f64),
@@ -216,26 +224,36 @@ fn is_any(t: &Token, text: &str, words: &[&str]) -> bool {
     words.iter().any(|x| w.eq_ignore_ascii_case(x))
 }
 
+/// The bound words around a number put on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Bound {
+    /// No bound word: the value itself.
     Exact,
+    /// "at least", "over", "minimum of", "or more", ...
     AtLeast,
+    /// "at most", "up to", "within", "under", "or fewer", ...
     AtMost,
 }
 
 /// A quantity of a text.
 #[derive(Debug, Clone, Copy)]
 pub struct Quantity {
+    /// The value, or the low end of a range ("3" in "3-5 days"), in `unit`.
     pub lo: f64,
+    /// The high end of a range, in `unit`; equal to `lo` for a single value.
     pub hi: f64,
+    /// What the value counts or measures.
     pub unit: Unit,
+    /// Whether the value is exact, a minimum or a maximum.
     pub bound: Bound,
     /// Byte span of the number and its unit in the source text.
     pub start: u32,
+    /// Byte offset just past the quantity's end in the source text.
     pub end: u32,
 }
 
 impl Quantity {
+    /// The quantity's words in `text`, the source text it was extracted from.
     pub fn text<'t>(&self, text: &'t str) -> &'t str {
         &text[self.start as usize..self.end as usize]
     }

@@ -25,23 +25,31 @@ use crate::marker;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SentenceKind {
+    /// A sentence of running text.
     Prose,
+    /// A bullet or numbered list item.
     ListItem,
+    /// A markdown heading line (`## ...`) or a line in bold alone.
     Heading,
+    /// A markdown table row (`| cell | cell |`).
     TableRow,
 }
 
 /// One sentence: a byte span into the text it came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sentence {
+    /// Byte offset of the sentence's first character in the text.
     pub start: usize,
+    /// Byte offset just past the sentence's end in the text (surrounding white space excluded).
     pub end: usize,
+    /// What kind of line the sentence came from.
     pub kind: SentenceKind,
     /// It ends with a question mark (before any markers after it).
     pub question: bool,
 }
 
 impl Sentence {
+    /// The sentence in `source`, the text it was segmented from.
     pub fn text<'a>(&self, source: &'a str) -> &'a str {
         &source[self.start..self.end]
     }

@@ -40,6 +40,7 @@ pub const PREFIX_LEN: usize = 5;
 pub struct Token {
     /// Byte span of the word in its text.
     pub start: u32,
+    /// Byte offset just past the word's end in its text.
     pub end: u32,
     /// Key of the folded stem (of a number: of its digits).
     pub key: u64,

@@ -32,7 +32,9 @@ use crate::{Claim, Evidence, Judgement, Reason, Verdict, Verifier, VerifierKind}
 /// One claim, as put to the judge: the system and user messages of one chat request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JudgeRequest {
+    /// The system message: the judge's instructions ([`JUDGE_INSTRUCTIONS`]).
     pub system: String,
+    /// The user message: the question (context only, if any), the cited passages and the claim.
     pub user: String,
 }
 
@@ -40,6 +42,7 @@ pub struct JudgeRequest {
 /// result per request in input order. `Ok` holds the reply text; `Err` says why there is none
 /// (the backend failed, the deadline passed).
 pub trait PairJudge {
+    /// One result per request, in input order: the reply text, or why there is none.
     fn judge(&self, requests: &[JudgeRequest]) -> Vec<Result<String, String>>;
 }
 
@@ -92,8 +95,11 @@ pub fn reply_schema() -> serde_json::Value {
 /// The judge's reply, read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JudgeReply {
+    /// Supported, contradicted, or unsupported (the reply's `not_stated`).
     pub verdict: Verdict,
+    /// The words of a passage that decide it, trimmed; empty when none was given.
     pub quote: String,
+    /// The judge's one-sentence reason, trimmed; empty when none was given.
     pub explanation: String,
 }
 
@@ -295,10 +301,12 @@ pub struct LlmVerifier<V, J> {
     pub inner: V,
     /// The model.
     pub judge: J,
+    /// How much of the cited passages the judge reads.
     pub limits: JudgeLimits,
 }
 
 impl<V: Verifier, J: PairJudge> LlmVerifier<V, J> {
+    /// The `inner` verifier, then `judge` on what it does not find contradicted, within `limits`.
     pub fn new(inner: V, judge: J, limits: JudgeLimits) -> LlmVerifier<V, J> {
         LlmVerifier {
             inner,

@@ -11,7 +11,7 @@
 //! The crate is pure: no I/O, no clock, no async, no global mutable state. Of groundcite it depends
 //! only on `groundcite-text` (tokens, stems, word classes, quantities, sentence spans, the marker
 //! grammar); `groundcite-core` parses markers and sentences, calls it, and hands it the marker
-//! spans it found ([`Verifier::verify_marked`]).
+//! spans it found ([`Verifier::verify_until`]).
 //!
 //! ```
 //! use groundcite_verify::{Claim, LexicalVerifier, Verdict, Verifier};
@@ -33,9 +33,9 @@
 //! pure [`SentenceEncoder`] trait (the engine implements it with `groundcite_embed::Embedder`):
 //! sentence similarity may overrule an `Unsupported` verdict that rests only on missing words,
 //! never a contradiction (see its module docs). [`Verifier::kind`] names the verifier that ran
-//! (`lexical`, `semantic`, `llm`); every check report carries it. [`Judgement::message`] is the
-//! plain sentence a person reads beside a flagged claim ("the source says 30 days, not 14
-//! days"); the [`Reason`]s stay the machine form.
+//! (`lexical`, `semantic`, `llm`); every check report carries it. The [`Reason`]s are the
+//! machine form of a verdict; `groundcite-core` words them as the plain sentence a person reads
+//! beside a flagged claim ("The source says 30 days, not 14 days.").
 //!
 //! ## How the lexical verifier decides
 //!
@@ -107,7 +107,7 @@
 //!    where "**Logs:** log management" and "**Synthetics:** endpoint uptime monitoring"). The
 //!    lead-in's or header's words, shared by every item, do not count.
 //!
-//!    Note: the limits below are easiest seen through `examples/halueval.rs --show-misses N`.
+//!    Note: the limits below are easiest seen through `bench/src/bin/halueval.rs --show-misses N`.
 //! 6. **Missing content.** Each claim term not in the best-aligned sentence costs its weight:
 //!    times [`SupportConfig::adjacent_word_factor`] if the window's other sentences have it (a
 //!    claim that merges two sentences), [`SupportConfig::adjacent_factor`] for a name or code
@@ -565,6 +565,7 @@ pub enum VerifierKind {
 }
 
 impl VerifierKind {
+    /// The verifier's name in the check report (`lexical`, `semantic`, `llm`, `trained`).
     pub fn as_str(self) -> &'static str {
         match self {
             VerifierKind::Lexical => "lexical",

@@ -35,6 +35,7 @@ pub struct SemanticVerifier<E> {
 }
 
 impl<E: SentenceEncoder> SemanticVerifier<E> {
+    /// The `lexical` rules, then sentence similarity from `encoder`.
     pub fn new(lexical: LexicalVerifier, encoder: E) -> SemanticVerifier<E> {
         SemanticVerifier { lexical, encoder }
     }

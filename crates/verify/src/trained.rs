@@ -84,6 +84,7 @@ fn exact(j: &Judgement) -> bool {
 }
 
 impl<J: EntailmentJudge> TrainedVerifier<J> {
+    /// The `lexical` rules, then the trained `judge` wherever they are not exact.
     pub fn new(lexical: LexicalVerifier, judge: J) -> TrainedVerifier<J> {
         TrainedVerifier { lexical, judge }
     }

@@ -95,6 +95,7 @@ impl SignCodes {
         self.scales.len()
     }
 
+    /// Whether there are no rows.
     pub fn is_empty(&self) -> bool {
         self.scales.is_empty()
     }

@@ -38,10 +38,10 @@ enum Bm25Fields {
     /// shares them, which does not tell its chunks apart. One scorer per
     /// term rather than three: on the chat-style questions (a dozen terms,
     /// some in a third of the chunks) BM25 at the fusion's depth was the
-    /// tail of hybrid search at a million chunks (`examples/hybrid_scale`,
+    /// tail of hybrid search at a million chunks (`bench/src/bin/hybrid_scale`,
     /// `search_hybrid` p99 in paired runs: 35.7-37.7 ms with the three
     /// fields, 28.2-30.7 over the body). Retrieval did not lose
-    /// (`examples/fusion.rs`, paraphrased questions, gold page in the top
+    /// (`bench/src/bin/fusion.rs`, paraphrased questions, gold page in the top
     /// 1 / 3 / 5: 45 / 53 / 56 of 60 against 44 / 51 / 57 with the three
     /// fields; held out 27 / 33 / 35 against 27 / 32 / 36; `eval questions`
     /// with the model answers as many with the fact and refuses as many

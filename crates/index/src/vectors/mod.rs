@@ -79,8 +79,11 @@ pub const ANN_RERANK: usize = 500;
 /// trade).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AnnSearch {
+    /// Cells scanned per query (default [`ANN_PROBES`]).
     pub probes: usize,
+    /// Chunks proposed per query (default [`ANN_CANDIDATES`]).
     pub candidates: usize,
+    /// Of the candidates, how many are re-ranked exactly (default [`ANN_RERANK`]).
     pub rerank: usize,
 }
 
@@ -169,14 +172,14 @@ pub fn embed_all(
 /// which names the topic the chunk's own words often leave implicit) on
 /// the first line, then its text. The chunk text already begins with its
 /// own heading line; the label adds the headings above it. Measured on the
-/// handbook questions (see `examples/fusion.rs`) against the text alone.
+/// handbook questions (see `bench/src/bin/fusion.rs`) against the text alone.
 pub fn embedding_text(chunk: &Chunk) -> String {
     format!("{}\n{}", chunk.section, chunk.text)
 }
 
 /// The chunk embedded after its page title and section label, the title
 /// left out when the label already starts with it: a candidate for
-/// [`embedding_text`], measured by `examples/fusion.rs --with-title` and
+/// [`embedding_text`], measured by `bench/src/bin/fusion.rs --with-title` and
 /// not adopted (paraphrased questions, weighted fusion: gold page in the
 /// top 1 / 3 / 5 for 37 / 49 / 54 of 60 against 38 / 48 / 53; dense alone
 /// 32 / 46 / 49 against 33 / 45 / 49: within noise).
@@ -208,6 +211,7 @@ pub struct FileVectors {
 /// `groundcite_core::unit::units` over the chunk's section and text.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UnitVectors {
+    /// The vectors' dimension (values per row).
     pub dim: usize,
     /// `count * dim` values, row after row.
     pub data: Vec<f32>,
@@ -219,6 +223,7 @@ impl UnitVectors {
         self.data.len().checked_div(self.dim).unwrap_or(0)
     }
 
+    /// Whether there are no units.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -240,6 +245,7 @@ impl UnitVectors {
 pub struct VectorStore {
     /// The model the vectors are of; empty for a store with no vectors.
     pub model_id: String,
+    /// The vectors' dimension (values per row); 0 in an empty default store.
     pub dim: usize,
     /// Each file's ids and unit counts, and its rows unless `disk` is set
     /// (then `data` and `unit_data` are empty). Changed only through
@@ -260,8 +266,11 @@ pub struct VectorStore {
 /// A chunk and its [`dense_similarity`] to the query.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DenseHit {
+    /// The key of the chunk's file ([`crate::source::Source::key`]).
     pub key: String,
+    /// The chunk id ([`crate::Chunk::id`]).
     pub id: String,
+    /// The chunk's [`dense_similarity`] to the query.
     pub cosine: f32,
 }
 
@@ -343,6 +352,7 @@ impl VectorStore {
         self.files.values().map(|f| f.ids.len()).sum()
     }
 
+    /// Whether the store holds no vectors.
     pub fn is_empty(&self) -> bool {
         self.files.values().all(|f| f.ids.is_empty())
     }
