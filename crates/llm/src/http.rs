@@ -85,6 +85,9 @@ impl HttpCore {
         connect_timeout: Duration,
         policy: RetryPolicy,
     ) -> Result<Self, LlmError> {
+        // TLS uses ring unless the program installed another provider
+        // (then installing fails, and that one is used).
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let mut builder = reqwest::Client::builder()
             .connect_timeout(connect_timeout)
             .user_agent(concat!("groundcite/", env!("CARGO_PKG_VERSION")));
