@@ -18,9 +18,9 @@
 
 use std::path::Path;
 
+use crate::bert::Bert;
 use candle_core::{DType, Device, IndexOp};
 use candle_nn::{Linear, Module, VarBuilder};
-use candle_transformers::models::bert::BertModel;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
@@ -44,7 +44,7 @@ const FROZEN: &str = "embeddings.word_embeddings.weight";
 
 /// The loaded judges. Immutable, `Send` and `Sync`: share one across threads.
 pub struct Judges {
-    model: BertModel,
+    model: Bert,
     pooler: Linear,
     answer: Linear,
     support: Linear,
@@ -177,7 +177,7 @@ impl Judges {
         let hidden = config.hidden_size;
         let load = || -> candle_core::Result<_> {
             Ok((
-                BertModel::load(vb.clone(), &config)?,
+                Bert::load(vb.clone(), &config)?,
                 candle_nn::linear(hidden, hidden, vb.pp("pooler.dense"))?,
                 candle_nn::linear(hidden, 1, vb.pp("head.answer"))?,
                 candle_nn::linear(hidden, 3, vb.pp("head.support"))?,

@@ -43,6 +43,7 @@
 //! caps them). A text's vector does not depend on the batch it is in beyond
 //! float rounding (about 1e-6).
 
+pub mod bert;
 mod error;
 mod folder;
 mod judges;
@@ -51,9 +52,9 @@ use std::borrow::Cow;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::bert::{Bert, Config};
 use candle_core::{D, DType, Device, IndexOp, Tensor};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use sha2::{Digest, Sha256};
 use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 
@@ -92,7 +93,7 @@ const WEIGHTS: &str = "model.safetensors";
 /// sentence-transformers' pooling and normalisation. Immutable, `Send` and
 /// `Sync`: share one across threads.
 pub struct Embedder {
-    model: BertModel,
+    model: Bert,
     tokenizer: Tokenizer,
     pipeline: Pipeline,
     max_seq_length: usize,
@@ -238,7 +239,7 @@ impl Embedder {
         let model_id = model_id(dir, &config_bytes, &tokenizer_bytes, &weights, &pipeline);
         let device = Device::Cpu;
         let model = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
-            .and_then(|vb| BertModel::load(vb, &config))
+            .and_then(|vb| Bert::load(vb, &config))
             .map_err(|err| EmbedError::invalid(&weights_path, err))?;
 
         Ok(Embedder {
@@ -349,7 +350,7 @@ impl Embedder {
 /// mask (`width` values per encoding), row after row in the encodings' order.
 /// The embedder pools its vectors this way, the judges their heads' logits.
 fn forward_in_batches(
-    model: &BertModel,
+    model: &Bert,
     device: &Device,
     pad_id: u32,
     encodings: &[tokenizers::Encoding],
@@ -378,7 +379,7 @@ fn forward_in_batches(
         let ids = Tensor::from_vec(ids, (count, tokens), device)?;
         let type_ids = Tensor::from_vec(type_ids, (count, tokens), device)?;
         let mask = Tensor::from_vec(mask, (count, tokens), device)?;
-        let hidden = model.forward(&ids, &type_ids, Some(&mask))?;
+        let hidden = model.forward(&ids, &type_ids, &mask)?;
         let rows = head(&hidden, &mask)?.flatten_all()?.to_vec1::<f32>()?;
         for (row, &i) in rows.chunks_exact(width).zip(batch) {
             out[i * width..(i + 1) * width].copy_from_slice(row);
@@ -419,7 +420,7 @@ fn normalize(vectors: &Tensor) -> candle_core::Result<Tensor> {
     vectors.broadcast_div(&norms)
 }
 
-/// Parses `config.json`, refusing what candle's BERT cannot run.
+/// Parses `config.json`, refusing what the BERT encoder ([`bert`]) cannot run.
 fn bert_config(path: &Path, bytes: &[u8]) -> Result<Config> {
     let mut value: serde_json::Value = folder::parse_json(path, bytes)?;
     let Some(object) = value.as_object_mut() else {
@@ -444,15 +445,13 @@ fn bert_config(path: &Path, bytes: &[u8]) -> Result<Config> {
             ),
         ));
     }
-    // transformers' names for the tanh approximation of GELU, which candle
-    // calls `geluapproximate`; "gelu" is the exact, erf-based one in both.
-    if let Some(act) = object.get_mut("hidden_act")
-        && matches!(act.as_str(), Some("gelu_new" | "gelu_pytorch_tanh"))
-    {
-        *act = "geluapproximate".into();
-    }
+    // "gelu" is the exact, erf-based GELU; "gelu_new" and
+    // "gelu_pytorch_tanh" its tanh approximation.
     if let Some(act) = object.get("hidden_act").and_then(|v| v.as_str())
-        && !matches!(act, "gelu" | "geluapproximate" | "relu")
+        && !matches!(
+            act,
+            "gelu" | "gelu_new" | "gelu_pytorch_tanh" | "geluapproximate" | "relu"
+        )
     {
         return Err(EmbedError::unsupported(path, format!("hidden_act {act:?}")));
     }

@@ -1,0 +1,214 @@
+//! The BERT encoder (Devlin et al., 2019) as transformers' `BertModel`
+//! computes it, without its pooler: token, position and segment embeddings,
+//! then `num_hidden_layers` post-norm layers of multi-head self-attention and
+//! a feed-forward block. Only what sentence-transformers' BERT models and
+//! groundcite's judges need, written over candle's tensors (candle-nn's
+//! linear, embedding and layer-norm blocks), so the crate does not compile a
+//! library of a hundred other architectures.
+
+use candle_core::{DType, Module, Result, Tensor};
+use candle_nn::{Embedding, LayerNorm, Linear, VarBuilder};
+use serde::Deserialize;
+
+/// The activation of the feed-forward block (`hidden_act`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum Activation {
+    /// GELU with the error function (`gelu`).
+    #[serde(rename = "gelu")]
+    Gelu,
+    /// GELU's tanh approximation (`gelu_new`, `gelu_pytorch_tanh`).
+    #[serde(
+        alias = "gelu_new",
+        alias = "gelu_pytorch_tanh",
+        alias = "geluapproximate"
+    )]
+    GeluTanh,
+    /// `relu`.
+    #[serde(rename = "relu")]
+    Relu,
+}
+
+fn default_type_vocab_size() -> usize {
+    2
+}
+
+fn default_layer_norm_eps() -> f64 {
+    1e-12
+}
+
+/// The fields of a BERT `config.json` the encoder reads.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Config {
+    /// Rows of the token embedding.
+    pub vocab_size: usize,
+    /// Width of every hidden state (and of the vectors before pooling).
+    pub hidden_size: usize,
+    /// Encoder layers.
+    pub num_hidden_layers: usize,
+    /// Attention heads per layer; divides `hidden_size`.
+    pub num_attention_heads: usize,
+    /// Width of the feed-forward block.
+    pub intermediate_size: usize,
+    /// The feed-forward block's activation.
+    pub hidden_act: Activation,
+    /// Longest input the position embedding covers, in tokens.
+    pub max_position_embeddings: usize,
+    /// Rows of the segment embedding (default 2).
+    #[serde(default = "default_type_vocab_size")]
+    pub type_vocab_size: usize,
+    /// The layer norms' epsilon (default 1e-12).
+    #[serde(default = "default_layer_norm_eps")]
+    pub layer_norm_eps: f64,
+    /// The padding token's id (default 0).
+    #[serde(default)]
+    pub pad_token_id: usize,
+}
+
+/// A loaded encoder: `forward` maps token ids to hidden states.
+#[derive(Debug)]
+pub struct Bert {
+    word: Embedding,
+    position: Embedding,
+    segment: Embedding,
+    embedding_norm: LayerNorm,
+    layers: Vec<Layer>,
+}
+
+#[derive(Debug)]
+struct Layer {
+    query: Linear,
+    key: Linear,
+    value: Linear,
+    attention_out: Linear,
+    attention_norm: LayerNorm,
+    up: Linear,
+    down: Linear,
+    output_norm: LayerNorm,
+    heads: usize,
+    activation: Activation,
+}
+
+impl Bert {
+    /// Loads the encoder's weights under transformers' names
+    /// (`embeddings.*`, `encoder.layer.N.*`), with or without a `bert.`
+    /// prefix.
+    pub fn load(vb: VarBuilder, config: &Config) -> Result<Bert> {
+        let vb = if vb.contains_tensor("bert.embeddings.word_embeddings.weight") {
+            vb.pp("bert")
+        } else {
+            vb
+        };
+        let h = config.hidden_size;
+        let norm = |vb: VarBuilder| candle_nn::layer_norm(h, config.layer_norm_eps, vb);
+        let e = vb.pp("embeddings");
+        let layers = (0..config.num_hidden_layers)
+            .map(|i| {
+                let l = vb.pp(format!("encoder.layer.{i}"));
+                let a = l.pp("attention");
+                Ok(Layer {
+                    query: candle_nn::linear(h, h, a.pp("self.query"))?,
+                    key: candle_nn::linear(h, h, a.pp("self.key"))?,
+                    value: candle_nn::linear(h, h, a.pp("self.value"))?,
+                    attention_out: candle_nn::linear(h, h, a.pp("output.dense"))?,
+                    attention_norm: norm(a.pp("output.LayerNorm"))?,
+                    up: candle_nn::linear(h, config.intermediate_size, l.pp("intermediate.dense"))?,
+                    down: candle_nn::linear(config.intermediate_size, h, l.pp("output.dense"))?,
+                    output_norm: norm(l.pp("output.LayerNorm"))?,
+                    heads: config.num_attention_heads,
+                    activation: config.hidden_act,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Bert {
+            word: candle_nn::embedding(config.vocab_size, h, e.pp("word_embeddings"))?,
+            position: candle_nn::embedding(
+                config.max_position_embeddings,
+                h,
+                e.pp("position_embeddings"),
+            )?,
+            segment: candle_nn::embedding(
+                config.type_vocab_size,
+                h,
+                e.pp("token_type_embeddings"),
+            )?,
+            embedding_norm: norm(e.pp("LayerNorm"))?,
+            layers,
+        })
+    }
+
+    /// The last layer's hidden states (batch, tokens, hidden) of `ids` and
+    /// `segments` (batch, tokens; `u32`), padding masked out by `mask`
+    /// (batch, tokens; 1 for a token, 0 for padding).
+    pub fn forward(&self, ids: &Tensor, segments: &Tensor, mask: &Tensor) -> Result<Tensor> {
+        let (_, tokens) = ids.dims2()?;
+        let positions = Tensor::arange(0u32, tokens as u32, ids.device())?;
+        let x = self
+            .word
+            .forward(ids)?
+            .add(&self.segment.forward(segments)?)?
+            .broadcast_add(&self.position.forward(&positions)?)?;
+        let mut x = self.embedding_norm.forward(&x)?;
+        // Added to the attention scores: 0 for a token, the lowest f32 for
+        // padding, so no token attends to padding (batch, 1, 1, tokens).
+        let bias = ((mask.to_dtype(DType::F32)? - 1.0)?.affine(f64::from(f32::MAX), 0.0)?)
+            .unsqueeze(1)?
+            .unsqueeze(1)?;
+        for layer in &self.layers {
+            x = layer.forward(&x, &bias)?;
+        }
+        Ok(x)
+    }
+}
+
+impl Layer {
+    fn forward(&self, x: &Tensor, bias: &Tensor) -> Result<Tensor> {
+        let (batch, tokens, hidden) = x.dims3()?;
+        let head_size = hidden / self.heads;
+        // (batch, tokens, hidden) → (batch, heads, tokens, head_size)
+        let split = |t: Tensor| {
+            t.reshape((batch, tokens, self.heads, head_size))?
+                .transpose(1, 2)?
+                .contiguous()
+        };
+        let q = split(self.query.forward(x)?)?;
+        let k = split(self.key.forward(x)?)?;
+        let v = split(self.value.forward(x)?)?;
+        let scores = (q.matmul(&k.t()?)? / (head_size as f64).sqrt())?.broadcast_add(bias)?;
+        let weights = candle_nn::ops::softmax_last_dim(&scores)?;
+        let context = weights
+            .matmul(&v)?
+            .transpose(1, 2)?
+            .reshape((batch, tokens, hidden))?;
+        let x = self
+            .attention_norm
+            .forward(&(self.attention_out.forward(&context)? + x)?)?;
+        let up = self.up.forward(&x)?;
+        let up = match self.activation {
+            Activation::Gelu => up.gelu_erf()?,
+            Activation::GeluTanh => up.gelu()?,
+            Activation::Relu => up.relu()?,
+        };
+        self.output_norm.forward(&(self.down.forward(&up)? + x)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `hidden_act` reads transformers' names, the tanh approximation's
+    /// three spellings included; another activation is an error.
+    #[test]
+    fn activations_read_transformers_names() {
+        for (name, want) in [
+            ("gelu", Activation::Gelu),
+            ("gelu_new", Activation::GeluTanh),
+            ("gelu_pytorch_tanh", Activation::GeluTanh),
+            ("relu", Activation::Relu),
+        ] {
+            let got: Activation = serde_json::from_str(&format!("\"{name}\"")).unwrap();
+            assert_eq!(got, want, "{name}");
+        }
+        assert!(serde_json::from_str::<Activation>("\"swish\"").is_err());
+    }
+}
