@@ -1280,6 +1280,34 @@ fn eval_questions_reports_recall_and_refusals() {
     assert!(text.contains("hard near-misses refused:"), "{text}");
 }
 
+/// The demo index made before the model was fetched is embedded once the
+/// model is in the default place, and answered with it, rather than
+/// refused: the first command of the README keeps working after the fetch.
+#[test]
+fn the_demo_index_is_embedded_once_the_model_is_fetched() {
+    let Some(model) = groundcite_testdata::model_dir("the demo index with the model") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let ask = ["ask", "--no-audit", "How long does reimbursement take?"];
+    let o = run_clean(&[&["--model-dir", "off"][..], &ask].concat(), dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("retrieval: lexical"), "{}", stdout(&o));
+
+    let place = dir.path().join(".groundcite/models");
+    std::fs::create_dir_all(&place).unwrap();
+    std::os::unix::fs::symlink(
+        std::fs::canonicalize(&model).unwrap(),
+        place.join("all-MiniLM-L6-v2"),
+    )
+    .unwrap();
+    let o = run_clean(&ask, dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("retrieval: hybrid"), "{out}");
+    assert!(out.contains("30 days"), "{out}");
+}
+
 /// An index ingested with the embedding model, asked without it, answers
 /// lexically and says so with the fix, never silently.
 #[test]

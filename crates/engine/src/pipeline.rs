@@ -868,6 +868,11 @@ fn ms(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1000.0
 }
 
+/// The logical root the embedded demo corpus is ingested under, and its key
+/// among an index's roots.
+const DEMO_ROOT: &str = "demo";
+const DEMO_ROOT_KEY: &str = "mem:demo";
+
 /// Opens the configured index. A missing index at the default location is
 /// created with the embedded demo corpus (so the README's first command
 /// answers on a fresh clone). Any other missing index, and any empty one
@@ -875,7 +880,9 @@ fn ms(since: Instant) -> f64 {
 /// empty index would answer "Not covered" to everything.
 /// With a model, the index is ingested with it (the demo corpus too) and
 /// must hold that model's vectors for every file: an index ingested without
-/// it is an error telling to re-ingest, never a silent lexical fallback.
+/// it is an error telling to re-ingest, never a silent lexical fallback;
+/// only the demo index, holding nothing but the embedded corpus, is embedded
+/// then and there.
 fn open_index(
     settings: &Settings,
     embedder: Option<&Arc<Embedder>>,
@@ -893,16 +900,32 @@ fn open_index(
     if let Some(embedder) = embedder {
         index.set_embedder(embedder.clone());
     }
-    if fresh && index.num_chunks() == 0 {
-        let docs = groundcite_index::demo_documents();
-        let opts = groundcite_index::IngestOptions::default();
+    let ingest_demo = |index: &mut groundcite_index::Index| {
         groundcite_index::ChunkIndex::ingest_documents(
-            &mut index,
-            "demo",
-            docs,
-            &opts,
+            index,
+            DEMO_ROOT,
+            groundcite_index::demo_documents(),
+            &groundcite_index::IngestOptions::default(),
             &mut |_| {},
-        )?;
+        )
+    };
+    if fresh && index.num_chunks() == 0 {
+        ingest_demo(&mut index)?;
+    }
+    // The demo index, made before the model was fetched: it holds only the
+    // embedded corpus, so it is embedded now rather than refused.
+    if let Some(embedder) = embedder
+        && is_default
+        && settings.demo_on_first_use
+        && index.check_vectors(embedder.model_id()).is_err()
+        && index.roots() == std::collections::BTreeSet::from([DEMO_ROOT_KEY])
+    {
+        tracing::info!(
+            "embedding the demo handbook at {} with {}",
+            path.display(),
+            embedder.model_id()
+        );
+        ingest_demo(&mut index)?;
     }
     if index.num_chunks() == 0 {
         return Err(EngineError::Index(format!(

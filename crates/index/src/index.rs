@@ -277,6 +277,17 @@ impl Index {
         )))
     }
 
+    /// The roots its files were ingested from: a folder's path as given,
+    /// or `mem:NAME` for documents given in memory (the embedded demo
+    /// corpus is `mem:demo`).
+    pub fn roots(&self) -> BTreeSet<&str> {
+        self.manifest
+            .files
+            .values()
+            .map(|f| f.root.as_str())
+            .collect()
+    }
+
     /// The directory of this index.
     pub fn dir(&self) -> &Path {
         &self.dir
