@@ -16,7 +16,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use groundcite_index::{ChunkIndex, IngestOptions};
+use groundcite_index::{ChunkIndex, IngestOptions, Retriever};
 use groundcite_pg::{PgIndex, PgOptions};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

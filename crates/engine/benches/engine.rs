@@ -94,11 +94,7 @@ fn ten_sentences() -> String {
 
 struct Fixed;
 impl groundcite_engine::Retriever for Fixed {
-    fn search(
-        &self,
-        _q: &str,
-        _k: usize,
-    ) -> Result<Vec<groundcite_index::Hit>, groundcite_engine::EngineError> {
+    fn search(&self, _q: &str, _k: usize) -> groundcite_index::Result<Vec<groundcite_index::Hit>> {
         let text = "Reimbursements settle within 30 days of approval. Per diem claims follow the same schedule.";
         Ok((1..=3)
             .map(|k| groundcite_index::Hit {

@@ -23,7 +23,7 @@ struct Store {
 }
 
 impl Retriever for Store {
-    fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>, EngineError> {
+    fn search(&self, query: &str, k: usize) -> groundcite_index::Result<Vec<Hit>> {
         let words: Vec<String> = groundcite_index::query_words(query);
         let mut hits: Vec<Hit> = self
             .passages

@@ -34,8 +34,9 @@ pub use answerability::{
 };
 pub use checker::{Checker, PromptOutput, PromptPassage};
 pub use extractive::{ExtractiveConfig, ExtractiveGenerator};
+pub use groundcite_index::Retriever;
 pub use judge::{GeneratorJudge, JudgeBackend, JudgeSettings};
-pub use pipeline::{Engine, JUDGES_HINT, Judged, Retriever, load_embedder, load_judges};
+pub use pipeline::{Engine, JUDGES_HINT, Judged, load_embedder, load_judges};
 pub use settings::{
     ConfigEntry, Configured, ContractRole, DEFAULT_MODEL_DIR, DEMO_HANDOFF, GeneratorKind, Origin,
     Override, PageSettings, Settings,

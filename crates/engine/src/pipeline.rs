@@ -12,8 +12,8 @@ use groundcite_core::stream::HoldBack;
 use groundcite_core::structured::{self, StreamRenderer};
 use groundcite_core::{Passage, Report, gate, prompt, refusal};
 use groundcite_embed::{Embedder, Judges};
-use groundcite_index::Hit;
 use groundcite_index::vectors::UnitVectors;
+use groundcite_index::{Hit, Retriever};
 use groundcite_llm::{
     ChatMessage, ChatRequest, Document, Generation, Generator, LlmError, StreamEvent,
     StructuredFormat, StructuredRequest,
@@ -34,144 +34,6 @@ mod refusals;
 mod stream;
 
 use refusals::{CLOSEST, closest_passages, nearest_topics};
-
-/// Where passages come from: the embedded index, PostgreSQL, or a test
-/// double. Scores must be normalised to `0..=1` so one gate fits all.
-pub trait Retriever: Send + Sync {
-    /// The top `k` hits for `query` by lexical search, best first.
-    fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>, EngineError>;
-
-    /// How many chunks there are to retrieve from, when the retriever
-    /// knows (readiness: an empty index is not ready).
-    fn num_chunks(&self) -> Option<u64> {
-        None
-    }
-
-    /// Whether this retriever holds chunk vectors (of the model that
-    /// embeds the questions), so [`Retriever::search_hybrid`] can run.
-    fn has_vectors(&self) -> bool {
-        false
-    }
-
-    /// Dense + lexical search with the question's vector. Only called
-    /// when [`Retriever::has_vectors`].
-    fn search_hybrid(
-        &self,
-        query: &str,
-        vector: &[f32],
-        k: usize,
-    ) -> Result<Vec<Hit>, EngineError> {
-        let _ = (query, vector, k);
-        Err(EngineError::Internal(
-            "this retriever has no vectors".into(),
-        ))
-    }
-
-    /// [`Retriever::search_hybrid`] with the question's vector from
-    /// `embed`: embedded first by default; a retriever may embed while it
-    /// searches BM25.
-    fn search_hybrid_embedding(
-        &self,
-        query: &str,
-        embed: &(dyn Fn() -> Result<Vec<f32>, EngineError> + Sync),
-        k: usize,
-    ) -> Result<Vec<Hit>, EngineError> {
-        self.search_hybrid(query, &embed()?, k)
-    }
-}
-
-impl Retriever for groundcite_index::Index {
-    fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>, EngineError> {
-        groundcite_index::Index::search(self, query, k).map_err(EngineError::from)
-    }
-
-    fn has_vectors(&self) -> bool {
-        !self.vectors().is_empty()
-    }
-
-    fn search_hybrid(
-        &self,
-        query: &str,
-        vector: &[f32],
-        k: usize,
-    ) -> Result<Vec<Hit>, EngineError> {
-        groundcite_index::Index::search_hybrid(
-            self,
-            query,
-            vector,
-            k,
-            &groundcite_index::Fusion::default(),
-        )
-        .map_err(EngineError::from)
-    }
-
-    /// The question embedded while BM25 searches, the two sharing the
-    /// cores.
-    fn search_hybrid_embedding(
-        &self,
-        query: &str,
-        embed: &(dyn Fn() -> Result<Vec<f32>, EngineError> + Sync),
-        k: usize,
-    ) -> Result<Vec<Hit>, EngineError> {
-        // The embedding's own error comes out as it is, not as the
-        // index's.
-        let failed = std::sync::Mutex::new(None);
-        let hits = groundcite_index::Index::search_hybrid_with(
-            self,
-            query,
-            || {
-                embed().map_err(|e| {
-                    let message = e.to_string();
-                    *failed.lock().expect("not poisoned") = Some(e);
-                    groundcite_index::Error::Embedding(message)
-                })
-            },
-            k,
-            &groundcite_index::Fusion::default(),
-        );
-        match (hits, failed.into_inner().expect("not poisoned")) {
-            (Err(_), Some(e)) => Err(e),
-            (hits, _) => hits.map_err(EngineError::from),
-        }
-    }
-
-    fn num_chunks(&self) -> Option<u64> {
-        Some(groundcite_index::Index::num_chunks(self))
-    }
-}
-
-impl Retriever for groundcite_pg::PgIndex {
-    fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>, EngineError> {
-        groundcite_index::ChunkIndex::search(self, query, k).map_err(EngineError::from)
-    }
-
-    /// Asked once, when the engine is built (an unreachable database
-    /// counts as no vectors; [`Engine::from_settings`] has checked them).
-    fn has_vectors(&self) -> bool {
-        groundcite_pg::PgIndex::has_vectors(self).unwrap_or(false)
-    }
-
-    /// The same fusion as the embedded index's, over PostgreSQL's rankings.
-    fn search_hybrid(
-        &self,
-        query: &str,
-        vector: &[f32],
-        k: usize,
-    ) -> Result<Vec<Hit>, EngineError> {
-        groundcite_pg::PgIndex::search_hybrid(
-            self,
-            query,
-            vector,
-            k,
-            &groundcite_index::Fusion::default(),
-        )
-        .map_err(|e| EngineError::from(groundcite_index::Error::from(e)))
-    }
-
-    fn num_chunks(&self) -> Option<u64> {
-        groundcite_index::ChunkIndex::num_chunks(self).ok()
-    }
-}
 
 #[derive(Clone)]
 struct Inner {
@@ -379,7 +241,7 @@ impl Engine {
 
     /// How many chunks the index holds, when the retriever knows.
     pub fn num_chunks(&self) -> Option<u64> {
-        self.inner.retriever.num_chunks()
+        self.inner.retriever.chunk_count()
     }
 
     /// The top `k` hits for `query`, best first, by the engine's retrieval
@@ -397,16 +259,31 @@ impl Engine {
     fn retrieve(&self, query: &str, k: usize) -> Result<Vec<Hit>, EngineError> {
         match (&self.inner.embedder, self.inner.retrieval) {
             (Some(embedder), Retrieval::Hybrid) => {
+                // The embedding's own error comes out as it is, not as the
+                // index's.
+                let failed = std::sync::Mutex::new(None);
                 let embed = || {
-                    embedder
-                        .embed_one(query)
-                        .map_err(|e| EngineError::Internal(format!("embedding the question: {e}")))
+                    embedder.embed_one(query).map_err(|e| {
+                        let error = EngineError::Internal(format!("embedding the question: {e}"));
+                        let message = error.to_string();
+                        *failed.lock().expect("not poisoned") = Some(error);
+                        groundcite_index::Error::Embedding(message)
+                    })
                 };
-                self.inner
+                let hits = self
+                    .inner
                     .retriever
-                    .search_hybrid_embedding(query, &embed, k)
+                    .search_hybrid_embedding(query, &embed, k);
+                match (hits, failed.into_inner().expect("not poisoned")) {
+                    (Err(_), Some(e)) => Err(e),
+                    (hits, _) => hits.map_err(EngineError::from),
+                }
             }
-            _ => self.inner.retriever.search(query, k),
+            _ => self
+                .inner
+                .retriever
+                .search(query, k)
+                .map_err(EngineError::from),
         }
     }
 

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use groundcite_embed::Embedder;
 use groundcite_engine::answerability::Answerability;
 use groundcite_engine::{
-    AnswerabilityConfig, AnswersQuestion, AskOptions, AskResult, Engine, EngineError,
-    ExtractiveGenerator, NO_DIRECT_ANSWER, RefusalReason, Relevance, Retriever, Settings,
+    AnswerabilityConfig, AnswersQuestion, AskOptions, AskResult, Engine, ExtractiveGenerator,
+    NO_DIRECT_ANSWER, RefusalReason, Relevance, Retriever, Settings,
 };
 use groundcite_index::vectors::UnitVectors;
 use groundcite_index::{Chunk, Hit};
@@ -28,7 +28,7 @@ struct Fixed {
 }
 
 impl Retriever for Fixed {
-    fn search(&self, _: &str, _: usize) -> Result<Vec<Hit>, EngineError> {
+    fn search(&self, _: &str, _: usize) -> groundcite_index::Result<Vec<Hit>> {
         Ok(self
             .passages
             .iter()
@@ -291,7 +291,7 @@ fn unit_vectors_from_ingest_are_reused_when_they_line_up() {
 struct FixedWithUnits(Fixed, Vec<UnitVectors>);
 
 impl Retriever for FixedWithUnits {
-    fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>, EngineError> {
+    fn search(&self, query: &str, k: usize) -> groundcite_index::Result<Vec<Hit>> {
         let mut hits = self.0.search(query, k)?;
         for (hit, units) in hits.iter_mut().zip(&self.1) {
             hit.units = Some(units.clone());

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use groundcite_engine::{AskOptions, Engine, EngineError, Retriever, Settings};
+use groundcite_engine::{AskOptions, Engine, Retriever, Settings};
 use groundcite_index::{Chunk, Hit};
 use groundcite_llm::ScriptedGenerator;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
@@ -37,7 +37,7 @@ struct OnePassage {
 }
 
 impl Retriever for OnePassage {
-    fn search(&self, _: &str, _: usize) -> Result<Vec<Hit>, EngineError> {
+    fn search(&self, _: &str, _: usize) -> groundcite_index::Result<Vec<Hit>> {
         let text = "Reimbursements settle within 30 days of approval.";
         Ok(vec![Hit {
             chunk: Chunk {

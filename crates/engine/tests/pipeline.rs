@@ -19,7 +19,7 @@ use groundcite_llm::{Generator, LlmError, OpenAiConfig, OpenAiGenerator, Scripte
 struct Fixed;
 
 impl Retriever for Fixed {
-    fn search(&self, _query: &str, _k: usize) -> Result<Vec<Hit>, EngineError> {
+    fn search(&self, _query: &str, _k: usize) -> groundcite_index::Result<Vec<Hit>> {
         let hit = |id: &str, section: &str, url: &str, text: &str, score: f32| Hit {
             chunk: Chunk {
                 id: id.into(),
@@ -936,18 +936,20 @@ fn the_index_embeds_the_question_beside_bm25_and_keeps_its_error() {
         .unwrap();
     let question = "how do I request annual leave";
     let vector = embedder.embed_texts(&[question]).unwrap();
-    let embed = || -> Result<Vec<f32>, EngineError> { Ok(vector.clone()) };
+    let embed = || -> groundcite_index::Result<Vec<f32>> { Ok(vector.clone()) };
     let hits = Retriever::search_hybrid_embedding(&index, question, &embed, 3).unwrap();
     assert_eq!(
         hits,
         Retriever::search_hybrid(&index, question, &vector, 3).unwrap()
     );
     assert!(hits[0].chunk.text.contains("HR portal"), "{hits:?}");
-    let failing = || -> Result<Vec<f32>, EngineError> {
-        Err(EngineError::Internal("embedding the question: boom".into()))
+    let failing = || -> groundcite_index::Result<Vec<f32>> {
+        Err(groundcite_index::Error::Embedding("boom".into()))
     };
     match Retriever::search_hybrid_embedding(&index, question, &failing, 3) {
-        Err(EngineError::Internal(message)) => assert!(message.contains("boom"), "{message}"),
+        Err(groundcite_index::Error::Embedding(message)) => {
+            assert!(message.contains("boom"), "{message}")
+        }
         other => panic!("expected the embedding's error, got {other:?}"),
     }
 }

@@ -9,8 +9,7 @@ use std::sync::Arc;
 use groundcite_core::Passage;
 use groundcite_core::check::SentenceVerdict;
 use groundcite_engine::{
-    AskOptions, Checker, Engine, EngineError, ExtractiveGenerator, Relevance, Retriever, Settings,
-    UnitScorer,
+    AskOptions, Checker, Engine, ExtractiveGenerator, Relevance, Retriever, Settings, UnitScorer,
 };
 use groundcite_index::{Chunk, Hit};
 use groundcite_verify::{TrainedScope, VerifierKind};
@@ -98,7 +97,7 @@ fn settings_with_missing_judges(model: PathBuf) -> Settings {
 struct Fixed;
 
 impl Retriever for Fixed {
-    fn search(&self, _: &str, _: usize) -> Result<Vec<Hit>, EngineError> {
+    fn search(&self, _: &str, _: usize) -> groundcite_index::Result<Vec<Hit>> {
         Ok(vec![Hit {
             chunk: Chunk {
                 id: "expenses.md#L1-L2".into(),

@@ -210,14 +210,55 @@ pub const AUDIT_FILE: &str = "audit.sqlite";
 /// Calibrated with `cargo run --release -p groundcite-bench --bin calibrate`.
 pub const DEFAULT_GATE_THRESHOLD: f32 = 0.45;
 
+/// What answering reads from an index: search, lexical or hybrid. Every
+/// [`ChunkIndex`] is one; a store of your own that groundcite does not
+/// ingest into implements only this (its `search`, with scores in `0..=1`
+/// so the retrieval gate can judge them) to be asked with the engine.
+pub trait Retriever: Send + Sync {
+    /// The top `k` chunks for `query`, best first, with normalised scores.
+    /// Never fails on query syntax.
+    fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>>;
+
+    /// How many chunks there are to retrieve from, when known (an empty
+    /// index is not ready to answer).
+    fn chunk_count(&self) -> Option<u64> {
+        None
+    }
+
+    /// Whether it holds chunk vectors (of the model that embeds the
+    /// questions), so [`Retriever::search_hybrid`] can run.
+    fn has_vectors(&self) -> bool {
+        false
+    }
+
+    /// Dense and lexical search fused, with the question's vector. Only
+    /// called when [`Retriever::has_vectors`].
+    fn search_hybrid(&self, query: &str, vector: &[f32], k: usize) -> Result<Vec<Hit>> {
+        let _ = (query, vector, k);
+        Err(Error::Vectors("this retriever holds no vectors".into()))
+    }
+
+    /// [`Retriever::search_hybrid`] with the question's vector from
+    /// `embed`: embedded first by default; a retriever may embed while it
+    /// searches its lexical side. `embed`'s error is returned as it is.
+    fn search_hybrid_embedding(
+        &self,
+        query: &str,
+        embed: &(dyn Fn() -> Result<Vec<f32>> + Sync),
+        k: usize,
+    ) -> Result<Vec<Hit>> {
+        self.search_hybrid(query, &embed()?, k)
+    }
+}
+
 /// An index of chunks: the embedded tantivy [`Index`] or another backend
 /// (`groundcite_pg::PgIndex`). Every implementation gives the same chunks
 /// (ids, labels, URLs, offsets) for the same files, the same incremental
 /// semantics (per-file content hash and options fingerprint), and normalised
 /// scores in `0..=1` (IDF-weighted coverage of the query's analysed terms).
 /// One contract test suite runs against every implementation
-/// (`crates/pg/tests/contract.rs`).
-pub trait ChunkIndex: Send + Sync {
+/// (`crates/pg/tests/contract.rs`). Searching is its [`Retriever`] side.
+pub trait ChunkIndex: Retriever {
     /// Ingests files and folders: changed files replaced, files gone from an
     /// ingested root removed, unchanged files skipped, per-file errors
     /// reported in the summary. Atomic: a failed run changes nothing.
@@ -257,10 +298,6 @@ pub trait ChunkIndex: Send + Sync {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<IngestSummary>;
 
-    /// The top `k` chunks for `query`, best first, with normalised scores.
-    /// Never fails on query syntax.
-    fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>>;
-
     /// Number of chunks.
     fn num_chunks(&self) -> Result<u64>;
 
@@ -289,10 +326,6 @@ impl ChunkIndex for Index {
         Index::run(self, plan, opts, summary, progress)
     }
 
-    fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>> {
-        Index::search(self, query, k)
-    }
-
     fn num_chunks(&self) -> Result<u64> {
         Ok(Index::num_chunks(self))
     }
@@ -303,6 +336,36 @@ impl ChunkIndex for Index {
 
     fn location(&self) -> String {
         self.dir().display().to_string()
+    }
+}
+
+#[cfg(feature = "tantivy")]
+impl Retriever for Index {
+    fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>> {
+        Index::search(self, query, k)
+    }
+
+    fn chunk_count(&self) -> Option<u64> {
+        Some(Index::num_chunks(self))
+    }
+
+    fn has_vectors(&self) -> bool {
+        !self.vectors().is_empty()
+    }
+
+    fn search_hybrid(&self, query: &str, vector: &[f32], k: usize) -> Result<Vec<Hit>> {
+        Index::search_hybrid(self, query, vector, k, &Fusion::default())
+    }
+
+    /// The question embedded while BM25 searches, the two sharing the
+    /// cores.
+    fn search_hybrid_embedding(
+        &self,
+        query: &str,
+        embed: &(dyn Fn() -> Result<Vec<f32>> + Sync),
+        k: usize,
+    ) -> Result<Vec<Hit>> {
+        Index::search_hybrid_with(self, query, embed, k, &Fusion::default())
     }
 }
 

@@ -7,7 +7,8 @@ use groundcite_index::score::idf;
 use groundcite_index::source::{self, Plan, Source};
 use groundcite_index::vectors::{embed_all, embedding_text};
 use groundcite_index::{
-    Chunk, ChunkEmbedder, ChunkIndex, Hit, IngestOptions, IngestSummary, Progress, query_words,
+    Chunk, ChunkEmbedder, ChunkIndex, Hit, IngestOptions, IngestSummary, Progress, Retriever,
+    query_words,
 };
 use tokio_postgres::{Row, Statement, Transaction};
 
@@ -750,6 +751,38 @@ fn is_transient(e: &Error) -> bool {
     matches!(e, Error::Connect { .. } | Error::Unavailable(_))
 }
 
+impl Retriever for PgIndex {
+    fn search(&self, query: &str, k: usize) -> groundcite_index::Result<Vec<Hit>> {
+        Ok(self.search_impl(query, k)?)
+    }
+
+    fn chunk_count(&self) -> Option<u64> {
+        self.num_chunks_impl().ok()
+    }
+
+    /// Whether the database holds chunk vectors (an unreachable database
+    /// counts as none; the engine checks them when it starts).
+    fn has_vectors(&self) -> bool {
+        PgIndex::has_vectors(self).unwrap_or(false)
+    }
+
+    /// The same fusion as the embedded index's, over PostgreSQL's rankings.
+    fn search_hybrid(
+        &self,
+        query: &str,
+        vector: &[f32],
+        k: usize,
+    ) -> groundcite_index::Result<Vec<Hit>> {
+        Ok(PgIndex::search_hybrid(
+            self,
+            query,
+            vector,
+            k,
+            &groundcite_index::Fusion::default(),
+        )?)
+    }
+}
+
 impl ChunkIndex for PgIndex {
     fn ingest_plan(
         &mut self,
@@ -759,10 +792,6 @@ impl ChunkIndex for PgIndex {
         progress: &mut dyn FnMut(Progress),
     ) -> groundcite_index::Result<IngestSummary> {
         Ok(self.run(plan, opts, summary, progress)?)
-    }
-
-    fn search(&self, query: &str, k: usize) -> groundcite_index::Result<Vec<Hit>> {
-        Ok(self.search_impl(query, k)?)
     }
 
     fn num_chunks(&self) -> groundcite_index::Result<u64> {

@@ -152,7 +152,7 @@ pub mod migrate;
 
 pub use audit::PgAuditStore;
 pub use config::{PgOptions, is_postgres_url, redact_url};
-pub use groundcite_index::ChunkIndex;
+pub use groundcite_index::{ChunkIndex, Retriever};
 pub use index::{PgIndex, VectorStatus};
 pub use migrate::{
     MIGRATIONS, MigrateReport, Migration, SchemaStatus, drop_schema, latest_version, migrate,

@@ -10,7 +10,7 @@ use std::fs;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use groundcite_index::{ChunkIndex, Index, IngestOptions, IngestSummary};
+use groundcite_index::{ChunkIndex, Index, IngestOptions, IngestSummary, Retriever};
 use groundcite_pg::{PgIndex, PgOptions};
 
 mod common;

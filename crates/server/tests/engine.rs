@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use axum::http::StatusCode;
 use common::*;
-use groundcite_engine::{Engine, EngineError, Retriever, Settings};
+use groundcite_engine::{Engine, Retriever, Settings};
 use groundcite_index::{Chunk, Hit};
 use groundcite_llm::{LlmError, ScriptedGenerator};
 use groundcite_server::{AppState, AuditConfig, ServerConfig};
@@ -16,7 +16,7 @@ use serde_json::json;
 struct Fixed(Vec<Hit>);
 
 impl Retriever for Fixed {
-    fn search(&self, _: &str, k: usize) -> Result<Vec<Hit>, EngineError> {
+    fn search(&self, _: &str, k: usize) -> groundcite_index::Result<Vec<Hit>> {
         Ok(self.0.iter().take(k).cloned().collect())
     }
 }

@@ -258,11 +258,12 @@ async fn missing_field_and_wrong_type_are_400_invalid_body() {
         &demo_state(),
         post_json(
             "/v1/check",
-            &json!({"answer": "x [1].", "passages": [{"text": "no id"}]}),
+            &json!({"answer": "x [1].", "passages": [{"id": "p1", "label": "no text"}]}),
         ),
     )
     .await;
     assert_eq!(r.error_code(), "invalid_body");
+    assert!(r.text().contains("text"), "{}", r.text());
 
     let r = send(&demo_state(), post_json("/v1/ask", &json!({"question": 3}))).await;
     assert_eq!(r.error_code(), "invalid_body");
