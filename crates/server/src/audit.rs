@@ -80,6 +80,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use groundcite_core::check::Counts;
 use groundcite_core::{CheckOutput, Passage, RefusalForm};
 use groundcite_engine::{AskResult, Attempt};
 use serde::{Deserialize, Serialize};
@@ -203,11 +204,6 @@ pub fn answer_record(request_id: &str, answer: &AskResult, report: JsonText) -> 
     bad_ids.sort_unstable();
     bad_ids.dedup();
     AuditRecord {
-        id: 0,
-        request_id: request_id.to_string(),
-        client_request_id: None,
-        ts: crate::util::now_rfc3339(),
-        kind: "ask".into(),
         question: Some(answer.question.clone()),
         status: answer.status.as_str().to_string(),
         grounded: answer.grounded,
@@ -216,14 +212,12 @@ pub fn answer_record(request_id: &str, answer: &AskResult, report: JsonText) -> 
             .as_ref()
             .map(|r| r.reason.as_str().to_string()),
         regenerated: answer.regenerated,
-        contradicted: answer.counts.contradicted as u32,
-        unsupported: answer.counts.unsupported as u32,
-        uncited: answer.counts.uncited as u32,
         bad_ids,
         passage_ids: answer.passages.iter().map(|p| p.id.clone()).collect(),
         attempts: json_text(&answer.attempts),
         timings: json_text(&answer.timings),
         report,
+        ..new_record(request_id, "ask", &answer.counts)
     }
 }
 
@@ -244,11 +238,6 @@ pub fn check_record(
         finish_reason: None,
     };
     AuditRecord {
-        id: 0,
-        request_id: request_id.to_string(),
-        client_request_id: None,
-        ts: crate::util::now_rfc3339(),
-        kind: "check".into(),
         question: question.map(str::to_string),
         status: report.status.as_str().to_string(),
         grounded: report.grounded,
@@ -256,15 +245,12 @@ pub fn check_record(
             RefusalForm::Sentence => "sentence".to_string(),
             RefusalForm::Sentinel => "sentinel".to_string(),
         }),
-        regenerated: false,
-        contradicted: report.counts.contradicted as u32,
-        unsupported: report.counts.unsupported as u32,
-        uncited: report.counts.uncited as u32,
         bad_ids: report.bad_ids.clone(),
         passage_ids: passages.iter().map(|p| p.id.clone()).collect(),
         attempts: json_text(&[attempt]),
         timings: json_text(&serde_json::json!({"check_ms": check_ms})),
         report: report_json,
+        ..new_record(request_id, "check", &report.counts)
     }
 }
 
@@ -281,24 +267,39 @@ pub fn failure_record(request_id: &str, question: &str, error: &AnswerError) -> 
         "error": {"code": error.source_code, "message": error.message}
     });
     AuditRecord {
+        question: Some(question.to_string()),
+        status: "error".into(),
+        attempts: json_text(&[attempt]),
+        report: json_text(&report),
+        ..new_record(request_id, "ask", &Counts::default())
+    }
+}
+
+/// A record of `kind` for the request `request_id`, stamped now, with the
+/// sentence counts of `counts` and nothing else recorded: no question,
+/// status or passages, not grounded, no refusal or regeneration, no bad
+/// ids, no attempts (`[]`), timings `{}` and report `{}`. The record
+/// builders fill in the rest.
+fn new_record(request_id: &str, kind: &str, counts: &Counts) -> AuditRecord {
+    AuditRecord {
         id: 0,
         request_id: request_id.to_string(),
         client_request_id: None,
         ts: crate::util::now_rfc3339(),
-        kind: "ask".into(),
-        question: Some(question.to_string()),
-        status: "error".into(),
+        kind: kind.to_string(),
+        question: None,
+        status: String::new(),
         grounded: false,
         refusal: None,
         regenerated: false,
-        contradicted: 0,
-        unsupported: 0,
-        uncited: 0,
+        contradicted: counts.contradicted as u32,
+        unsupported: counts.unsupported as u32,
+        uncited: counts.uncited as u32,
         bad_ids: Vec::new(),
         passage_ids: Vec::new(),
-        attempts: json_text(&[attempt]),
-        timings: json_text(&serde_json::json!({})),
-        report: json_text(&report),
+        attempts: JsonText::new("[]"),
+        timings: JsonText::new("{}"),
+        report: JsonText::new("{}"),
     }
 }
 
@@ -622,49 +623,23 @@ fn writer_loop(
     let mut store: Option<Box<dyn AuditStore>> = None;
     let mut last_attempt: Option<Instant> = None;
     let mut last_prune: Option<Instant> = None;
-    let cap = policy.max_record_bytes;
-    let mut pending: Vec<AuditRecord> = Vec::with_capacity(batch);
-    // Aligned with `pending`: the handler waiting for each record, if any.
-    let mut waiters: Vec<Option<Waiter>> = Vec::with_capacity(batch);
-    let mut acks: Vec<SyncSender<()>> = Vec::new();
+    let mut taken = Taken::new(batch, policy.max_record_bytes);
     loop {
         // Block only when idle; under load the queue is never empty here,
         // so senders never have to wake the writer.
         let Ok(first) = rx.recv() else { break };
-        let mut stop = false;
-        take(first, cap, &mut pending, &mut waiters, &mut acks, &mut stop);
-        drain(
-            &rx,
-            batch,
-            cap,
-            &mut pending,
-            &mut waiters,
-            &mut acks,
-            &mut stop,
-        );
+        taken.take(first);
+        taken.drain(&rx);
         // Linger so that one transaction carries many records: small
         // transactions cost several times more per record. Not when an
         // answer waits for its commit: then the batch is whatever queued
         // while the previous one was being written (group commit).
-        if pending.len() < batch
-            && acks.is_empty()
-            && waiters.iter().all(Option::is_none)
-            && !stop
-            && !linger.is_zero()
-        {
+        if taken.records.len() < batch && !taken.awaited() && !taken.stop && !linger.is_zero() {
             std::thread::sleep(linger);
-            drain(
-                &rx,
-                batch,
-                cap,
-                &mut pending,
-                &mut waiters,
-                &mut acks,
-                &mut stop,
-            );
+            taken.drain(&rx);
         }
         let mut ok = false;
-        if !pending.is_empty() {
+        if !taken.records.is_empty() {
             if store.is_none() && last_attempt.is_none_or(|t| t.elapsed() >= REOPEN_INTERVAL) {
                 last_attempt = Some(Instant::now());
                 match location.open() {
@@ -674,24 +649,13 @@ fn writer_loop(
                     }
                 }
             }
-            // From here a waited-for record is written (or failed), never
-            // withdrawn; a record withdrawn before is not written at all.
-            let mut kept = 0;
-            for i in 0..pending.len() {
-                if waiters[i].as_ref().is_none_or(Waiter::claim) {
-                    pending.swap(kept, i);
-                    waiters.swap(kept, i);
-                    kept += 1;
-                }
-            }
-            pending.truncate(kept);
-            waiters.truncate(kept);
+            taken.claim();
         }
-        if !pending.is_empty() {
-            let n = pending.len() as u64;
+        if !taken.records.is_empty() {
+            let n = taken.records.len() as u64;
             match store.as_mut() {
                 None => metrics.audit_failure("open", n),
-                Some(s) => match s.write(&pending) {
+                Some(s) => match s.write(&taken.records) {
                     Ok(written) => {
                         metrics.audit_written(n - written.lost());
                         // A lost record cannot be told from the others of
@@ -725,15 +689,10 @@ fn writer_loop(
                     }
                 },
             }
-            pending.clear();
+            taken.records.clear();
         }
-        for w in waiters.drain(..).flatten() {
-            let _ = w.ack.send(ok);
-        }
-        for ack in acks.drain(..) {
-            let _ = ack.send(());
-        }
-        if stop {
+        taken.acknowledge(ok);
+        if taken.stop {
             break;
         }
     }
@@ -756,37 +715,86 @@ fn prune(store: &mut dyn AuditStore, policy: &AuditPolicy, location: &Location) 
     }
 }
 
-fn take(
-    msg: Msg,
+/// What the writer has taken from the queue for its next batch.
+struct Taken {
+    /// The records, each capped to `cap` bytes ([`AuditRecord::capped`]).
+    records: Vec<AuditRecord>,
+    /// Aligned with `records`: the handler waiting for each record, if any.
+    waiters: Vec<Option<Waiter>>,
+    /// The flushes waiting for the batch.
+    acks: Vec<SyncSender<()>>,
+    /// A shutdown was asked for: the batch is the last.
+    stop: bool,
+    /// Most records in a batch.
+    batch: usize,
+    /// The per-record cap ([`AuditPolicy::max_record_bytes`]).
     cap: usize,
-    pending: &mut Vec<AuditRecord>,
-    waiters: &mut Vec<Option<Waiter>>,
-    acks: &mut Vec<SyncSender<()>>,
-    stop: &mut bool,
-) {
-    match msg {
-        Msg::Record(e, waiter) => {
-            pending.push(e.capped(cap));
-            waiters.push(waiter);
-        }
-        Msg::Flush(ack) => acks.push(ack),
-        Msg::Shutdown => *stop = true,
-    }
 }
 
-fn drain(
-    rx: &Receiver<Msg>,
-    batch: usize,
-    cap: usize,
-    pending: &mut Vec<AuditRecord>,
-    waiters: &mut Vec<Option<Waiter>>,
-    acks: &mut Vec<SyncSender<()>>,
-    stop: &mut bool,
-) {
-    while pending.len() < batch && !*stop {
-        match rx.try_recv() {
-            Ok(msg) => take(msg, cap, pending, waiters, acks, stop),
-            Err(_) => break,
+impl Taken {
+    fn new(batch: usize, cap: usize) -> Taken {
+        Taken {
+            records: Vec::with_capacity(batch),
+            waiters: Vec::with_capacity(batch),
+            acks: Vec::new(),
+            stop: false,
+            batch,
+            cap,
+        }
+    }
+
+    fn take(&mut self, msg: Msg) {
+        match msg {
+            Msg::Record(e, waiter) => {
+                self.records.push(e.capped(self.cap));
+                self.waiters.push(waiter);
+            }
+            Msg::Flush(ack) => self.acks.push(ack),
+            Msg::Shutdown => self.stop = true,
+        }
+    }
+
+    /// Takes what is queued, without waiting, until the batch is full or a
+    /// shutdown is asked for.
+    fn drain(&mut self, rx: &Receiver<Msg>) {
+        while self.records.len() < self.batch && !self.stop {
+            match rx.try_recv() {
+                Ok(msg) => self.take(msg),
+                Err(_) => break,
+            }
+        }
+    }
+
+    /// Does anyone wait for the batch (a handler or a flush)?
+    fn awaited(&self) -> bool {
+        !self.acks.is_empty() || self.waiters.iter().any(Option::is_some)
+    }
+
+    /// Claims every waited-for record for the write and leaves out those
+    /// their handlers withdrew: from here a waited-for record is written
+    /// (or failed), never withdrawn; a record withdrawn before is not
+    /// written at all.
+    fn claim(&mut self) {
+        let mut kept = 0;
+        for i in 0..self.records.len() {
+            if self.waiters[i].as_ref().is_none_or(Waiter::claim) {
+                self.records.swap(kept, i);
+                self.waiters.swap(kept, i);
+                kept += 1;
+            }
+        }
+        self.records.truncate(kept);
+        self.waiters.truncate(kept);
+    }
+
+    /// Tells every handler whether its record committed, and every flush
+    /// that the batch is done.
+    fn acknowledge(&mut self, committed: bool) {
+        for w in self.waiters.drain(..).flatten() {
+            let _ = w.ack.send(committed);
+        }
+        for ack in self.acks.drain(..) {
+            let _ = ack.send(());
         }
     }
 }
