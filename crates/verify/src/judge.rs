@@ -27,7 +27,8 @@
 
 use std::ops::Range;
 
-use crate::{Claim, Evidence, Judgement, Reason, Verdict, Verifier, VerifierKind};
+use crate::stage::{Inputs, second_stage_verifier};
+use crate::{Evidence, Judgement, Reason, Verdict, Verifier};
 
 /// One claim, as put to the judge: the system and user messages of one chat request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -315,14 +316,9 @@ impl<V: Verifier, J: PairJudge> LlmVerifier<V, J> {
         }
     }
 
-    fn refine(
-        &self,
-        question: Option<&str>,
-        passages: &[&str],
-        claims: &[Claim<'_>],
-        markers: Option<&[Vec<Range<usize>>]>,
-        judgements: Vec<Judgement>,
-    ) -> Vec<Judgement> {
+    /// Puts every cited claim the inner verifier does not find contradicted to the judge.
+    fn refine(&self, inputs: Inputs<'_>, judgements: Vec<Judgement>) -> Vec<Judgement> {
+        let (question, passages, claims) = (inputs.question, inputs.passages, inputs.claims);
         let sent = |k: &usize| *k >= 1 && *k <= passages.len();
         let mut asked: Vec<(usize, Vec<usize>)> = Vec::new();
         let mut requests = Vec::new();
@@ -333,7 +329,7 @@ impl<V: Verifier, J: PairJudge> LlmVerifier<V, J> {
             if j.verdict == Verdict::Contradicted || cited.is_empty() {
                 continue;
             }
-            let claim = crate::without_markers(claims[i].text, markers.and_then(|m| m.get(i)));
+            let claim = inputs.claim_without_markers(i);
             requests.push(render_request(
                 question,
                 passages,
@@ -362,26 +358,7 @@ impl<V: Verifier, J: PairJudge> LlmVerifier<V, J> {
 }
 
 impl<V: Verifier, J: PairJudge> Verifier for LlmVerifier<V, J> {
-    fn kind(&self) -> VerifierKind {
-        VerifierKind::Llm
-    }
-
-    fn verify_until(
-        &self,
-        question: Option<&str>,
-        passages: &[&str],
-        claims: &[Claim<'_>],
-        markers: Option<&[Vec<Range<usize>>]>,
-        stop: &dyn Fn() -> bool,
-    ) -> Option<Vec<Judgement>> {
-        let judgements = self
-            .inner
-            .verify_until(question, passages, claims, markers, stop)?;
-        if stop() {
-            return None;
-        }
-        Some(self.refine(question, passages, claims, markers, judgements))
-    }
+    second_stage_verifier!(first: inner, kind: Llm);
 }
 
 #[cfg(test)]
@@ -389,7 +366,7 @@ mod tests {
     use std::cell::RefCell;
 
     use super::*;
-    use crate::LexicalVerifier;
+    use crate::{Claim, LexicalVerifier};
 
     /// Replies from a list, in order; remembers the requests.
     struct Scripted {

@@ -10,8 +10,7 @@ mod assess;
 mod rules;
 mod verdict;
 
-use crate::{Claim, Judgement, SupportConfig, Verifier};
-use std::ops::Range;
+use crate::SupportConfig;
 
 /// The default, deterministic verifier. See the crate documentation for its rules.
 #[derive(Debug, Clone, Default)]
@@ -27,23 +26,10 @@ impl LexicalVerifier {
     }
 }
 
-impl Verifier for LexicalVerifier {
-    fn verify_until(
-        &self,
-        question: Option<&str>,
-        passages: &[&str],
-        claims: &[Claim<'_>],
-        markers: Option<&[Vec<Range<usize>>]>,
-        stop: &dyn Fn() -> bool,
-    ) -> Option<Vec<Judgement>> {
-        self.verify_claims(question, passages, claims, markers, stop)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Reason, Verdict};
+    use crate::{Reason, Verdict, judge_one};
 
     /// A claim's terms are never capped: a missing code after 69 other words is still seen.
     #[test]
@@ -53,16 +39,7 @@ mod tests {
             .collect();
         let passage = format!("{}.", words.join(" "));
         let claim = format!("{} zx42 [1].", words.join(" "));
-        let j = LexicalVerifier::default()
-            .verify(
-                None,
-                &[&passage],
-                &[Claim {
-                    text: &claim,
-                    cited: &[1],
-                }],
-            )
-            .remove(0);
+        let j = judge_one(&LexicalVerifier::default(), None, &[&passage], &claim, &[1]);
         assert_eq!(j.verdict, Verdict::Unsupported);
         assert_eq!(j.reasons, [Reason::Missing(vec!["zx42".into()])]);
     }

@@ -165,6 +165,7 @@ mod judge;
 mod lexical;
 mod lexicon;
 mod semantic;
+mod stage;
 mod trained;
 
 pub use judge::{
@@ -172,7 +173,6 @@ pub use judge::{
     reply_schema,
 };
 pub use lexical::LexicalVerifier;
-pub(crate) use semantic::without_markers;
 pub use semantic::{SemanticVerifier, SentenceEncoder};
 pub use trained::{Entailment, EntailmentJudge, TrainedVerifier, WINDOWS_PER_CLAIM};
 
@@ -629,6 +629,20 @@ impl<T: Verifier + ?Sized> Verifier for Box<T> {
     ) -> Option<Vec<Judgement>> {
         (**self).verify_until(question, passages, claims, markers, stop)
     }
+}
+
+/// The judgement of `verifier` on one claim, `claim` citing the passages `cited` (1-based) of
+/// `passages`.
+#[cfg(test)]
+pub(crate) fn judge_one(
+    verifier: &impl Verifier,
+    question: Option<&str>,
+    passages: &[&str],
+    claim: &str,
+    cited: &[usize],
+) -> Judgement {
+    let claims = [Claim { text: claim, cited }];
+    verifier.verify(question, passages, &claims).remove(0)
 }
 
 #[cfg(test)]

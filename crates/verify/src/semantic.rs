@@ -15,7 +15,11 @@ use std::ops::Range;
 
 use groundcite_text as text;
 
-use crate::{Claim, Evidence, Judgement, LexicalVerifier, Reason, Verdict, Verifier, VerifierKind};
+use crate::stage::{
+    Inputs, evidence, hundredths, one_per_input, second_stage_verifier, sentences_and_pairs,
+    unavailable,
+};
+use crate::{Judgement, LexicalVerifier, Reason, Verdict, Verifier};
 
 /// Sentence vectors from a model. Implemented outside this crate (the engine wraps
 /// `groundcite_embed::Embedder`); tests use a fake.
@@ -41,13 +45,8 @@ impl<E: SentenceEncoder> SemanticVerifier<E> {
     }
 
     /// Reconsiders the judgements that only miss words.
-    fn refine(
-        &self,
-        passages: &[&str],
-        claims: &[Claim<'_>],
-        markers: Option<&[Vec<Range<usize>>]>,
-        mut judgements: Vec<Judgement>,
-    ) -> Vec<Judgement> {
+    fn refine(&self, inputs: Inputs<'_>, mut judgements: Vec<Judgement>) -> Vec<Judgement> {
+        let (passages, claims) = (inputs.passages, inputs.claims);
         let candidates: Vec<usize> = (0..claims.len())
             .filter(|&i| {
                 let j = &judgements[i];
@@ -77,29 +76,20 @@ impl<E: SentenceEncoder> SemanticVerifier<E> {
         for &k in &needed {
             spans.clear();
             text::sentence_spans(passages[k - 1], &mut spans);
-            for (n, &(start, end)) in spans.iter().enumerate() {
-                units.push((k, start as usize..end as usize));
-                if let Some(&(_, next_end)) = spans.get(n + 1) {
-                    units.push((k, start as usize..next_end as usize));
-                }
-            }
+            units.extend(sentences_and_pairs(&spans).map(|range| (k, range)));
         }
         let claim_texts: Vec<String> = candidates
             .iter()
-            .map(|&i| without_markers(claims[i].text, markers.and_then(|m| m.get(i))))
+            .map(|&i| inputs.claim_without_markers(i))
             .collect();
         let mut texts: Vec<&str> = claim_texts.iter().map(String::as_str).collect();
         texts.extend(units.iter().map(|(k, r)| &passages[k - 1][r.clone()]));
-        let vectors = match self.encoder.encode(&texts) {
-            Ok(v) if v.len() == texts.len() => v,
-            Ok(v) => {
-                let why = format!(
-                    "the model returned {} vectors for {} texts",
-                    v.len(),
-                    texts.len()
-                );
-                return unavailable(judgements, &candidates, "similarity", &why);
-            }
+        let vectors = self
+            .encoder
+            .encode(&texts)
+            .and_then(|v| one_per_input(v, texts.len(), "the model", "vectors", "texts"));
+        let vectors = match vectors {
+            Ok(v) => v,
             Err(why) => return unavailable(judgements, &candidates, "similarity", &why),
         };
         let threshold = self.lexical.config.overrule_similarity;
@@ -128,26 +118,7 @@ impl<E: SentenceEncoder> SemanticVerifier<E> {
 }
 
 impl<E: SentenceEncoder> Verifier for SemanticVerifier<E> {
-    fn kind(&self) -> VerifierKind {
-        VerifierKind::Semantic
-    }
-
-    fn verify_until(
-        &self,
-        question: Option<&str>,
-        passages: &[&str],
-        claims: &[Claim<'_>],
-        markers: Option<&[Vec<Range<usize>>]>,
-        stop: &dyn Fn() -> bool,
-    ) -> Option<Vec<Judgement>> {
-        let judgements = self
-            .lexical
-            .verify_until(question, passages, claims, markers, stop)?;
-        if stop() {
-            return None;
-        }
-        Some(self.refine(passages, claims, markers, judgements))
-    }
+    second_stage_verifier!(first: lexical, kind: Semantic);
 }
 
 /// Whether a missing word is a name or a code (a capital letter or a digit) that no cited
@@ -166,70 +137,6 @@ fn names_a_stranger(j: &Judgement, cited: &[usize], passages: &[&str]) -> bool {
     })
 }
 
-/// The model failed: the lexical verdicts of `candidates` stand, and say so ("`what`
-/// unavailable: `why`").
-pub(crate) fn unavailable(
-    mut judgements: Vec<Judgement>,
-    candidates: &[usize],
-    what: &str,
-    why: &str,
-) -> Vec<Judgement> {
-    for &i in candidates {
-        judgements[i]
-            .reasons
-            .push(Reason::Unchecked(format!("{what} unavailable: {why}")));
-    }
-    judgements
-}
-
-/// The evidence of a model's verdict: `range` of passage `k` (1-based), without surrounding
-/// whitespace.
-pub(crate) fn evidence(passages: &[&str], k: usize, range: Range<usize>) -> Evidence {
-    let t = trim(passages[k - 1], range);
-    Evidence {
-        passage: k,
-        start: t.start,
-        end: t.end,
-    }
-}
-
-/// A model's score as reported in a reason: rounded to two decimals.
-pub(crate) fn hundredths(x: f32) -> f32 {
-    (x * 100.0).round() / 100.0
-}
-
-/// The claim without its citation markers (and a leading list bullet).
-pub(crate) fn without_markers(claim: &str, markers: Option<&Vec<Range<usize>>>) -> String {
-    let mut skip: Vec<Range<usize>> = match markers {
-        Some(m) => m.clone(),
-        None => text::Markers::parse(claim)
-            .markers
-            .iter()
-            .map(|m| m.start..m.end)
-            .collect(),
-    };
-    skip.extend(text::list_bullet(claim));
-    skip.sort_by_key(|r| r.start);
-    let mut out = String::with_capacity(claim.len());
-    let mut at = 0;
-    for r in skip {
-        if r.start >= at && r.end <= claim.len() {
-            out.push_str(&claim[at..r.start]);
-            at = r.end;
-        }
-    }
-    out.push_str(&claim[at..]);
-    out.trim().to_string()
-}
-
-/// `range` of `text` without surrounding whitespace.
-fn trim(text: &str, range: Range<usize>) -> Range<usize> {
-    let s = &text[range.clone()];
-    let start = range.start + (s.len() - s.trim_start().len());
-    let end = range.end - (s.len() - s.trim_end().len());
-    start..end.max(start)
-}
-
 /// The cosine of two L2-normalised vectors.
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
@@ -238,7 +145,7 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::SupportConfig;
+    use crate::{SupportConfig, judge_one};
 
     /// A fake model: texts with "same" point one way, texts with "another" a second, the rest a
     /// third.
@@ -272,17 +179,11 @@ mod tests {
     const PASSAGE: &str =
         "Reimbursements settle within 30 days of approval. The same rule covers per diem.";
 
+    /// The judgement on `claim`, citing [`PASSAGE`], with the model `encoder`.
     fn judge<E: SentenceEncoder>(encoder: E, claim: &str) -> Judgement {
-        SemanticVerifier::new(LexicalVerifier::new(SupportConfig::default()), encoder)
-            .verify(
-                None,
-                &[PASSAGE],
-                &[Claim {
-                    text: claim,
-                    cited: &[1],
-                }],
-            )
-            .remove(0)
+        let verifier =
+            SemanticVerifier::new(LexicalVerifier::new(SupportConfig::default()), encoder);
+        judge_one(&verifier, None, &[PASSAGE], claim, &[1])
     }
 
     #[test]
@@ -320,14 +221,6 @@ mod tests {
         assert_eq!(
             j.reasons.last().unwrap().to_string(),
             r#"unchecked: "similarity unavailable: model.safetensors: truncated""#
-        );
-    }
-
-    #[test]
-    fn the_claim_is_encoded_without_its_markers() {
-        assert_eq!(
-            without_markers("- Settles in 30 days [2][3].", None),
-            "Settles in 30 days ."
         );
     }
 }

@@ -28,10 +28,11 @@ use std::ops::Range;
 
 use groundcite_text as text;
 
-use crate::semantic::{evidence, hundredths, unavailable, without_markers};
-use crate::{
-    Claim, Judgement, LexicalVerifier, Reason, TrainedScope, Verdict, Verifier, VerifierKind,
+use crate::stage::{
+    Inputs, evidence, hundredths, one_per_input, second_stage_verifier, sentences_and_pairs,
+    unavailable,
 };
+use crate::{Judgement, LexicalVerifier, Reason, TrainedScope, Verdict, Verifier};
 
 /// At most this many windows of the cited passages are judged per claim.
 pub const WINDOWS_PER_CLAIM: usize = 3;
@@ -89,14 +90,9 @@ impl<J: EntailmentJudge> TrainedVerifier<J> {
         TrainedVerifier { lexical, judge }
     }
 
-    fn refine(
-        &self,
-        question: Option<&str>,
-        passages: &[&str],
-        claims: &[Claim<'_>],
-        markers: Option<&[Vec<Range<usize>>]>,
-        mut judgements: Vec<Judgement>,
-    ) -> Vec<Judgement> {
+    /// Puts the claims the rules are not exact about to the judge.
+    fn refine(&self, inputs: Inputs<'_>, mut judgements: Vec<Judgement>) -> Vec<Judgement> {
+        let (question, passages, claims) = (inputs.question, inputs.passages, inputs.claims);
         let candidates: Vec<usize> = (0..claims.len())
             .filter(|&i| {
                 !claims[i].cited.is_empty()
@@ -108,11 +104,7 @@ impl<J: EntailmentJudge> TrainedVerifier<J> {
                         TrainedScope::All => !exact(&judgements[i]),
                         TrainedScope::Unsure => {
                             judgements[i].verdict == Verdict::Unsupported
-                                && !elliptic(
-                                    question,
-                                    claims[i].text,
-                                    markers.and_then(|m| m.get(i)),
-                                )
+                                && !elliptic(question, &inputs.claim_without_markers(i))
                         }
                     }
             })
@@ -125,10 +117,9 @@ impl<J: EntailmentJudge> TrainedVerifier<J> {
         let mut windows: Vec<Window> = Vec::new();
         let mut spans = Vec::new();
         for (c, &i) in candidates.iter().enumerate() {
-            let claim = without_markers(claims[i].text, markers.and_then(|m| m.get(i)));
-            let words = claim.split_whitespace().count();
+            let claim = inputs.claim_without_markers(i);
             let hypothesis = match question {
-                Some(q) if words <= ELLIPTIC_WORDS && !q.trim().is_empty() => {
+                Some(q) if elliptic(question, &claim) => {
                     format!("{}? {}", q.trim().trim_end_matches('?').trim(), claim)
                 }
                 _ => claim,
@@ -141,17 +132,11 @@ impl<J: EntailmentJudge> TrainedVerifier<J> {
                 if spans.is_empty() {
                     spans.push((0, passages[k - 1].len() as u32));
                 }
-                for (n, &(start, end)) in spans.iter().enumerate() {
-                    let mut push = |range: Range<usize>| {
-                        let overlap = word_keys(&passages[k - 1][range.clone()])
-                            .intersection(&keys)
-                            .count();
-                        scored.push((overlap, scored.len(), k, range));
-                    };
-                    push(start as usize..end as usize);
-                    if let Some(&(_, next_end)) = spans.get(n + 1) {
-                        push(start as usize..next_end as usize);
-                    }
+                for range in sentences_and_pairs(&spans) {
+                    let overlap = word_keys(&passages[k - 1][range.clone()])
+                        .intersection(&keys)
+                        .count();
+                    scored.push((overlap, scored.len(), k, range));
                 }
             }
             // Most shared words first; among equals, the earlier (a single sentence before the
@@ -198,16 +183,12 @@ impl<J: EntailmentJudge> TrainedVerifier<J> {
                 (premise, hypotheses[w.candidate].as_str())
             })
             .collect();
-        let verdicts = match self.judge.judge(&pairs) {
-            Ok(v) if v.len() == pairs.len() => v,
-            Ok(v) => {
-                let why = format!(
-                    "the judge returned {} verdicts for {} pairs",
-                    v.len(),
-                    pairs.len()
-                );
-                return unavailable(judgements, &candidates, "trained judge", &why);
-            }
+        let verdicts = self
+            .judge
+            .judge(&pairs)
+            .and_then(|v| one_per_input(v, pairs.len(), "the judge", "verdicts", "pairs"));
+        let verdicts = match verdicts {
+            Ok(v) => v,
             Err(why) => return unavailable(judgements, &candidates, "trained judge", &why),
         };
         let config = &self.lexical.config;
@@ -253,34 +234,16 @@ impl<J: EntailmentJudge> TrainedVerifier<J> {
 }
 
 impl<J: EntailmentJudge> Verifier for TrainedVerifier<J> {
-    fn kind(&self) -> VerifierKind {
-        VerifierKind::Trained
-    }
-
-    fn verify_until(
-        &self,
-        question: Option<&str>,
-        passages: &[&str],
-        claims: &[Claim<'_>],
-        markers: Option<&[Vec<Range<usize>>]>,
-        stop: &dyn Fn() -> bool,
-    ) -> Option<Vec<Judgement>> {
-        let judgements = self
-            .lexical
-            .verify_until(question, passages, claims, markers, stop)?;
-        if stop() {
-            return None;
-        }
-        Some(self.refine(question, passages, claims, markers, judgements))
-    }
+    second_stage_verifier!(first: lexical, kind: Trained);
 }
 
-/// A short answer to a question ("The 1980s [1]."): in the `unsure` scope it is left to the
-/// rules, which read it with its question (measured: judged, HaluEval QA's hallucinated answers
-/// flagged fell from 86.5% to 58.8%).
-fn elliptic(question: Option<&str>, claim: &str, markers: Option<&Vec<Range<usize>>>) -> bool {
+/// Whether `claim` (without its markers) is a short answer to a question ("The 1980s."): the
+/// judge reads it after its question, and in the `unsure` scope it is left to the rules, which
+/// read it with its question (measured: judged, HaluEval QA's hallucinated answers flagged fell
+/// from 86.5% to 58.8%).
+fn elliptic(question: Option<&str>, claim: &str) -> bool {
     question.is_some_and(|q| !q.trim().is_empty())
-        && without_markers(claim, markers).split_whitespace().count() <= ELLIPTIC_WORDS
+        && claim.split_whitespace().count() <= ELLIPTIC_WORDS
 }
 
 /// A premise the judge reads for one claim: a window of a cited passage, or the best windows
@@ -308,7 +271,16 @@ fn word_keys(s: &str) -> HashSet<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::SupportConfig;
+    use crate::{SupportConfig, judge_one};
+
+    /// The probabilities of a judge's verdict.
+    fn entailment(entailed: f32, neutral: f32, contradicted: f32) -> Entailment {
+        Entailment {
+            entailed,
+            neutral,
+            contradicted,
+        }
+    }
 
     /// A fake judge: a window holding "30 days" entails a claim holding "30 days"; one holding
     /// "managers" contradicts a claim holding "employees"; anything else is neutral.
@@ -320,23 +292,11 @@ mod tests {
                 .iter()
                 .map(|(window, claim)| {
                     if window.contains("30 days") && claim.contains("30 days") {
-                        Entailment {
-                            entailed: 0.9,
-                            neutral: 0.05,
-                            contradicted: 0.05,
-                        }
+                        entailment(0.9, 0.05, 0.05)
                     } else if window.contains("managers") && claim.contains("employees") {
-                        Entailment {
-                            entailed: 0.05,
-                            neutral: 0.05,
-                            contradicted: 0.9,
-                        }
+                        entailment(0.05, 0.05, 0.9)
                     } else {
-                        Entailment {
-                            entailed: 0.1,
-                            neutral: 0.8,
-                            contradicted: 0.1,
-                        }
+                        entailment(0.1, 0.8, 0.1)
                     }
                 })
                 .collect())
@@ -362,26 +322,21 @@ mod tests {
         }
     }
 
-    fn judge<J: EntailmentJudge>(j: J, question: Option<&str>, claim: &str) -> Judgement {
-        TrainedVerifier::new(LexicalVerifier::new(all()), j)
-            .verify(
-                question,
-                &[PASSAGE],
-                &[Claim {
-                    text: claim,
-                    cited: &[1],
-                }],
-            )
-            .remove(0)
+    /// The judgement on `claim`, citing [`PASSAGE`], with `config` and the judge `j`.
+    fn judged<J: EntailmentJudge>(config: SupportConfig, j: J, claim: &str) -> Judgement {
+        let verifier = TrainedVerifier::new(LexicalVerifier::new(config), j);
+        judge_one(&verifier, None, &[PASSAGE], claim, &[1])
+    }
+
+    /// The judgement on `claim`, citing [`PASSAGE`], with the judge `j` deciding every claim
+    /// but the rules' exact findings.
+    fn judge<J: EntailmentJudge>(j: J, claim: &str) -> Judgement {
+        judged(all(), j, claim)
     }
 
     #[test]
     fn the_judge_supports_a_rewording_the_rules_miss_and_cites_its_window() {
-        let j = judge(
-            Fake,
-            None,
-            "Paybacks are settled in 30 days once approved [1].",
-        );
+        let j = judge(Fake, "Paybacks are settled in 30 days once approved [1].");
         assert_eq!(j.verdict, Verdict::Supported);
         assert_eq!(
             j.reasons,
@@ -396,7 +351,7 @@ mod tests {
 
     #[test]
     fn the_judge_contradicts_a_claim_the_rules_let_through() {
-        let j = judge(Fake, None, "Only employees approve travel [1].");
+        let j = judge(Fake, "Only employees approve travel [1].");
         assert_eq!(j.verdict, Verdict::Contradicted);
         assert_eq!(
             j.reasons.last().unwrap().to_string(),
@@ -411,7 +366,6 @@ mod tests {
         // The fake would say "entailed" (both hold "30 days"), but the rules found 14 vs 30.
         let j = judge(
             Fake,
-            None,
             "Reimbursements settle within 14 days, not 30 days [1].",
         );
         assert_eq!(j.verdict, Verdict::Contradicted);
@@ -426,7 +380,6 @@ mod tests {
     fn neither_entailed_nor_contradicted_is_unsupported() {
         let j = judge(
             Fake,
-            None,
             "Receipts are kept for a decade by the finance team [1].",
         );
         assert_eq!(j.verdict, Verdict::Unsupported);
@@ -443,21 +396,12 @@ mod tests {
                         .iter()
                         .all(|(_, c)| *c == "How long do reimbursements take? 30 days.")
                 );
-                Ok(vec![
-                    Entailment {
-                        entailed: 0.9,
-                        neutral: 0.05,
-                        contradicted: 0.05
-                    };
-                    pairs.len()
-                ])
+                Ok(vec![entailment(0.9, 0.05, 0.05); pairs.len()])
             }
         }
-        let j = judge(
-            Echo,
-            Some("How long do reimbursements take?"),
-            "30 days. [1]",
-        );
+        let verifier = TrainedVerifier::new(LexicalVerifier::new(all()), Echo);
+        let question = Some("How long do reimbursements take?");
+        let j = judge_one(&verifier, question, &[PASSAGE], "30 days. [1]", &[1]);
         assert_eq!(j.verdict, Verdict::Supported);
     }
 
@@ -472,11 +416,7 @@ mod tests {
                     .map(|(premise, _)| {
                         let both = premise.contains("30 days") && premise.contains("badges");
                         let p = if both { 0.9 } else { 0.1 };
-                        Entailment {
-                            entailed: p,
-                            neutral: 1.0 - p,
-                            contradicted: 0.0,
-                        }
+                        entailment(p, 1.0 - p, 0.0)
                     })
                     .collect())
             }
@@ -484,29 +424,11 @@ mod tests {
         let passages = [PASSAGE, "New badges are printed on Fridays."];
         let verifier = TrainedVerifier::new(LexicalVerifier::new(all()), Both);
         let claim = "Reimbursements take 30 days and badges are printed on Fridays [1][2].";
-        let j = verifier
-            .verify(
-                None,
-                &passages,
-                &[Claim {
-                    text: claim,
-                    cited: &[1, 2],
-                }],
-            )
-            .remove(0);
+        let j = judge_one(&verifier, None, &passages, claim, &[1, 2]);
         assert_eq!(j.verdict, Verdict::Supported, "{j:?}");
         assert_eq!(j.evidence.unwrap().passage, 1);
         // Citing one of them only, the other half is nowhere.
-        let j = verifier
-            .verify(
-                None,
-                &passages,
-                &[Claim {
-                    text: claim,
-                    cited: &[1],
-                }],
-            )
-            .remove(0);
+        let j = judge_one(&verifier, None, &passages, claim, &[1]);
         assert_ne!(j.verdict, Verdict::Supported, "{j:?}");
     }
 
@@ -516,48 +438,23 @@ mod tests {
         struct Contradicts;
         impl EntailmentJudge for Contradicts {
             fn judge(&self, pairs: &[(&str, &str)]) -> Result<Vec<Entailment>, String> {
-                let no = Entailment {
-                    entailed: 0.0,
-                    neutral: 0.0,
-                    contradicted: 1.0,
-                };
-                Ok(vec![no; pairs.len()])
+                Ok(vec![entailment(0.0, 0.0, 1.0); pairs.len()])
             }
         }
-        let verify = |claim: &str, judge: &dyn EntailmentJudge| {
-            struct Dyn<'a>(&'a dyn EntailmentJudge);
-            impl EntailmentJudge for Dyn<'_> {
-                fn judge(&self, pairs: &[(&str, &str)]) -> Result<Vec<Entailment>, String> {
-                    self.0.judge(pairs)
-                }
-            }
-            TrainedVerifier::new(LexicalVerifier::new(SupportConfig::default()), Dyn(judge))
-                .verify(
-                    None,
-                    &[PASSAGE],
-                    &[Claim {
-                        text: claim,
-                        cited: &[1],
-                    }],
-                )
-                .remove(0)
-        };
+        let default = SupportConfig::default();
         // The rules miss the rewording; the judge supports it.
-        let j = verify("Paybacks are settled in 30 days once approved [1].", &Fake);
+        let rewording = "Paybacks are settled in 30 days once approved [1].";
+        let j = judged(default.clone(), Fake, rewording);
         assert_eq!(j.verdict, Verdict::Supported);
         // The rules support it: the judge is not asked.
-        let j = verify("Only managers approve travel [1].", &Contradicts);
+        let j = judged(default, Contradicts, "Only managers approve travel [1].");
         assert_eq!(j.verdict, Verdict::Supported, "{j:?}");
         assert!(j.reasons.is_empty(), "{j:?}");
     }
 
     #[test]
     fn a_failing_judge_leaves_the_rules_verdict_and_says_so() {
-        let j = judge(
-            Broken,
-            None,
-            "Paybacks are settled in 30 days once approved [1].",
-        );
+        let j = judge(Broken, "Paybacks are settled in 30 days once approved [1].");
         assert_eq!(j.verdict, Verdict::Unsupported);
         assert_eq!(
             j.reasons.last().unwrap().to_string(),

@@ -1,7 +1,7 @@
 //! Aligning a claim with the passages it cites, and judging it.
 
 use crate::bits::Bits;
-use crate::{Claim, Judgement, Reason, Verdict};
+use crate::{Claim, Judgement, Reason, Verdict, Verifier};
 use groundcite_text::quantity::{self, Quantity};
 use groundcite_text::{self as text, CAP, Token};
 use std::ops::Range;
@@ -10,10 +10,9 @@ use super::LexicalVerifier;
 use super::analysis::*;
 use super::rules::*;
 
-impl LexicalVerifier {
-    /// `verify`, with the claims' marker spans when the caller has them; `None` as soon as
-    /// `stop()` (asked before each claim) turns true.
-    pub(super) fn verify_claims(
+impl Verifier for LexicalVerifier {
+    /// `stop()` is asked before each claim.
+    fn verify_until(
         &self,
         question: Option<&str>,
         passages: &[&str],
@@ -66,7 +65,9 @@ impl LexicalVerifier {
             })
             .collect()
     }
+}
 
+impl LexicalVerifier {
     pub(super) fn judge(
         &self,
         question_tokens: &[Token],
