@@ -30,4 +30,4 @@ cargo build --release -q -p groundcite-bench --bin embed_texts
 bin="${CARGO_TARGET_DIR:-target}/release/embed_texts"
 "$bin" dump "$pages" "$work/texts.jsonl"
 RAYON_NUM_THREADS=$threads "$bin" run "$model" "$work/texts.jsonl" "$work/groundcite.f32"
-GROUNDCITE_VECTORS="$work/groundcite.f32" "$python" bench/embed_pytorch.py "$model" "$work/texts.jsonl" "$threads"
+EMBED_VECTORS="$work/groundcite.f32" "$python" bench/embed_pytorch.py "$model" "$work/texts.jsonl" "$threads"

@@ -5,7 +5,7 @@ the CPU, and prints texts per second.
     python bench/embed_pytorch.py MODEL_DIR TEXTS.jsonl THREADS [VECTORS.f32]
 
 With a fourth path it writes the vectors (float32, row after row, in input
-order), and with GROUNDCITE_VECTORS=path (groundcite's vectors of the same
+order), and with EMBED_VECTORS=path (groundcite's vectors of the same
 texts) it prints the cosine between the two runtimes' vectors.
 """
 import json
@@ -32,7 +32,7 @@ def main():
           f"{len(texts)} texts in {secs:.1f} s, {len(texts) / secs:.1f} texts/s")
     if out:
         vectors.astype("<f4").tofile(out)
-    ours = os.environ.get("GROUNDCITE_VECTORS")
+    ours = os.environ.get("EMBED_VECTORS")
     if ours:
         theirs = np.fromfile(ours, dtype="<f4").reshape(vectors.shape)
         cos = (theirs * vectors).sum(axis=1)
