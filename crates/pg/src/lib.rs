@@ -6,7 +6,7 @@
 //! nodes can share one index.
 //!
 //! ```no_run
-//! use groundcite_index::{ChunkIndex, IngestOptions};
+//! use groundcite_index::{ChunkIndex, IngestOptions, Retriever};
 //! use groundcite_pg::{PgIndex, PgOptions};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let url = "postgres://groundcite:secret@127.0.0.1:5432/groundcite";
