@@ -20,8 +20,11 @@ pub struct LexicalVerifier {
 }
 
 impl LexicalVerifier {
-    /// A verifier with the given configuration.
+    /// A verifier with the given configuration. The embedded WordNet table
+    /// is read here, once per process (about 30 ms), so that no check pays
+    /// for it.
     pub fn new(config: SupportConfig) -> LexicalVerifier {
+        crate::lexicon::lexicon();
         LexicalVerifier { config }
     }
 }
