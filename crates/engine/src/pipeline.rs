@@ -745,10 +745,8 @@ fn ms(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1000.0
 }
 
-/// The logical root the embedded demo corpus is ingested under, and its key
-/// among an index's roots.
+/// The logical root the embedded demo corpus is ingested under.
 const DEMO_ROOT: &str = "demo";
-const DEMO_ROOT_KEY: &str = "mem:demo";
 
 /// Opens the configured index. A missing index at the default location is
 /// created with the embedded demo corpus (so the README's first command
@@ -795,7 +793,10 @@ fn open_index(
         && is_default
         && settings.demo_on_first_use
         && index.check_vectors(embedder.model_id()).is_err()
-        && index.roots() == std::collections::BTreeSet::from([DEMO_ROOT_KEY])
+        && index
+            .roots()
+            .into_iter()
+            .eq([groundcite_index::source::memory_root(DEMO_ROOT).as_str()])
     {
         tracing::info!(
             "embedding the demo handbook at {} with {}",

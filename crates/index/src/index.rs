@@ -278,8 +278,8 @@ impl Index {
     }
 
     /// The roots its files were ingested from: a folder's path as given,
-    /// or `mem:NAME` for documents given in memory (the embedded demo
-    /// corpus is `mem:demo`).
+    /// or [`source::memory_root`] of the name documents given in memory
+    /// were ingested under.
     pub fn roots(&self) -> BTreeSet<&str> {
         self.manifest
             .files

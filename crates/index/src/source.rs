@@ -112,10 +112,16 @@ pub fn walk(roots: &[PathBuf], summary: &mut IngestSummary) -> Plan {
     plan
 }
 
+/// The root an index records for in-memory documents ingested under the
+/// logical root `root_name` (as [`crate::Index::roots`] lists it).
+pub fn memory_root(root_name: &str) -> String {
+    format!("mem:{root_name}")
+}
+
 /// In-memory documents `(relative_path, contents)` under the logical root
-/// `root_name` (stored as `mem:{root_name}`).
+/// `root_name` (stored as [`memory_root`]).
 pub fn memory(root_name: &str, docs: &[(&str, &str)], summary: &mut IngestSummary) -> Plan {
-    let root_key = format!("mem:{root_name}");
+    let root_key = memory_root(root_name);
     let mut sources = Vec::new();
     for (rel, contents) in docs {
         summary.files_seen += 1;
