@@ -427,11 +427,23 @@ impl Settings {
     /// Where the audit log is written: `None` when `audit_path` is `off`
     /// (or `none`, or empty).
     pub fn audit_location(&self) -> Option<&Path> {
-        match self.audit_path.to_str().map(str::trim) {
-            Some("" | "off" | "none") => None,
-            _ => Some(&self.audit_path),
+        let empty = self
+            .audit_path
+            .to_str()
+            .is_some_and(|v| v.trim().is_empty());
+        if empty || turned_off(&self.audit_path) {
+            None
+        } else {
+            Some(&self.audit_path)
         }
     }
+}
+
+/// Whether a folder or file setting says `off` (or `none`): the feature is
+/// off rather than pointed at a path of that name.
+pub(crate) fn turned_off(path: &Path) -> bool {
+    path.to_str()
+        .is_some_and(|v| matches!(v.trim(), "off" | "none"))
 }
 
 /// Where `scripts/fetch-model.sh` puts the embedding model and where every
@@ -462,14 +474,11 @@ pub fn audit_beside(index: &Path) -> PathBuf {
         .and_then(Path::file_name)
         .is_some_and(|name| name == ".groundcite");
     if in_own_folder {
-        index.with_file_name(AUDIT_FILE)
+        index.with_file_name(groundcite_index::AUDIT_FILE)
     } else {
-        index.join(AUDIT_FILE)
+        index.join(groundcite_index::AUDIT_FILE)
     }
 }
-
-/// The audit log's file name (with SQLite's `-wal` and `-shm` beside it).
-pub const AUDIT_FILE: &str = groundcite_index::AUDIT_FILE;
 
 #[cfg(test)]
 mod tests {

@@ -10,7 +10,7 @@ use figment::value::{Dict, Value as FigValue};
 use figment::{Figment, Metadata, Profile, Provider};
 use serde::Serialize;
 
-use super::{DEFAULT_MODEL_DIR, GeneratorKind, Settings, audit_beside};
+use super::{DEFAULT_MODEL_DIR, GeneratorKind, Settings, audit_beside, turned_off};
 use crate::EngineError;
 
 impl Settings {
@@ -130,12 +130,7 @@ impl Settings {
             origins,
         };
         // `off` (or `none`) turns the model off, the default place too.
-        if settings
-            .model_dir
-            .as_deref()
-            .and_then(Path::to_str)
-            .is_some_and(|v| matches!(v.trim(), "off" | "none"))
-        {
+        if settings.model_dir.as_deref().is_some_and(turned_off) {
             settings.model_dir = None;
         }
         // The audit log lives beside the index unless it is set.
