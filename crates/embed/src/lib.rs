@@ -445,13 +445,10 @@ fn bert_config(path: &Path, bytes: &[u8]) -> Result<Config> {
             ),
         ));
     }
-    // "gelu" is the exact, erf-based GELU; "gelu_new" and
-    // "gelu_pytorch_tanh" its tanh approximation.
+    // An activation the encoder does not run ([`bert::Activation`] names
+    // those it does) is unsupported, not a malformed file.
     if let Some(act) = object.get("hidden_act").and_then(|v| v.as_str())
-        && !matches!(
-            act,
-            "gelu" | "gelu_new" | "gelu_pytorch_tanh" | "geluapproximate" | "relu"
-        )
+        && serde_json::from_value::<bert::Activation>(act.into()).is_err()
     {
         return Err(EmbedError::unsupported(path, format!("hidden_act {act:?}")));
     }
