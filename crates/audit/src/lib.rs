@@ -13,9 +13,18 @@
 //! read side ([`incidents`], [`each`], [`export_jsonl`],
 //! [`export_incidents_jsonl`]) is written once, over the trait.
 //!
-//! This crate knows nothing of HTTP: the service (`groundcite-server`)
-//! builds the records from its answers and owns the queue and the writer
-//! thread; `groundcite audit` reads through the same trait.
+//! The write side is [`AuditLog`] ([`writer`]): a bounded queue and one
+//! writer thread that drains it into a store, a batch per transaction,
+//! with the commit wait (an answer is served only once its record has
+//! committed), pruning and reopening after a failure. It opens its store
+//! through a [`StoreOpener`] (this crate's [`SqliteFiles`], or
+//! `groundcite_engine::audit::Stores`, which also knows PostgreSQL) and
+//! reports what it does to an [`AuditObserver`] (the service's metrics).
+//!
+//! This crate knows nothing of HTTP or of the answers: `groundcite-engine`
+//! builds the records from its answers (`groundcite_engine::audit`), the
+//! service (`groundcite-server`) and `groundcite ask` hand them to an
+//! [`AuditLog`], and `groundcite audit` reads through the same trait.
 //!
 //! ## The SQLite schema
 //!
@@ -52,8 +61,8 @@
 //!
 //! ## Audit ids and conflicts
 //!
-//! The service generates every `request_id` (a 48-bit millisecond time and
-//! 80 random bits): a client
+//! The service generates every `request_id` ([`new_request_id`]: a 48-bit
+//! millisecond time and 80 random bits): a client
 //! cannot choose, replay or predict one. A store never overwrites a
 //! record: a record whose `request_id` is already stored with the same
 //! content (a batch sent again after an ambiguous commit) is skipped, and
@@ -69,13 +78,20 @@
 //! JSON values (not strings).
 
 pub mod contract;
+mod id;
 mod record;
 mod sqlite;
+pub mod writer;
 
 use std::io::Write;
 
+pub use id::new_request_id;
 pub use record::{AuditRecord, JsonText};
 pub use sqlite::{SQLITE_SCHEMA_VERSION, SqliteAuditStore};
+pub use writer::{
+    AuditConfig, AuditLog, AuditObserver, DEFAULT_AUDIT_PATH, DEFAULT_COMMIT_WAIT_MS, LossReason,
+    NoObserver, PRUNE_INTERVAL, REOPEN_INTERVAL, SqliteFiles, StoreOpener, Unrecorded,
+};
 
 /// Errors of the audit stores. Each message already includes the error it
 /// wraps, which is therefore not also its `source`: a printer of the
