@@ -6,10 +6,12 @@
 //! The pure core (`groundcite-core`, `groundcite-verify`) decides; this
 //! crate wires the adapters around it: the index ([`Retriever`]), the
 //! generators (`groundcite-llm` and the embedded [`ExtractiveGenerator`]),
-//! and the configuration ([`Settings`]).
+//! the configuration ([`Settings`]), and the audit log's records of
+//! answers and its stores by location ([`audit`]).
 
 mod answer;
 pub mod answerability;
+pub mod audit;
 pub mod checker;
 pub mod eval;
 pub mod extractive;
