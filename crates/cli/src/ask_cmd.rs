@@ -6,13 +6,13 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 use futures::StreamExt;
+use groundcite_audit::{AuditConfig, NoObserver};
 use groundcite_core::check::SentenceVerdict;
+use groundcite_engine::audit;
 use groundcite_engine::{
     AskEvent, AskOptions, AskResult, Engine, NO_DIRECT_ANSWER, RefusalReason, Relevance,
     Retraction, SOURCES_FOUND_UNJUDGED, StreamedSentence,
 };
-
-use groundcite_server::audit::{self, AuditConfig, AuditLog};
 
 use crate::args::{CommonArgs, GeneratorArgs, announce_demo, settings};
 use crate::render::{self, Finding, safe};
@@ -136,13 +136,12 @@ pub fn run_ask(common: &CommonArgs, args: AskArgs) -> Result<ExitCode> {
 /// answer: a log that cannot be written is reported on stderr (a warning)
 /// and the answer is printed regardless, as the service does.
 fn write_audit(config: &AuditConfig, result: &AskResult) {
-    let log = AuditLog::start(config, groundcite_server::Metrics::new());
+    let log = audit::start(config, std::sync::Arc::new(NoObserver));
     if !log.is_enabled() {
         return;
     }
-    let report = audit::JsonText::to_json(result).unwrap_or_else(|_| audit::JsonText::new("{}"));
-    let id = groundcite_server::new_request_id();
-    log.record(audit::answer_record(&id, result, report));
+    let id = groundcite_audit::new_request_id();
+    log.record(audit::answer_record(&id, result, audit::json_text(result)));
     log.shutdown();
 }
 

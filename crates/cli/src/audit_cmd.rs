@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use groundcite_server::audit::{self, AuditPolicy, IncidentFilter};
+use groundcite_audit::{self as audit, AuditPolicy, IncidentFilter};
+use groundcite_engine::audit::{open_reader, open_writer};
 
 use crate::args::{CommonArgs, GeneratorArgs, settings};
 use crate::render;
@@ -97,7 +98,7 @@ pub fn run_audit(common: &CommonArgs, args: AuditArgs) -> Result<ExitCode> {
             );
         };
         let path = db.or_else(|| configured_log(&settings)).context(NO_LOG)?;
-        let mut store = audit::open_writer(&path)?;
+        let mut store = open_writer(&path)?;
         let pruned = store.prune(&retention)?;
         if json {
             let json = serde_json::json!({
@@ -131,14 +132,14 @@ pub fn run_audit(common: &CommonArgs, args: AuditArgs) -> Result<ExitCode> {
         .clone()
         .or_else(|| configured_log(&settings))
         .context(NO_LOG)?;
-    if !audit::is_postgres_url(&path.to_string_lossy()) && !path.exists() {
+    if !groundcite_pg::is_postgres_url(&path.to_string_lossy()) && !path.exists() {
         anyhow::bail!(
             "no audit log at {} (it is written by `groundcite serve` and `groundcite ask`, \
              beside the index unless audit_path says otherwise)",
             path.display()
         );
     }
-    let store = audit::open_reader(&path)?;
+    let store = open_reader(&path)?;
     let store = store.as_ref();
     let filter = IncidentFilter {
         unverified: args.unverified,

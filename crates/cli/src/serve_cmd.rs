@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use groundcite_audit::AuditConfig;
 use groundcite_engine::Engine;
-use groundcite_server::audit::AuditConfig;
 use groundcite_server::{AppState, ServerConfig};
 
 use crate::args::{CommonArgs, GeneratorArgs, announce_demo, settings};

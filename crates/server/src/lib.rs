@@ -46,9 +46,10 @@
 //!   `Checker` ([`AppState::checker`]), also on a server with no answerer.
 //! - [`routes`](mod@routes): the handlers; [`page`]: the web page; [`openapi`].
 //! - [`metrics`]: per-state Prometheus recorder.
-//! - [`audit`]: the audit log: records built from the typed answers, the
-//!   queue and the writer thread over an `AuditStore` (SQLite or
-//!   PostgreSQL; the stores and readers live in `groundcite-audit`).
+//! - [`audit`]: the audit log's HTTP side (503 `audit_unavailable` when a
+//!   record did not commit); the records are built by
+//!   `groundcite_engine::audit`, and the queue, the writer thread and the
+//!   stores are `groundcite-audit`'s, the metrics its observer.
 
 #![recursion_limit = "256"]
 
@@ -87,8 +88,10 @@ pub use answerer::{
     AnswerError, AnswerErrorKind, AnswerEvent, Answerer, AskParams, Readiness, RetractEvent,
     SearchHit, SentenceEvent,
 };
-pub use audit::{AuditConfig, AuditError, AuditLog, AuditRecord, IncidentFilter, export_jsonl};
 pub use error::{ApiError, ErrorCode, ErrorType};
+pub use groundcite_audit::{
+    AuditConfig, AuditError, AuditLog, AuditRecord, IncidentFilter, export_jsonl,
+};
 pub use metrics::Metrics;
 pub use state::{AppState, ServerConfig};
 pub use util::{new_request_id, rfc3339};

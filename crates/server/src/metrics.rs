@@ -38,6 +38,7 @@ use metrics_exporter_prometheus::{
     Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder,
 };
 
+use groundcite_audit::{AuditObserver, LossReason};
 use groundcite_core::Status;
 use groundcite_core::check::SentenceOut;
 use groundcite_engine::AskResult;
@@ -62,7 +63,6 @@ const JUDGE_REASONS: [(&str, &str); 4] = [
     ("judge_unavailable", "unavailable"),
 ];
 const STAGES: [&str; 5] = ["retrieve", "gate", "generate", "check", "total"];
-const AUDIT_REASONS: [&str; 4] = ["open", "write", "queue_full", "conflict"];
 
 /// Latency buckets, in seconds: 0.1 ms to 60 s.
 pub const LATENCY_BUCKETS: &[f64] = &[
@@ -314,7 +314,7 @@ impl Metrics {
             audit_failures: by(
                 "groundcite_audit_write_failures_total",
                 "reason",
-                &AUDIT_REASONS,
+                &LossReason::ALL.map(LossReason::as_str),
             ),
             audit_records: counter("groundcite_audit_records_total", vec![]),
             audit_late: counter("groundcite_audit_late_total", vec![]),
@@ -409,29 +409,6 @@ impl Metrics {
         }
     }
 
-    /// An audit record was lost: `open`, `write`, `queue_full` or
-    /// `conflict` (its request id already stored with another record).
-    pub fn audit_failure(&self, reason: &'static str, n: u64) {
-        if let Some(c) = self.inner.audit_failures.get(reason) {
-            c.increment(n);
-        }
-    }
-
-    /// Audit records written.
-    pub fn audit_written(&self, n: u64) {
-        self.inner.audit_records.increment(n);
-    }
-
-    /// A commit wait ran out.
-    pub fn audit_late(&self) {
-        self.inner.audit_late.increment(1);
-    }
-
-    /// An answer was refused because its audit record did not commit.
-    pub fn audit_refused(&self) {
-        self.inner.audit_refused.increment(1);
-    }
-
     /// One HTTP request: its matched route template (or
     /// [`UNMATCHED_ROUTE`]), its status and the time to its response head.
     /// The series are registered on first use (routes and statuses are a
@@ -461,6 +438,29 @@ impl Metrics {
         if let Some(c) = self.inner.http_errors.get(code.as_str()) {
             c.increment(1);
         }
+    }
+}
+
+/// The audit writer's counters: `groundcite_audit_write_failures_total`
+/// by reason, `groundcite_audit_records_total`, `groundcite_audit_late_total`
+/// and `groundcite_audit_refused_total`.
+impl AuditObserver for Metrics {
+    fn lost(&self, reason: LossReason, n: u64) {
+        if let Some(c) = self.inner.audit_failures.get(reason.as_str()) {
+            c.increment(n);
+        }
+    }
+
+    fn written(&self, n: u64) {
+        self.inner.audit_records.increment(n);
+    }
+
+    fn late(&self) {
+        self.inner.audit_late.increment(1);
+    }
+
+    fn refused(&self) {
+        self.inner.audit_refused.increment(1);
     }
 }
 

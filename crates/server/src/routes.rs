@@ -12,14 +12,16 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use futures::stream::BoxStream;
+use groundcite_audit::JsonText;
 use groundcite_core::Passage;
 use groundcite_engine::AskResult;
+use groundcite_engine::audit::{answer_record, check_record, failure_record};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::AppState;
 use crate::answerer::{AnswerError, AnswerErrorKind, AnswerEvent, AskParams};
-use crate::audit::{self, JsonText};
+use crate::audit;
 use crate::error::{ApiError, Envelope, ErrorCode};
 
 /// Largest `top_k` and `k`.
@@ -264,13 +266,13 @@ async fn finish_answer(
     let json = to_json(request_id, answer)?;
     state.metrics().record_answer(answer);
     if state.audit().is_enabled() {
-        let mut record = audit::answer_record(request_id, answer, json.clone());
+        let mut record = answer_record(request_id, answer, json.clone());
         record.client_request_id = client_request_id.map(str::to_string);
         state
             .audit()
             .record_and_wait(record)
             .await
-            .map_err(|why| why.into_api(request_id))?;
+            .map_err(|why| audit::unavailable(why, request_id))?;
     }
     Ok(json)
 }
@@ -358,7 +360,7 @@ pub async fn ask(
             if state.audit().is_enabled()
                 && matches!(e.kind, AnswerErrorKind::Upstream | AnswerErrorKind::Timeout)
             {
-                let mut record = audit::failure_record(&request_id, question, &e);
+                let mut record = failure_record(&request_id, question, e.source_code, &e.message);
                 record.client_request_id = client_request_id;
                 // The client gets the model's error either way.
                 let _ = state.audit().record_and_wait(record).await;
@@ -441,7 +443,12 @@ fn sse(
                 if st.state.audit().is_enabled()
                     && matches!(e.kind, AnswerErrorKind::Upstream | AnswerErrorKind::Timeout)
                 {
-                    let mut record = audit::failure_record(&st.request_id, &st.asked.question, &e);
+                    let mut record = failure_record(
+                        &st.request_id,
+                        &st.asked.question,
+                        e.source_code,
+                        &e.message,
+                    );
                     record.client_request_id = st.asked.client_request_id.clone();
                     let _ = st.state.audit().record_and_wait(record).await;
                 }
@@ -561,7 +568,7 @@ pub async fn check(
     state.metrics().record_check(&report, elapsed);
     if state.audit().audits_checks() {
         let question = req.question.as_deref().filter(|q| !q.trim().is_empty());
-        let mut record = audit::check_record(
+        let mut record = check_record(
             &request_id,
             question,
             &req.passages,
@@ -575,7 +582,7 @@ pub async fn check(
             .audit()
             .record_and_wait(record)
             .await
-            .map_err(|why| why.into_api(&request_id))?;
+            .map_err(|why| audit::unavailable(why, &request_id))?;
     }
     Ok(json_bytes(StatusCode::OK, json.bytes()))
 }

@@ -3,12 +3,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use groundcite_audit::{AuditConfig, AuditLog};
 use groundcite_core::CheckConfig;
 use groundcite_engine::{Checker, PageSettings};
 use serde::{Deserialize, Serialize};
 
 use crate::answerer::Answerer;
-use crate::audit::{AuditConfig, AuditLog};
 use crate::metrics::Metrics;
 
 /// The environment variable holding the API key. Unset or empty: no auth.
@@ -222,7 +222,7 @@ impl AppState {
     /// answer 503 `not_ready`.
     pub fn new(config: ServerConfig, answerer: Option<Arc<dyn Answerer>>) -> AppState {
         let metrics = Metrics::new();
-        let audit = AuditLog::start(&config.audit, metrics.clone());
+        let audit = groundcite_engine::audit::start(&config.audit, Arc::new(metrics.clone()));
         let checker = Checker::new(config.check.clone());
         let page = crate::page::render(&config.page).into();
         AppState {

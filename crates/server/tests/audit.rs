@@ -7,9 +7,10 @@ use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
 use common::*;
-use groundcite_server::audit::{self, AuditLog};
+use groundcite_audit::{AuditPolicy, export_incidents_jsonl, export_jsonl, incidents};
+use groundcite_engine::audit::open_reader;
 use groundcite_server::fake::StaticAnswerer;
-use groundcite_server::{AuditConfig, IncidentFilter, Metrics, ServerConfig};
+use groundcite_server::{AuditConfig, IncidentFilter, ServerConfig};
 use serde_json::json;
 
 fn audited(path: &std::path::Path, checks: bool) -> groundcite_server::AppState {
@@ -145,7 +146,7 @@ async fn a_large_record_is_stored_as_a_summary_and_the_log_is_pruned() {
     let path = dir.path().join("audit.sqlite");
     let first = ServerConfig {
         audit: AuditConfig {
-            policy: audit::AuditPolicy {
+            policy: AuditPolicy {
                 max_age_days: None,
                 max_bytes: Some(10_000),
                 max_record_bytes: 64 * 1024,
@@ -180,7 +181,7 @@ async fn a_large_record_is_stored_as_a_summary_and_the_log_is_pruned() {
     drop(state);
     let second = ServerConfig {
         audit: AuditConfig {
-            policy: audit::AuditPolicy {
+            policy: AuditPolicy {
                 max_age_days: None,
                 max_bytes: Some(rec.stored_bytes() + 64),
                 max_record_bytes: 64 * 1024,
@@ -219,10 +220,10 @@ async fn the_incident_log_lists_unverified_and_unsupported_answers() {
         );
     }
     state.audit().flush();
-    let store = audit::open_reader(&path).unwrap();
+    let store = open_reader(&path).unwrap();
     let store = store.as_ref();
 
-    let unverified = audit::incidents(
+    let unverified = incidents(
         store,
         &IncidentFilter {
             unverified: true,
@@ -235,7 +236,7 @@ async fn the_incident_log_lists_unverified_and_unsupported_answers() {
     assert_eq!(unverified[0].bad_ids, [7]);
     assert!(unverified[0].is_unverified());
 
-    let unsupported = audit::incidents(
+    let unsupported = incidents(
         store,
         &IncidentFilter {
             unsupported: true,
@@ -250,10 +251,10 @@ async fn the_incident_log_lists_unverified_and_unsupported_answers() {
     assert_eq!(unsupported[1].contradicted, 1);
     assert!(unsupported.iter().all(|r| r.is_unsupported()));
 
-    let all = audit::incidents(store, &IncidentFilter::default()).unwrap();
+    let all = incidents(store, &IncidentFilter::default()).unwrap();
     assert_eq!(all.len(), 2, "both kinds, newest first");
     assert!(all[0].id > all[1].id);
-    let limited = audit::incidents(
+    let limited = incidents(
         store,
         &IncidentFilter {
             limit: Some(1),
@@ -262,7 +263,7 @@ async fn the_incident_log_lists_unverified_and_unsupported_answers() {
     )
     .unwrap();
     assert_eq!(limited.len(), 1);
-    let asks = audit::incidents(
+    let asks = incidents(
         store,
         &IncidentFilter {
             kind: Some("ask".into()),
@@ -273,7 +274,7 @@ async fn the_incident_log_lists_unverified_and_unsupported_answers() {
     assert!(asks.is_empty());
 
     let mut out = Vec::new();
-    let n = audit::export_jsonl(store, &mut out).unwrap();
+    let n = export_jsonl(store, &mut out).unwrap();
     assert_eq!(n, 4);
     let lines: Vec<serde_json::Value> = String::from_utf8(out)
         .unwrap()
@@ -285,7 +286,7 @@ async fn the_incident_log_lists_unverified_and_unsupported_answers() {
     assert_eq!(lines[0]["report"]["grounded"], true);
 
     let mut out = Vec::new();
-    let n = audit::export_incidents_jsonl(
+    let n = export_incidents_jsonl(
         store,
         &IncidentFilter {
             unverified: true,
@@ -337,7 +338,7 @@ async fn an_answer_whose_record_cannot_be_written_is_refused_with_retry_after() 
     );
     assert_eq!(metric(&text, "groundcite_audit_refused_total"), Some(10.0));
     assert_eq!(metric(&text, "groundcite_audit_records_total"), Some(0.0));
-    assert!(audit::open_reader(&path).is_err());
+    assert!(open_reader(&path).is_err());
 }
 
 /// A streamed answer whose record cannot commit ends with an `error`
@@ -432,54 +433,6 @@ async fn a_record_whose_wait_ran_out_is_withdrawn_and_never_written() {
         .collect();
     assert!(ids.contains(&served_id), "{ids:?}");
     assert!(!ids.contains(&refused_id), "{ids:?}");
-}
-
-#[test]
-fn nothing_is_lost_silently_when_the_queue_overflows() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("audit.sqlite");
-    let metrics = Metrics::new();
-    let log = AuditLog::start(
-        &AuditConfig {
-            queue_capacity: 2,
-            batch: 1,
-            ..AuditConfig::at(&path)
-        },
-        metrics.clone(),
-    );
-    let answer = StaticAnswerer::demo().result("q");
-    let record = |id: &str| {
-        let json = audit::JsonText::to_json(&answer).unwrap();
-        audit::answer_record(id, &answer, json)
-    };
-    let started = Instant::now();
-    for i in 0..500 {
-        log.record(record(&format!("rid-{i}")));
-    }
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "record() never blocks"
-    );
-    log.shutdown();
-    let text = metrics.render();
-    let written = metric(&text, "groundcite_audit_records_total").unwrap();
-    let dropped = metric(
-        &text,
-        "groundcite_audit_write_failures_total{reason=\"queue_full\"}",
-    )
-    .unwrap();
-    assert_eq!(written + dropped, 500.0, "{text}");
-    assert_eq!(audit_records(&path).len() as f64, written);
-    // After shutdown, records are counted as lost, not queued forever.
-    log.record(record("late"));
-    let text = metrics.render();
-    assert_eq!(
-        metric(
-            &text,
-            "groundcite_audit_write_failures_total{reason=\"write\"}"
-        ),
-        Some(1.0)
-    );
 }
 
 #[tokio::test]

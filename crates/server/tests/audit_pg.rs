@@ -14,7 +14,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::http::StatusCode;
 use common::*;
-use groundcite_server::audit;
+use groundcite_audit::{AuditRecord, JsonText, export_jsonl, incidents};
+use groundcite_engine::audit::{answer_record, open_reader};
 use groundcite_server::fake::StaticAnswerer;
 use groundcite_server::{AuditConfig, IncidentFilter, ServerConfig};
 use serde_json::json;
@@ -103,7 +104,7 @@ async fn answers_are_committed_once_before_they_are_sent() {
     assert_eq!(r.status, StatusCode::OK);
 
     // No flush: the answers were sent after their records committed.
-    let mine = |records: Vec<audit::AuditRecord>| -> Vec<audit::AuditRecord> {
+    let mine = |records: Vec<AuditRecord>| -> Vec<AuditRecord> {
         records
             .into_iter()
             .filter(|r| {
@@ -143,8 +144,8 @@ async fn answers_are_committed_once_before_they_are_sent() {
     );
     let answer = clean.result("Twice?");
     let record = |id: String| {
-        let json = audit::JsonText::to_json(&answer).unwrap();
-        audit::answer_record(&id, &answer, json)
+        let json = JsonText::to_json(&answer).unwrap();
+        answer_record(&id, &answer, json)
     };
     let dup = record(format!("{run}-dup"));
     state.audit().record(dup.clone());
@@ -161,7 +162,7 @@ async fn answers_are_committed_once_before_they_are_sent() {
 
     // Another record under a stored id: a conflict, counted, never stored.
     let mut other = record(format!("{run}-dup"));
-    other.report = audit::JsonText::new(r#"{"other":true}"#);
+    other.report = JsonText::new(r#"{"other":true}"#);
     state.audit().record(other);
     state.audit().flush();
     let metrics = send(&state, get("/metrics")).await.text();
@@ -199,10 +200,10 @@ async fn answers_are_committed_once_before_they_are_sent() {
     );
 
     // The incident log and the export read PostgreSQL like SQLite.
-    let store = audit::open_reader(url.as_ref()).unwrap();
+    let store = open_reader(url.as_ref()).unwrap();
     let store = store.as_ref();
     let unverified = mine(
-        audit::incidents(
+        incidents(
             store,
             &IncidentFilter {
                 unverified: true,
@@ -220,7 +221,7 @@ async fn answers_are_committed_once_before_they_are_sent() {
         .collect();
     assert_eq!(ids, [bad_id.as_str()]);
     let mut out = Vec::new();
-    let n = audit::export_jsonl(store, &mut out).unwrap();
+    let n = export_jsonl(store, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     assert_eq!(text.lines().count(), n);
     assert_eq!(text.lines().filter(|l| l.contains(&run)).count(), 6);

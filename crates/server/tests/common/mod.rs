@@ -140,6 +140,6 @@ pub fn metric(text: &str, series: &str) -> Option<f64> {
 /// Every record of the audit log at `path` (a SQLite file or a
 /// `postgres://` URL), oldest first, read as `groundcite audit` reads it.
 pub fn audit_records(path: impl AsRef<std::path::Path>) -> Vec<groundcite_server::AuditRecord> {
-    let store = groundcite_server::audit::open_reader(path.as_ref()).expect("open the audit log");
-    groundcite_server::audit::list_all(store.as_ref()).expect("read the audit log")
+    let store = groundcite_engine::audit::open_reader(path.as_ref()).expect("open the audit log");
+    groundcite_audit::list_all(store.as_ref()).expect("read the audit log")
 }
