@@ -10,6 +10,8 @@ use candle_core::{DType, Module, Result, Tensor};
 use candle_nn::{Embedding, LayerNorm, Linear, VarBuilder};
 use serde::Deserialize;
 
+use crate::kernels;
+
 /// The activation of the feed-forward block (`hidden_act`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 pub enum Activation {
@@ -76,16 +78,38 @@ pub struct Bert {
 
 #[derive(Debug)]
 struct Layer {
-    query: Linear,
-    key: Linear,
-    value: Linear,
+    /// Query, key and value in one product (hidden → 3 · hidden), the
+    /// query's rows pre-scaled by `1/√head_size` so the scores need no
+    /// division.
+    qkv: Linear,
     attention_out: Linear,
     attention_norm: LayerNorm,
+    /// The feed-forward block's first product, without its bias, which
+    /// is added in the activation's pass ([`kernels::BiasActivation`]).
     up: Linear,
+    up_bias: Vec<f32>,
     down: Linear,
     output_norm: LayerNorm,
     heads: usize,
     activation: Activation,
+}
+
+/// One linear map `h → 3h` from the three attention projections, the
+/// query's weight and bias scaled by `1/√(h / heads)`.
+fn fused_qkv(attention: &VarBuilder, h: usize, heads: usize) -> Result<Linear> {
+    let scale = 1.0 / ((h / heads) as f64).sqrt();
+    let part = |name: &str, scale: f64| -> Result<(Tensor, Tensor)> {
+        let linear = candle_nn::linear(h, h, attention.pp(name))?;
+        let bias = linear.bias().expect("candle_nn::linear has a bias").clone();
+        Ok(((linear.weight() * scale)?, (bias * scale)?))
+    };
+    let (qw, qb) = part("self.query", scale)?;
+    let (kw, kb) = part("self.key", 1.0)?;
+    let (vw, vb) = part("self.value", 1.0)?;
+    Ok(Linear::new(
+        Tensor::cat(&[qw, kw, vw], 0)?,
+        Some(Tensor::cat(&[qb, kb, vb], 0)?),
+    ))
 }
 
 impl Bert {
@@ -105,13 +129,19 @@ impl Bert {
             .map(|i| {
                 let l = vb.pp(format!("encoder.layer.{i}"));
                 let a = l.pp("attention");
+                let up =
+                    candle_nn::linear(h, config.intermediate_size, l.pp("intermediate.dense"))?;
+                let up_bias = up
+                    .bias()
+                    .expect("candle_nn::linear has a bias")
+                    .to_dtype(DType::F32)?
+                    .to_vec1::<f32>()?;
                 Ok(Layer {
-                    query: candle_nn::linear(h, h, a.pp("self.query"))?,
-                    key: candle_nn::linear(h, h, a.pp("self.key"))?,
-                    value: candle_nn::linear(h, h, a.pp("self.value"))?,
+                    qkv: fused_qkv(&a, h, config.num_attention_heads)?,
                     attention_out: candle_nn::linear(h, h, a.pp("output.dense"))?,
                     attention_norm: norm(a.pp("output.LayerNorm"))?,
-                    up: candle_nn::linear(h, config.intermediate_size, l.pp("intermediate.dense"))?,
+                    up: Linear::new(up.weight().clone(), None),
+                    up_bias,
                     down: candle_nn::linear(config.intermediate_size, h, l.pp("output.dense"))?,
                     output_norm: norm(l.pp("output.LayerNorm"))?,
                     heads: config.num_attention_heads,
@@ -148,46 +178,37 @@ impl Bert {
             .add(&self.segment.forward(segments)?)?
             .broadcast_add(&self.position.forward(&positions)?)?;
         let mut x = self.embedding_norm.forward(&x)?;
-        // Added to the attention scores: 0 for a token, the lowest f32 for
-        // padding, so no token attends to padding (batch, 1, 1, tokens).
-        let bias = ((mask.to_dtype(DType::F32)? - 1.0)?.affine(f64::from(f32::MAX), 0.0)?)
-            .unsqueeze(1)?
-            .unsqueeze(1)?;
+        // Which keys are tokens: no token attends to padding.
+        let keep: Vec<bool> = mask
+            .flatten_all()?
+            .to_dtype(DType::U32)?
+            .to_vec1::<u32>()?
+            .into_iter()
+            .map(|m| m != 0)
+            .collect();
         for layer in &self.layers {
-            x = layer.forward(&x, &bias)?;
+            x = layer.forward(&x, &keep)?;
         }
         Ok(x)
     }
 }
 
 impl Layer {
-    fn forward(&self, x: &Tensor, bias: &Tensor) -> Result<Tensor> {
-        let (batch, tokens, hidden) = x.dims3()?;
-        let head_size = hidden / self.heads;
-        // (batch, tokens, hidden) → (batch, heads, tokens, head_size)
-        let split = |t: Tensor| {
-            t.reshape((batch, tokens, self.heads, head_size))?
-                .transpose(1, 2)?
-                .contiguous()
-        };
-        let q = split(self.query.forward(x)?)?;
-        let k = split(self.key.forward(x)?)?;
-        let v = split(self.value.forward(x)?)?;
-        let scores = (q.matmul(&k.t()?)? / (head_size as f64).sqrt())?.broadcast_add(bias)?;
-        let weights = candle_nn::ops::softmax_last_dim(&scores)?;
-        let context = weights
-            .matmul(&v)?
-            .transpose(1, 2)?
-            .reshape((batch, tokens, hidden))?;
+    fn forward(&self, x: &Tensor, keep: &[bool]) -> Result<Tensor> {
+        let context = self.qkv.forward(x)?.apply_op1_no_bwd(&kernels::Attention {
+            keep,
+            heads: self.heads,
+        })?;
         let x = self
             .attention_norm
             .forward(&(self.attention_out.forward(&context)? + x)?)?;
-        let up = self.up.forward(&x)?;
-        let up = match self.activation {
-            Activation::Gelu => up.gelu_erf()?,
-            Activation::GeluTanh => up.gelu()?,
-            Activation::Relu => up.relu()?,
-        };
+        let up = self
+            .up
+            .forward(&x)?
+            .apply_op1_no_bwd(&kernels::BiasActivation {
+                bias: &self.up_bias,
+                activation: self.activation,
+            })?;
         self.output_norm.forward(&(self.down.forward(&up)? + x)?)
     }
 }
