@@ -2,9 +2,10 @@
 //! computes it, without its pooler: token, position and segment embeddings,
 //! then `num_hidden_layers` post-norm layers of multi-head self-attention and
 //! a feed-forward block. Only what sentence-transformers' BERT models and
-//! groundcite's judges need, written over candle's tensors (candle-nn's
-//! linear, embedding and layer-norm blocks), so the crate does not compile a
-//! library of a hundred other architectures.
+//! groundcite's judges need, written over candle's tensors (its matrix
+//! products, candle-nn's embedding and layer-norm blocks) and this crate's
+//! own CPU passes for the rest (its `kernels` module), so the crate does not
+//! compile a library of a hundred other architectures.
 
 use candle_core::{DType, Module, Result, Tensor};
 use candle_nn::{Embedding, LayerNorm, Linear, VarBuilder};
@@ -81,22 +82,69 @@ struct Layer {
     /// Query, key and value in one product (hidden → 3 · hidden), the
     /// query's rows pre-scaled by `1/√head_size` so the scores need no
     /// division.
+    /// Without its bias, added by the attention ([`kernels::Attention`]).
     qkv: Linear,
+    qkv_bias: Vec<f32>,
     attention_out: Linear,
-    attention_norm: LayerNorm,
+    attention_norm: Norm,
     /// The feed-forward block's first product, without its bias, which
     /// is added in the activation's pass ([`kernels::BiasActivation`]).
     up: Linear,
     up_bias: Vec<f32>,
     down: Linear,
-    output_norm: LayerNorm,
+    output_norm: Norm,
     heads: usize,
     activation: Activation,
 }
 
-/// One linear map `h → 3h` from the three attention projections, the
-/// query's weight and bias scaled by `1/√(h / heads)`.
-fn fused_qkv(attention: &VarBuilder, h: usize, heads: usize) -> Result<Linear> {
+/// The end of a post-norm block: the bias of its last product (which runs
+/// without it), then the skip connection and the layer norm, in one pass
+/// ([`kernels::AddNorm`]).
+#[derive(Debug)]
+struct Norm {
+    bias: Vec<f32>,
+    weight: Vec<f32>,
+    shift: Vec<f32>,
+    eps: f32,
+}
+
+impl Norm {
+    /// The bias of `dense` and the layer norm `norm` (transformers' names).
+    fn load(dense: VarBuilder, norm: VarBuilder, h: usize, eps: f64) -> Result<Norm> {
+        let read = |vb: &VarBuilder, name: &str| -> Result<Vec<f32>> {
+            vb.get(h, name)?.to_dtype(DType::F32)?.to_vec1::<f32>()
+        };
+        Ok(Norm {
+            bias: read(&dense, "bias")?,
+            weight: read(&norm, "weight")?,
+            shift: read(&norm, "bias")?,
+            eps: eps as f32,
+        })
+    }
+
+    /// `layer_norm(x + bias + residual)`.
+    fn forward(&self, x: &Tensor, residual: &Tensor) -> Result<Tensor> {
+        x.apply_op2_no_bwd(
+            residual,
+            &kernels::AddNorm {
+                bias: &self.bias,
+                weight: &self.weight,
+                shift: &self.shift,
+                eps: self.eps,
+            },
+        )
+    }
+}
+
+/// A linear map without its bias: `weight` only (out, in).
+fn product(vb: VarBuilder, inputs: usize, outputs: usize) -> Result<Linear> {
+    Ok(Linear::new(vb.get((outputs, inputs), "weight")?, None))
+}
+
+/// The three attention projections as one product `h → 3h` without bias,
+/// and their bias (3h), the query's weight and bias scaled by
+/// `1/√(h / heads)`.
+fn fused_qkv(attention: &VarBuilder, h: usize, heads: usize) -> Result<(Linear, Vec<f32>)> {
     let scale = 1.0 / ((h / heads) as f64).sqrt();
     let part = |name: &str, scale: f64| -> Result<(Tensor, Tensor)> {
         let linear = candle_nn::linear(h, h, attention.pp(name))?;
@@ -106,9 +154,11 @@ fn fused_qkv(attention: &VarBuilder, h: usize, heads: usize) -> Result<Linear> {
     let (qw, qb) = part("self.query", scale)?;
     let (kw, kb) = part("self.key", 1.0)?;
     let (vw, vb) = part("self.value", 1.0)?;
-    Ok(Linear::new(
-        Tensor::cat(&[qw, kw, vw], 0)?,
-        Some(Tensor::cat(&[qb, kb, vb], 0)?),
+    Ok((
+        Linear::new(Tensor::cat(&[qw, kw, vw], 0)?, None),
+        Tensor::cat(&[qb, kb, vb], 0)?
+            .to_dtype(DType::F32)?
+            .to_vec1::<f32>()?,
     ))
 }
 
@@ -129,21 +179,33 @@ impl Bert {
             .map(|i| {
                 let l = vb.pp(format!("encoder.layer.{i}"));
                 let a = l.pp("attention");
-                let up =
-                    candle_nn::linear(h, config.intermediate_size, l.pp("intermediate.dense"))?;
-                let up_bias = up
-                    .bias()
-                    .expect("candle_nn::linear has a bias")
+                let inner = config.intermediate_size;
+                let up_bias = l
+                    .pp("intermediate.dense")
+                    .get(inner, "bias")?
                     .to_dtype(DType::F32)?
                     .to_vec1::<f32>()?;
+                let (qkv, qkv_bias) = fused_qkv(&a, h, config.num_attention_heads)?;
+                let eps = config.layer_norm_eps;
                 Ok(Layer {
-                    qkv: fused_qkv(&a, h, config.num_attention_heads)?,
-                    attention_out: candle_nn::linear(h, h, a.pp("output.dense"))?,
-                    attention_norm: norm(a.pp("output.LayerNorm"))?,
-                    up: Linear::new(up.weight().clone(), None),
+                    qkv,
+                    qkv_bias,
+                    attention_out: product(a.pp("output.dense"), h, h)?,
+                    attention_norm: Norm::load(
+                        a.pp("output.dense"),
+                        a.pp("output.LayerNorm"),
+                        h,
+                        eps,
+                    )?,
+                    up: product(l.pp("intermediate.dense"), h, inner)?,
                     up_bias,
-                    down: candle_nn::linear(config.intermediate_size, h, l.pp("output.dense"))?,
-                    output_norm: norm(l.pp("output.LayerNorm"))?,
+                    down: product(l.pp("output.dense"), inner, h)?,
+                    output_norm: Norm::load(
+                        l.pp("output.dense"),
+                        l.pp("output.LayerNorm"),
+                        h,
+                        eps,
+                    )?,
                     heads: config.num_attention_heads,
                     activation: config.hidden_act,
                 })
@@ -198,10 +260,11 @@ impl Layer {
         let context = self.qkv.forward(x)?.apply_op1_no_bwd(&kernels::Attention {
             keep,
             heads: self.heads,
+            bias: &self.qkv_bias,
         })?;
         let x = self
             .attention_norm
-            .forward(&(self.attention_out.forward(&context)? + x)?)?;
+            .forward(&self.attention_out.forward(&context)?, x)?;
         let up = self
             .up
             .forward(&x)?
@@ -209,7 +272,7 @@ impl Layer {
                 bias: &self.up_bias,
                 activation: self.activation,
             })?;
-        self.output_norm.forward(&(self.down.forward(&up)? + x)?)
+        self.output_norm.forward(&self.down.forward(&up)?, &x)
     }
 }
 

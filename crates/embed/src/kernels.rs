@@ -1,6 +1,7 @@
 //! The encoder's element-wise steps written for the CPU as candle custom
 //! operations, where candle's general ones cost as much as the matrix
-//! products around them: the feed-forward block's bias and activation in
+//! products around them: each block's closing bias, skip connection and
+//! layer norm in one pass; the feed-forward block's bias and activation in
 //! one pass (GELU through a rational approximation of `erf` instead of
 //! libm's), and the whole of each head's attention (scores, softmax over the
 //! tokens that are not padding, weighted values) in one pass per text
@@ -8,7 +9,7 @@
 //! their work over rayon's threads; results agree with the exact functions
 //! within 1e-6.
 
-use candle_core::{CpuStorage, CustomOp1, Layout, Result, Shape};
+use candle_core::{CpuStorage, CustomOp1, CustomOp2, Layout, Result, Shape};
 use rayon::prelude::*;
 
 use crate::bert::Activation;
@@ -109,6 +110,89 @@ pub(crate) fn erf(x: f32) -> f32 {
     x * p / q
 }
 
+/// `layer_norm(x + bias + residual)` over rows of `width = bias.len()`
+/// values (a post-norm block's end: its last product's bias, the skip
+/// connection and the norm in one pass), `x` and the residual contiguous
+/// f32 tensors of the same shape.
+pub(crate) struct AddNorm<'a> {
+    pub(crate) bias: &'a [f32],
+    pub(crate) weight: &'a [f32],
+    pub(crate) shift: &'a [f32],
+    pub(crate) eps: f32,
+}
+
+impl CustomOp2 for AddNorm<'_> {
+    fn name(&self) -> &'static str {
+        "add-norm"
+    }
+
+    fn cpu_fwd(
+        &self,
+        x: &CpuStorage,
+        x_layout: &Layout,
+        residual: &CpuStorage,
+        residual_layout: &Layout,
+    ) -> Result<(CpuStorage, Shape)> {
+        let x = contiguous_f32(x, x_layout, self.name())?;
+        let residual = contiguous_f32(residual, residual_layout, self.name())?;
+        let width = self.bias.len();
+        if x_layout.shape() != residual_layout.shape()
+            || x_layout.dims().last() != Some(&width)
+            || self.weight.len() != width
+            || self.shift.len() != width
+        {
+            candle_core::bail!("add-norm: shapes disagree");
+        }
+        let mut out = x.to_vec();
+        let rows_per_chunk = (CHUNK / width).max(1);
+        let arch = pulp::Arch::new();
+        out.par_chunks_mut(rows_per_chunk * width)
+            .zip(residual.par_chunks(rows_per_chunk * width))
+            .for_each(|(rows, residual)| {
+                arch.dispatch(Normalize {
+                    rows,
+                    residual,
+                    op: self,
+                })
+            });
+        Ok((CpuStorage::F32(out), x_layout.shape().clone()))
+    }
+}
+
+/// Rows of an [`AddNorm`], run by pulp at the CPU's widest vectors.
+struct Normalize<'a, 'o> {
+    rows: &'a mut [f32],
+    residual: &'a [f32],
+    op: &'a AddNorm<'o>,
+}
+
+impl pulp::WithSimd for Normalize<'_, '_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) {
+        let op = self.op;
+        let width = op.bias.len();
+        let inverse_width = 1.0 / width as f32;
+        for (row, residual) in self
+            .rows
+            .chunks_exact_mut(width)
+            .zip(self.residual.chunks_exact(width))
+        {
+            for ((v, r), b) in row.iter_mut().zip(residual).zip(op.bias) {
+                *v += r + b;
+            }
+            let mean = sum(row, |v| v) * inverse_width;
+            row.iter_mut().for_each(|v| *v -= mean);
+            let variance = sum(row, |v| v * v) * inverse_width;
+            let scale = 1.0 / (variance + op.eps).sqrt();
+            for ((v, w), s) in row.iter_mut().zip(op.weight).zip(op.shift) {
+                *v = *v * scale * w + s;
+            }
+        }
+    }
+}
+
 /// Multi-head self-attention over the fused query/key/value states of a
 /// batch (batch, tokens, 3 · hidden; the query already scaled by
 /// `1/√head_size`), into the heads' context (batch, tokens, hidden): for
@@ -121,6 +205,8 @@ pub(crate) fn erf(x: f32) -> f32 {
 pub(crate) struct Attention<'a> {
     pub(crate) keep: &'a [bool],
     pub(crate) heads: usize,
+    /// The query/key/value product's bias (3 · hidden), added here.
+    pub(crate) bias: &'a [f32],
 }
 
 impl CustomOp1 for Attention<'_> {
@@ -132,7 +218,8 @@ impl CustomOp1 for Attention<'_> {
         let qkv = contiguous_f32(storage, layout, self.name())?;
         let (batch, tokens, width) = layout.shape().dims3()?;
         let hidden = width / 3;
-        if width % 3 != 0 || self.heads == 0 || hidden % self.heads != 0 {
+        if width % 3 != 0 || self.heads == 0 || hidden % self.heads != 0 || self.bias.len() != width
+        {
             candle_core::bail!("attention: width {width} is not 3 × {} heads", self.heads);
         }
         if self.keep.len() != batch * tokens {
@@ -148,8 +235,12 @@ impl CustomOp1 for Attention<'_> {
             .zip(qkv.par_chunks(tokens * width))
             .zip(self.keep.par_chunks(tokens))
             .for_each(|((out, qkv), keep)| {
+                let mut rows = qkv.to_vec();
+                for row in rows.chunks_exact_mut(width) {
+                    row.iter_mut().zip(self.bias).for_each(|(v, b)| *v += b);
+                }
                 let text = Text {
-                    qkv,
+                    qkv: &rows,
                     keep,
                     hidden,
                     head,
@@ -251,11 +342,25 @@ impl Text<'_> {
 fn softmax(row: &mut [f32]) {
     let max = lanes(row, f32::NEG_INFINITY, f32::max);
     row.iter_mut().for_each(|v| *v = exp(*v - max));
-    let sum = lanes(row, 0.0, |a, b| a + b);
-    if sum > 0.0 {
-        let inverse = 1.0 / sum;
+    let total = sum(row, |v| v);
+    if total > 0.0 {
+        let inverse = 1.0 / total;
         row.iter_mut().for_each(|v| *v *= inverse);
     }
+}
+
+/// The sum of `map` over `row`, in eight independent lanes.
+#[inline(always)]
+fn sum(row: &[f32], map: impl Fn(f32) -> f32) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let chunks = row.chunks_exact(8);
+    let tail: f32 = chunks.remainder().iter().map(|&v| map(v)).sum();
+    for chunk in chunks {
+        for l in 0..8 {
+            acc[l] += map(chunk[l]);
+        }
+    }
+    acc.iter().sum::<f32>() + tail
 }
 
 /// `row` folded by `f` in eight independent lanes, then the lanes folded.
@@ -348,6 +453,42 @@ mod tests {
         assert_eq!(exp(0.0), 1.0);
     }
 
+    /// `AddNorm` is the layer norm of the sum, by its definition.
+    #[test]
+    fn add_norm_is_the_layer_norm_of_the_sum() {
+        use candle_core::{Device, Tensor};
+        let x = [1.0f32, -2.0, 0.5, 4.0];
+        let residual = [0.5f32, 0.5, -1.0, 2.0];
+        let (bias, weight, shift) = (
+            [0.1f32, 0.2, 0.3, 0.4],
+            [1.0f32, 2.0, 0.5, 1.0],
+            [0.0f32, 1.0, 0.0, -1.0],
+        );
+        let tensor = |v: &[f32]| Tensor::from_slice(v, (1, 4), &Device::Cpu).unwrap();
+        let got = tensor(&x)
+            .apply_op2_no_bwd(
+                &tensor(&residual),
+                &AddNorm {
+                    bias: &bias,
+                    weight: &weight,
+                    shift: &shift,
+                    eps: 1e-12,
+                },
+            )
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .to_vec1::<f32>()
+            .unwrap();
+        let sum: Vec<f32> = (0..4).map(|i| x[i] + residual[i] + bias[i]).collect();
+        let mean = sum.iter().sum::<f32>() / 4.0;
+        let variance = sum.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / 4.0;
+        for i in 0..4 {
+            let want = (sum[i] - mean) / (variance + 1e-12).sqrt() * weight[i] + shift[i];
+            assert!((got[i] - want).abs() < 1e-5, "{got:?}");
+        }
+    }
+
     /// The weights sum to 1 and follow the scores' order, as softmax's do.
     #[test]
     fn softmax_matches_the_definition() {
@@ -372,7 +513,11 @@ mod tests {
         let run = |data: Vec<f32>, keep: &[bool], tokens: usize| {
             Tensor::from_vec(data, (1, tokens, width), &Device::Cpu)
                 .unwrap()
-                .apply_op1_no_bwd(&Attention { keep, heads })
+                .apply_op1_no_bwd(&Attention {
+                    keep,
+                    heads,
+                    bias: &[0.0; 12],
+                })
                 .unwrap()
                 .flatten_all()
                 .unwrap()
