@@ -308,32 +308,69 @@ impl Text<'_> {
                 keys_t[l * stride + j] = v;
             }
         }
-        let mut scores = vec![0.0f32; stride];
-        for &i in &kept {
-            let q = self.part(i, 0, h);
-            // Eight keys at a time, their sums held in registers over the
-            // head's values.
-            for (c, eight) in scores.chunks_exact_mut(8).enumerate() {
-                let mut sums = [0.0f32; 8];
-                for (l, &ql) in q.iter().enumerate() {
+        // Four queries at a time share each load of eight keys; their
+        // thirty-two sums stay in registers over the head's values.
+        let mut scores = vec![0.0f32; QUERIES * stride];
+        for block in kept.chunks(QUERIES) {
+            let queries: [&[f32]; QUERIES] =
+                std::array::from_fn(|r| self.part(block[r.min(block.len() - 1)], 0, h));
+            for c in 0..stride / 8 {
+                let mut sums = [[0.0f32; 8]; QUERIES];
+                for l in 0..self.head {
                     let keys = &keys_t[l * stride + c * 8..][..8];
-                    for x in 0..8 {
-                        sums[x] += ql * keys[x];
+                    for (sums, query) in sums.iter_mut().zip(&queries) {
+                        let ql = query[l];
+                        for x in 0..8 {
+                            sums[x] += ql * keys[x];
+                        }
                     }
                 }
-                eight.copy_from_slice(&sums);
+                for (r, sums) in sums.iter().enumerate() {
+                    scores[r * stride + c * 8..][..8].copy_from_slice(sums);
+                }
             }
-            let weights = &mut scores[..n];
-            softmax(weights);
-            let row = &mut out[i * self.hidden + h * self.head..][..self.head];
-            for (&w, &j) in weights.iter().zip(&kept) {
-                for (o, v) in row.iter_mut().zip(self.part(j, 2, h)) {
-                    *o += w * v;
+            for (r, &i) in block.iter().enumerate() {
+                let weights = &mut scores[r * stride..][..n];
+                softmax(weights);
+                let row = &mut out[i * self.hidden + h * self.head..][..self.head];
+                let values = kept.iter().map(|&j| self.part(j, 2, h));
+                // The common head sizes get a sum of known size, which the
+                // compiler keeps in registers.
+                match self.head {
+                    32 => weighted_sum::<32>(weights, values, row),
+                    64 => weighted_sum::<64>(weights, values, row),
+                    _ => {
+                        for (&w, value) in weights.iter().zip(values) {
+                            for (o, v) in row.iter_mut().zip(value) {
+                                *o += w * v;
+                            }
+                        }
+                    }
                 }
             }
         }
     }
 }
+
+/// `row = Σ weights[j] · values[j]` for rows of `N` values.
+#[inline(always)]
+fn weighted_sum<'v, const N: usize>(
+    weights: &[f32],
+    values: impl Iterator<Item = &'v [f32]>,
+    row: &mut [f32],
+) {
+    let mut sums = [0.0f32; N];
+    for (&w, value) in weights.iter().zip(values) {
+        let value: &[f32; N] = value.try_into().expect("a head's values");
+        for x in 0..N {
+            sums[x] += w * value[x];
+        }
+    }
+    row.copy_from_slice(&sums);
+}
+
+/// Queries whose scores [`Text::attend`] computes together.
+const QUERIES: usize = 4;
 
 /// Softmax of `row` in place. Each pass is a loop without a running
 /// value carried from element to element (the maximum and the sum are taken
