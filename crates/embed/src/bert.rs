@@ -8,7 +8,7 @@
 //! compile a library of a hundred other architectures.
 
 use candle_core::{DType, Module, Result, Tensor};
-use candle_nn::{Embedding, LayerNorm, Linear, VarBuilder};
+use candle_nn::{Embedding, LayerNorm, VarBuilder};
 use serde::Deserialize;
 
 use crate::kernels;
@@ -83,15 +83,15 @@ struct Layer {
     /// query's rows pre-scaled by `1/√head_size` so the scores need no
     /// division.
     /// Without its bias, added by the attention ([`kernels::Attention`]).
-    qkv: Linear,
+    qkv: Product,
     qkv_bias: Vec<f32>,
-    attention_out: Linear,
+    attention_out: Product,
     attention_norm: Norm,
     /// The feed-forward block's first product, without its bias, which
     /// is added in the activation's pass ([`kernels::BiasActivation`]).
-    up: Linear,
+    up: Product,
     up_bias: Vec<f32>,
-    down: Linear,
+    down: Product,
     output_norm: Norm,
     heads: usize,
     activation: Activation,
@@ -136,15 +136,40 @@ impl Norm {
     }
 }
 
-/// A linear map without its bias: `weight` only (out, in).
-fn product(vb: VarBuilder, inputs: usize, outputs: usize) -> Result<Linear> {
-    Ok(Linear::new(vb.get((outputs, inputs), "weight")?, None))
+/// A linear map without its bias (which the pass after it adds): `x · Wᵀ`
+/// over the last dimension, `Wᵀ` stored transposed (in, out) and
+/// contiguous, so the product reads it row by row.
+#[derive(Debug)]
+struct Product {
+    transposed: Tensor,
+}
+
+impl Product {
+    /// From a weight (out, in) as transformers stores it.
+    fn new(weight: &Tensor) -> Result<Product> {
+        Ok(Product {
+            transposed: weight.t()?.contiguous()?,
+        })
+    }
+
+    /// transformers' `weight` (out, in) under `vb`.
+    fn load(vb: VarBuilder, inputs: usize, outputs: usize) -> Result<Product> {
+        Product::new(&vb.get((outputs, inputs), "weight")?)
+    }
+
+    /// `x · Wᵀ` for `x` (batch, tokens, in) → (batch, tokens, out).
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let (batch, tokens, inputs) = x.dims3()?;
+        x.reshape((batch * tokens, inputs))?
+            .matmul(&self.transposed)?
+            .reshape((batch, tokens, ()))
+    }
 }
 
 /// The three attention projections as one product `h → 3h` without bias,
 /// and their bias (3h), the query's weight and bias scaled by
 /// `1/√(h / heads)`.
-fn fused_qkv(attention: &VarBuilder, h: usize, heads: usize) -> Result<(Linear, Vec<f32>)> {
+fn fused_qkv(attention: &VarBuilder, h: usize, heads: usize) -> Result<(Product, Vec<f32>)> {
     let scale = 1.0 / ((h / heads) as f64).sqrt();
     let part = |name: &str, scale: f64| -> Result<(Tensor, Tensor)> {
         let linear = candle_nn::linear(h, h, attention.pp(name))?;
@@ -155,7 +180,7 @@ fn fused_qkv(attention: &VarBuilder, h: usize, heads: usize) -> Result<(Linear, 
     let (kw, kb) = part("self.key", 1.0)?;
     let (vw, vb) = part("self.value", 1.0)?;
     Ok((
-        Linear::new(Tensor::cat(&[qw, kw, vw], 0)?, None),
+        Product::new(&Tensor::cat(&[qw, kw, vw], 0)?)?,
         Tensor::cat(&[qb, kb, vb], 0)?
             .to_dtype(DType::F32)?
             .to_vec1::<f32>()?,
@@ -190,16 +215,16 @@ impl Bert {
                 Ok(Layer {
                     qkv,
                     qkv_bias,
-                    attention_out: product(a.pp("output.dense"), h, h)?,
+                    attention_out: Product::load(a.pp("output.dense"), h, h)?,
                     attention_norm: Norm::load(
                         a.pp("output.dense"),
                         a.pp("output.LayerNorm"),
                         h,
                         eps,
                     )?,
-                    up: product(l.pp("intermediate.dense"), h, inner)?,
+                    up: Product::load(l.pp("intermediate.dense"), h, inner)?,
                     up_bias,
-                    down: product(l.pp("output.dense"), inner, h)?,
+                    down: Product::load(l.pp("output.dense"), inner, h)?,
                     output_norm: Norm::load(
                         l.pp("output.dense"),
                         l.pp("output.LayerNorm"),
