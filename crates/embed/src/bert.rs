@@ -81,8 +81,8 @@ pub struct Bert {
 struct Layer {
     /// Query, key and value in one product (hidden → 3 · hidden), the
     /// query's rows pre-scaled by `1/√head_size` so the scores need no
-    /// division.
-    /// Without its bias, added by the attention ([`kernels::Attention`]).
+    /// division; its bias is added by the attention
+    /// ([`kernels::Attention`]).
     qkv: Product,
     qkv_bias: Vec<f32>,
     attention_out: Product,
@@ -111,13 +111,10 @@ struct Norm {
 impl Norm {
     /// The bias of `dense` and the layer norm `norm` (transformers' names).
     fn load(dense: VarBuilder, norm: VarBuilder, h: usize, eps: f64) -> Result<Norm> {
-        let read = |vb: &VarBuilder, name: &str| -> Result<Vec<f32>> {
-            vb.get(h, name)?.to_dtype(DType::F32)?.to_vec1::<f32>()
-        };
         Ok(Norm {
-            bias: read(&dense, "bias")?,
-            weight: read(&norm, "weight")?,
-            shift: read(&norm, "bias")?,
+            bias: values(&dense, "bias", h)?,
+            weight: values(&norm, "weight", h)?,
+            shift: values(&norm, "bias", h)?,
             eps: eps as f32,
         })
     }
@@ -166,15 +163,22 @@ impl Product {
     }
 }
 
+/// The `n` values of the vector `name` under `vb`, as f32.
+fn values(vb: &VarBuilder, name: &str, n: usize) -> Result<Vec<f32>> {
+    vb.get(n, name)?.to_dtype(DType::F32)?.to_vec1::<f32>()
+}
+
 /// The three attention projections as one product `h → 3h` without bias,
 /// and their bias (3h), the query's weight and bias scaled by
 /// `1/√(h / heads)`.
 fn fused_qkv(attention: &VarBuilder, h: usize, heads: usize) -> Result<(Product, Vec<f32>)> {
     let scale = 1.0 / ((h / heads) as f64).sqrt();
     let part = |name: &str, scale: f64| -> Result<(Tensor, Tensor)> {
-        let linear = candle_nn::linear(h, h, attention.pp(name))?;
-        let bias = linear.bias().expect("candle_nn::linear has a bias").clone();
-        Ok(((linear.weight() * scale)?, (bias * scale)?))
+        let vb = attention.pp(name);
+        Ok((
+            (vb.get((h, h), "weight")? * scale)?,
+            (vb.get(h, "bias")? * scale)?,
+        ))
     };
     let (qw, qb) = part("self.query", scale)?;
     let (kw, kb) = part("self.key", 1.0)?;
@@ -205,11 +209,7 @@ impl Bert {
                 let l = vb.pp(format!("encoder.layer.{i}"));
                 let a = l.pp("attention");
                 let inner = config.intermediate_size;
-                let up_bias = l
-                    .pp("intermediate.dense")
-                    .get(inner, "bias")?
-                    .to_dtype(DType::F32)?
-                    .to_vec1::<f32>()?;
+                let up_bias = values(&l.pp("intermediate.dense"), "bias", inner)?;
                 let (qkv, qkv_bias) = fused_qkv(&a, h, config.num_attention_heads)?;
                 let eps = config.layer_norm_eps;
                 Ok(Layer {
@@ -255,7 +255,9 @@ impl Bert {
 
     /// The last layer's hidden states (batch, tokens, hidden) of `ids` and
     /// `segments` (batch, tokens; `u32`), padding masked out by `mask`
-    /// (batch, tokens; 1 for a token, 0 for padding).
+    /// (batch, tokens; 1 for a token, 0 for padding). No token attends to
+    /// padding, and padding's own rows skip the attention, so their states
+    /// are not transformers' (poolers and heads read only tokens).
     pub fn forward(&self, ids: &Tensor, segments: &Tensor, mask: &Tensor) -> Result<Tensor> {
         let (_, tokens) = ids.dims2()?;
         let positions = Tensor::arange(0u32, tokens as u32, ids.device())?;
