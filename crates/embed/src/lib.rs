@@ -82,12 +82,14 @@ pub const NO_MODEL_HINT: &str = "no embedding model: running lexical-only; run \
      model_dir, GROUNDCITE_MODEL_DIR or --model-dir for semantic matching";
 
 /// At most this many texts go through the model at once.
-pub const MAX_BATCH_TEXTS: usize = 64;
+pub const MAX_BATCH_TEXTS: usize = 32;
 
-/// At most this many tokens, padding included, go through the model at once
-/// (bounds the attention scores' memory: about 50 MB for MiniLM's 12 heads
-/// at 256 tokens).
-pub const MAX_BATCH_TOKENS: usize = 4096;
+/// At most this many tokens, padding included, go through the model at once.
+/// Small enough that a batch's activations stay near the CPU's caches: on
+/// the texts an ingest of the handbook embeds, 32 texts / 2,048 tokens ran
+/// about 10% faster than 64 / 4,096, and 128 / 8,192 about 20% slower
+/// (`bench/src/bin/embed_texts.rs`, 2 cores).
+pub const MAX_BATCH_TOKENS: usize = 2048;
 
 const CONFIG: &str = "config.json";
 const TOKENIZER: &str = "tokenizer.json";
