@@ -41,9 +41,10 @@
 //! [`MAX_BATCH_TOKENS`] padded tokens), so little work goes to padding;
 //! candle spreads each matrix product over all cores (`RAYON_NUM_THREADS`
 //! caps them). The query, key and value products are one product; each
-//! text's attention runs in one pass on one thread (padding skipped), and
-//! the feed-forward activation in one pass with its bias, both compiled for
-//! the CPU's widest vectors at run time. A text's vector does not depend on
+//! text's attention runs in one pass on one thread (padding skipped), the
+//! feed-forward activation in one pass with its bias, and each block's
+//! bias, skip connection and layer norm in one pass, all compiled for the
+//! CPU's widest vectors at run time. A text's vector does not depend on
 //! the batch it is in beyond float rounding (about 1e-6).
 
 pub mod bert;
