@@ -242,7 +242,7 @@ impl CustomOp1 for Attention<'_> {
                 }
                 let text = Text {
                     qkv: &rows,
-                    keep,
+                    kept: (0..tokens).filter(|&j| keep[j]).collect(),
                     hidden,
                     head,
                 };
@@ -279,7 +279,9 @@ impl pulp::WithSimd for Heads<'_, '_> {
 /// One text's fused query/key/value rows (tokens, 3 · hidden).
 struct Text<'a> {
     qkv: &'a [f32],
-    keep: &'a [bool],
+    /// The tokens that are not padding, in order: the only keys attended
+    /// to and the only rows computed.
+    kept: Vec<usize>,
     hidden: usize,
     head: usize,
 }
@@ -298,7 +300,7 @@ impl Text<'_> {
     /// so they vectorise.
     #[inline(always)]
     fn attend(&self, h: usize, out: &mut [f32]) {
-        let kept: Vec<usize> = (0..self.keep.len()).filter(|&j| self.keep[j]).collect();
+        let kept = &self.kept;
         let n = kept.len();
         // keys_t[l * stride + j] = key j's l-th value, rows padded with
         // zeros to whole vectors of eight.
@@ -378,7 +380,7 @@ const QUERIES: usize = 4;
 /// in eight lanes), so each vectorises.
 #[inline(always)]
 fn softmax(row: &mut [f32]) {
-    let max = lanes(row, f32::NEG_INFINITY, f32::max);
+    let max = lanes(row, f32::NEG_INFINITY, |v| v, f32::max);
     row.iter_mut().for_each(|v| *v = exp(*v - max));
     let total = sum(row, |v| v);
     if total > 0.0 {
@@ -390,29 +392,31 @@ fn softmax(row: &mut [f32]) {
 /// The sum of `map` over `row`, in eight independent lanes.
 #[inline(always)]
 fn sum(row: &[f32], map: impl Fn(f32) -> f32) -> f32 {
-    let mut acc = [0.0f32; 8];
-    let chunks = row.chunks_exact(8);
-    let tail: f32 = chunks.remainder().iter().map(|&v| map(v)).sum();
-    for chunk in chunks {
-        for l in 0..8 {
-            acc[l] += map(chunk[l]);
-        }
-    }
-    acc.iter().sum::<f32>() + tail
+    lanes(row, 0.0, map, |a, b| a + b)
 }
 
-/// `row` folded by `f` in eight independent lanes, then the lanes folded.
+/// `map` of each value of `row` combined by `combine` in eight independent
+/// lanes (no value carried from element to element, so the loop
+/// vectorises), then the lanes combined, then the tail.
 #[inline(always)]
-fn lanes(row: &[f32], init: f32, f: impl Fn(f32, f32) -> f32) -> f32 {
+fn lanes(
+    row: &[f32],
+    init: f32,
+    map: impl Fn(f32) -> f32,
+    combine: impl Fn(f32, f32) -> f32,
+) -> f32 {
     let mut acc = [init; 8];
     let chunks = row.chunks_exact(8);
-    let tail = chunks.remainder().iter().fold(init, |a, &v| f(a, v));
+    let tail = chunks
+        .remainder()
+        .iter()
+        .fold(init, |a, &v| combine(a, map(v)));
     for chunk in chunks {
         for l in 0..8 {
-            acc[l] = f(acc[l], chunk[l]);
+            acc[l] = combine(acc[l], map(chunk[l]));
         }
     }
-    acc.iter().fold(tail, |a, &v| f(a, v))
+    combine(acc.iter().fold(init, |a, &v| combine(a, v)), tail)
 }
 
 /// `e^x` for `x ≤ 0` (a softmax's shifted scores): `2^n · p(r)` with
