@@ -92,7 +92,9 @@ impl Index {
     /// vectors when `with_model` (an ingest).
     fn open_for_ingest(&self, with_model: bool) -> PyResult<Box<dyn ChunkIndex>> {
         let embedder = if with_model {
-            groundcite_engine::load_embedder(&self.settings).map_err(errors::engine)?
+            groundcite_engine::load_embedder(&self.settings)
+                .map_err(errors::engine)?
+                .map(|e| groundcite_engine::index_embedder(&self.settings, &e))
         } else {
             None
         };

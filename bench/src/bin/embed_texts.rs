@@ -1,10 +1,11 @@
-//! The texts an ingest with the model embeds, and how fast groundcite's
-//! embedder goes through them: the Rust half of `bench/embed-side-by-side.sh`.
+//! The texts an ingest with the model embeds (with `unit_vectors =
+//! "separate"`, the default), and how fast groundcite's embedder goes
+//! through them: the Rust half of `bench/embed-side-by-side.sh`.
 //!
 //! ```sh
 //! # every chunk's embedded text and every answer unit's, one JSON string a line
 //! cargo run --release -p groundcite-bench --bin embed_texts -- dump PAGES_DIR TEXTS.jsonl
-//! # embeds them as ingest does (longest first, in batches); prints texts/s
+//! # embeds them (longest first, in batches); prints texts/s
 //! cargo run --release -p groundcite-bench --bin embed_texts -- run MODEL_DIR TEXTS.jsonl [VECTORS.f32]
 //! ```
 //!
@@ -15,7 +16,7 @@
 use std::io::Write;
 use std::time::Instant;
 
-use groundcite_index::vectors::{embed_all, embedding_text};
+use groundcite_index::vectors::embedding_text;
 use groundcite_index::{ChunkIndex, Index, IngestOptions};
 
 fn main() -> anyhow::Result<()> {
@@ -59,7 +60,7 @@ fn dump(pages: &str, out: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Embeds every text of `texts` as ingest does and prints the throughput.
+/// Embeds every text of `texts` and prints the throughput.
 fn run(model: &str, texts: &str, vectors: Option<&str>) -> anyhow::Result<()> {
     let lines: Vec<String> = std::fs::read_to_string(texts)?
         .lines()
@@ -69,7 +70,8 @@ fn run(model: &str, texts: &str, vectors: Option<&str>) -> anyhow::Result<()> {
     let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
     let embedder = groundcite_embed::Embedder::load(model)?;
     let started = Instant::now();
-    let (rows, dim) = embed_all(&embedder, &refs, 0, &mut |_, _| {}).map_err(anyhow::Error::msg)?;
+    let embedded = embedder.embed(&refs)?;
+    let (rows, dim) = (embedded.as_flat(), embedded.dim());
     let secs = started.elapsed().as_secs_f64();
     println!(
         "groundcite (candle, {} threads): {} texts in {secs:.1} s, {:.1} texts/s",

@@ -66,7 +66,8 @@ pub fn run_ingest(common: &CommonArgs, args: IngestArgs) -> Result<ExitCode> {
     if args.base_url.is_some() {
         opts.base_url = args.base_url;
     }
-    let embedder = groundcite_engine::load_embedder(&settings)?;
+    let embedder = groundcite_engine::load_embedder(&settings)?
+        .map(|e| groundcite_engine::index_embedder(&settings, &e));
     let mut index = open_chunk_index(&settings.index, embedder.clone())?;
     let started = std::time::Instant::now();
     let bar = std::io::stderr().is_terminal().then(|| {
@@ -178,7 +179,7 @@ pub fn run_ingest(common: &CommonArgs, args: IngestArgs) -> Result<ExitCode> {
 /// With a model, either backend computes chunk vectors.
 fn open_chunk_index(
     location: &std::path::Path,
-    embedder: Option<std::sync::Arc<groundcite_embed::Embedder>>,
+    embedder: Option<std::sync::Arc<dyn groundcite_index::vectors::ChunkEmbedder>>,
 ) -> Result<Box<dyn ChunkIndex>> {
     let text = location.to_string_lossy();
     if groundcite_pg::is_postgres_url(&text) {

@@ -6,6 +6,8 @@
 //! and the extractive generator read the same units at ask time, so the
 //! vectors stored for a chunk line up with the units of that chunk.
 
+use std::ops::Range;
+
 use crate::sentence::{SentenceKind, segment};
 
 /// What a unit is.
@@ -38,6 +40,13 @@ pub struct AnswerUnit {
     /// What is embedded: the text; for a list item, after its lead-in;
     /// for a table row, after the passage's section label.
     pub embedded: String,
+    /// Where `embedded` is read from in the passage's text, as byte spans
+    /// in order: the sentence; for a list item, its lead-in (when it has
+    /// one) and the item; for a table row, the table's header row and the
+    /// row (the section label, which is not in the text, is the caller's
+    /// to add). An embedder that encodes the whole passage pools a unit's
+    /// vector from the tokens of these spans.
+    pub spans: Vec<Range<usize>>,
 }
 
 /// The answer units of passages given as `(section, text)`, passage `k`
@@ -47,10 +56,11 @@ pub struct AnswerUnit {
 pub fn units(passages: &[(&str, &str)]) -> Vec<AnswerUnit> {
     let mut out: Vec<AnswerUnit> = Vec::new();
     for (k, (section, text)) in passages.iter().enumerate() {
-        let mut header: Option<Vec<String>> = None;
+        let mut header: Option<(Vec<String>, Range<usize>)> = None;
         let mut lead_in: Option<usize> = None;
         for s in segment(text) {
             let raw = s.text(text);
+            let span = s.start..s.end;
             let is_row =
                 s.kind == SentenceKind::TableRow || (raw.contains(" | ") && !raw.contains('\n'));
             if s.kind == SentenceKind::Heading {
@@ -65,8 +75,8 @@ pub fn units(passages: &[(&str, &str)]) -> Vec<AnswerUnit> {
                 {
                     continue; // the |---|---| separator
                 }
-                let Some(h) = &header else {
-                    header = Some(cells);
+                let Some((h, header_span)) = &header else {
+                    header = Some((cells, span));
                     continue;
                 };
                 let row = table_row(h, &cells);
@@ -86,6 +96,7 @@ pub fn units(passages: &[(&str, &str)]) -> Vec<AnswerUnit> {
                     embedded,
                     text: row,
                     kind: UnitKind::TableRow,
+                    spans: vec![header_span.clone(), span],
                 });
                 continue;
             }
@@ -95,15 +106,19 @@ pub fn units(passages: &[(&str, &str)]) -> Vec<AnswerUnit> {
                 continue;
             }
             if s.kind == SentenceKind::ListItem {
-                let embedded = match lead_in {
-                    Some(i) => format!("{} {clean}", out[i].text),
-                    None => clean.clone(),
+                let (embedded, spans) = match lead_in {
+                    Some(i) => (
+                        format!("{} {clean}", out[i].text),
+                        vec![out[i].spans[0].clone(), span],
+                    ),
+                    None => (clean.clone(), vec![span]),
                 };
                 out.push(AnswerUnit {
                     passage: k + 1,
                     text: clean,
                     kind: UnitKind::ListItem { lead_in },
                     embedded,
+                    spans,
                 });
                 continue;
             }
@@ -118,6 +133,7 @@ pub fn units(passages: &[(&str, &str)]) -> Vec<AnswerUnit> {
                 embedded: clean.clone(),
                 text: clean,
                 kind: UnitKind::Prose,
+                spans: vec![span],
             });
         }
     }

@@ -55,6 +55,20 @@ proptest! {
     }
 
     #[test]
+    fn answer_unit_spans_slice_back_in_order(text in answerish()) {
+        for u in groundcite_core::unit::units(&[("Section", &text)]) {
+            prop_assert!(!u.spans.is_empty());
+            let mut last_end = 0;
+            for s in &u.spans {
+                prop_assert!(s.start < s.end && s.end <= text.len());
+                prop_assert!(text.is_char_boundary(s.start) && text.is_char_boundary(s.end));
+                prop_assert!(s.start >= last_end, "spans out of order");
+                last_end = s.end;
+            }
+        }
+    }
+
+    #[test]
     fn marker_spans_slice_back(text in answerish()) {
         let m = Markers::parse(&text);
         for mk in &m.markers {

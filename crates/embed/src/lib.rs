@@ -52,6 +52,7 @@ mod error;
 mod folder;
 mod judges;
 mod kernels;
+mod parts;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -68,6 +69,7 @@ pub use folder::{Pipeline, Pooling};
 pub use judges::{
     JUDGES_DIR_ENV, JUDGES_MANIFEST, JUDGES_WEIGHTS, Judges, RELEASED_JUDGES_DIR, SUPPORT_LABELS,
 };
+pub use parts::{Part, PartVectors};
 
 /// The environment variable naming the model folder.
 pub const MODEL_DIR_ENV: &str = "GROUNDCITE_MODEL_DIR";
@@ -365,6 +367,27 @@ fn forward_in_batches(
     head: impl Fn(&Tensor, &Tensor) -> candle_core::Result<Tensor>,
 ) -> Result<Vec<f32>> {
     let mut out = vec![0.0f32; encodings.len() * width];
+    for_each_batch(model, device, pad_id, encodings, |hidden, mask, batch| {
+        let rows = head(hidden, mask)?.flatten_all()?.to_vec1::<f32>()?;
+        for (row, &i) in rows.chunks_exact(width).zip(batch) {
+            out[i * width..(i + 1) * width].copy_from_slice(row);
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Runs `encodings` through `model` in batches of similar lengths (see
+/// [`forward_in_batches`]) and hands each batch's hidden states (texts,
+/// tokens, dim), attention mask (texts, tokens) and the indices of its
+/// encodings, in the batch's order, to `each`.
+fn for_each_batch(
+    model: &Bert,
+    device: &Device,
+    pad_id: u32,
+    encodings: &[tokenizers::Encoding],
+    mut each: impl FnMut(&Tensor, &Tensor, &[usize]) -> candle_core::Result<()>,
+) -> Result<()> {
     let mut order: Vec<usize> = (0..encodings.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(encodings[i].len()));
     let mut start = 0;
@@ -387,13 +410,10 @@ fn forward_in_batches(
         let type_ids = Tensor::from_vec(type_ids, (count, tokens), device)?;
         let mask = Tensor::from_vec(mask, (count, tokens), device)?;
         let hidden = model.forward(&ids, &type_ids, &mask)?;
-        let rows = head(&hidden, &mask)?.flatten_all()?.to_vec1::<f32>()?;
-        for (row, &i) in rows.chunks_exact(width).zip(batch) {
-            out[i * width..(i + 1) * width].copy_from_slice(row);
-        }
+        each(&hidden, &mask, batch)?;
         start += count;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// sentence-transformers' pooling of `hidden` (texts, tokens, dim) under

@@ -633,3 +633,92 @@ fn an_embedder_is_shared_across_threads() {
         }
     });
 }
+
+/// The byte span of `word`'s `nth` occurrence in `text`.
+fn span_of(text: &str, word: &str, nth: usize) -> std::ops::Range<usize> {
+    let start = text.match_indices(word).nth(nth).unwrap().0;
+    start..start + word.len()
+}
+
+#[test]
+fn parts_are_pooled_from_their_texts_own_pass() {
+    let (_temp, dir) = tiny_model();
+    let embedder = Embedder::load(&dir).unwrap();
+    let texts = ["the cat sat . the dog ran", "a dog ran far away"];
+    let first = span_of(texts[0], "the cat sat", 0);
+    let second = span_of(texts[0], "the dog ran", 0);
+    let other = span_of(texts[1], "dog ran", 0);
+    let both = [first.clone(), second.clone()];
+    let parts = [
+        (0, std::slice::from_ref(&first), "the cat sat"),
+        (0, std::slice::from_ref(&second), "the dog ran"),
+        (1, std::slice::from_ref(&other), "dog ran"),
+        (0, &both[..], "the cat sat the dog ran"),
+    ];
+    let vectors = embedder.embed_parts(&texts, &parts).unwrap();
+    // The texts' own vectors are exactly those of `embed`.
+    let plain = embedder.embed(&texts).unwrap();
+    assert_eq!(vectors.texts, plain);
+    assert_eq!(vectors.parts.len(), parts.len());
+    for (p, row) in vectors.parts.rows().enumerate() {
+        assert!((norm(row) - 1.0).abs() < 1e-5, "part {p} is normalised");
+        // Read in context, not alone.
+        let alone = embedder.embed_one(parts[p].2).unwrap();
+        assert!(max_difference(row, &alone) > 1e-3, "part {p}");
+    }
+    // Each part pools its own tokens; two spans pool the tokens of both.
+    let rows: Vec<&[f32]> = vectors.parts.rows().collect();
+    assert!(max_difference(rows[0], rows[1]) > 1e-3);
+    assert!(max_difference(rows[3], rows[0]) > 1e-3);
+    assert!(max_difference(rows[3], rows[1]) > 1e-3);
+    // A part's vector does not depend on the other texts of the call.
+    let single = embedder
+        .embed_parts(&texts[..1], &[(0, std::slice::from_ref(&second), "")])
+        .unwrap();
+    assert!(max_difference(single.parts.row(0), rows[1]) < 1e-5);
+}
+
+#[test]
+fn a_part_the_model_cannot_pool_is_embedded_on_its_own() {
+    let (_temp, dir) = tiny_model();
+    let embedder = Embedder::load(&dir).unwrap();
+    // Twelve words: the last two are cut at MAX_SEQ_LENGTH (ten words plus
+    // [CLS] and [SEP]).
+    let text = "the cat sat on the mat and then the dog ran far";
+    let cut = span_of(text, "ran far", 0);
+    let kept = span_of(text, "the dog", 0);
+    let empty = 4..4;
+    let parts = [
+        (0, std::slice::from_ref(&cut), "ran far"),
+        (0, std::slice::from_ref(&kept), "the dog"),
+        (0, std::slice::from_ref(&empty), "cat"),
+    ];
+    let vectors = embedder.embed_parts(&[text], &parts).unwrap();
+    let alone = |t: &str| embedder.embed_one(t).unwrap();
+    assert!(max_difference(vectors.parts.row(0), &alone("ran far")) < 1e-6);
+    assert!(max_difference(vectors.parts.row(1), &alone("the dog")) > 1e-3);
+    assert!(max_difference(vectors.parts.row(2), &alone("cat")) < 1e-6);
+
+    // A model that pools its [CLS] token has no per-token vectors to pool.
+    write_json(&dir.join("1_Pooling/config.json"), &pooling("cls_token"));
+    let cls = Embedder::load(&dir).unwrap();
+    let vectors = cls.embed_parts(&[text], &parts[1..2]).unwrap();
+    assert!(max_difference(vectors.parts.row(0), &cls.embed_one("the dog").unwrap()) < 1e-6);
+}
+
+#[test]
+fn a_part_outside_its_text_is_an_error() {
+    let (_temp, dir) = tiny_model();
+    let embedder = Embedder::load(&dir).unwrap();
+    let beyond = 3..40;
+    let err = embedder
+        .embed_parts(&["the cat"], &[(0, std::slice::from_ref(&beyond), "cat")])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("3..40") && err.contains("7 bytes"), "{err}");
+    let err = embedder
+        .embed_parts(&["the cat"], &[(1, std::slice::from_ref(&(0..3)), "the")])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("text 1, of 1 texts"), "{err}");
+}

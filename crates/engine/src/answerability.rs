@@ -35,8 +35,8 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 pub use groundcite_core::unit::{AnswerUnit, UnitKind, units};
-use groundcite_embed::{Embedder, Judges, cosine};
-use groundcite_index::vectors::UnitVectors;
+use groundcite_embed::{Embedder, Judges, Part, cosine};
+use groundcite_index::vectors::{ChunkTexts, UnitVectorScheme, UnitVectors};
 use groundcite_text::quantity::{self, Quantity, Unit as QuantityUnit};
 use serde::{Deserialize, Serialize};
 
@@ -417,6 +417,8 @@ type MemoEntry = (String, Arc<Judgement>);
 pub struct Answerability {
     embedder: Arc<Embedder>,
     judges: Option<Arc<Judges>>,
+    /// How units without stored vectors are embedded: as the index's were.
+    unit_vectors: UnitVectorScheme,
     /// The thresholds (`[answerability]` in groundcite.toml).
     pub config: AnswerabilityConfig,
     memo: Mutex<VecDeque<MemoEntry>>,
@@ -441,6 +443,7 @@ impl Answerability {
         Answerability {
             embedder,
             judges: None,
+            unit_vectors: UnitVectorScheme::default(),
             config,
             memo: Mutex::new(VecDeque::new()),
         }
@@ -450,6 +453,14 @@ impl Answerability {
     /// (`scorer = "trained"`), under `config.trained`'s thresholds.
     pub fn with_judges(mut self, judges: Arc<Judges>) -> Answerability {
         self.judges = Some(judges);
+        self
+    }
+
+    /// The same path embedding the units of passages without stored
+    /// vectors under `scheme`, the index's (`unit_vectors` in the
+    /// configuration), so every unit is scored on one scale.
+    pub fn with_unit_vectors(mut self, scheme: UnitVectorScheme) -> Answerability {
+        self.unit_vectors = scheme;
         self
     }
 
@@ -540,31 +551,73 @@ impl Answerability {
             }
             start = end;
         }
-        let mut texts: Vec<&str> = vec![question];
-        texts.extend(
-            units
-                .iter()
-                .zip(&stored)
-                .filter(|(_, v)| v.is_none())
-                .map(|(u, _)| u.embedded.as_str()),
-        );
-        let vectors = self
-            .embedder
-            .embed(&texts)
-            .map_err(|e| format!("embedding model: {e}"))?;
-        let q = vectors.row(0);
-        let mut fresh = 1..vectors.len();
+        let (q, fresh) = match self.unit_vectors {
+            UnitVectorScheme::Separate => {
+                let mut texts: Vec<&str> = vec![question];
+                texts.extend(
+                    units
+                        .iter()
+                        .zip(&stored)
+                        .filter(|(_, v)| v.is_none())
+                        .map(|(u, _)| u.embedded.as_str()),
+                );
+                let vectors = self
+                    .embedder
+                    .embed(&texts)
+                    .map_err(|e| format!("embedding model: {e}"))?;
+                (
+                    vectors.row(0).to_vec(),
+                    vectors.rows().skip(1).map(<[f32]>::to_vec).collect(),
+                )
+            }
+            UnitVectorScheme::Pooled => self.pooled(question, passages, &units, &stored)?,
+        };
+        let mut fresh = fresh.iter();
         let similarity: Vec<f32> = stored
             .iter()
             .map(|v| match v {
-                Some(v) => cosine(q, v),
-                None => cosine(
-                    q,
-                    vectors.row(fresh.next().expect("one row per unit embedded")),
-                ),
+                Some(v) => cosine(&q, v),
+                None => cosine(&q, fresh.next().expect("one row per unit embedded")),
             })
             .collect();
         Ok(self.remember(key, question, units, similarity))
+    }
+
+    /// The question's vector, and those of the units without a stored one
+    /// (`stored[i]` `None`), in unit order: each passage holding such
+    /// units through the model once, its units pooled from that pass as a
+    /// [`UnitVectorScheme::Pooled`] ingest does.
+    fn pooled(
+        &self,
+        question: &str,
+        passages: &[(&str, &str)],
+        units: &[AnswerUnit],
+        stored: &[Option<&[f32]>],
+    ) -> Result<(Vec<f32>, Vec<Vec<f32>>), JudgeError> {
+        let fresh: Vec<ChunkTexts> = (1..=passages.len())
+            .filter(|&k| {
+                units
+                    .iter()
+                    .zip(stored)
+                    .any(|(u, v)| u.passage == k && v.is_none())
+            })
+            .map(|k| ChunkTexts::of(passages[k - 1].0, passages[k - 1].1))
+            .collect();
+        let mut texts: Vec<&str> = vec![question];
+        texts.extend(fresh.iter().map(|c| c.text.as_str()));
+        let parts: Vec<Part<'_>> = fresh
+            .iter()
+            .enumerate()
+            .flat_map(|(i, c)| c.parts(i + 1))
+            .collect();
+        let vectors = self
+            .embedder
+            .embed_parts(&texts, &parts)
+            .map_err(|e| format!("embedding model: {e}"))?;
+        Ok((
+            vectors.texts.row(0).to_vec(),
+            vectors.parts.rows().map(<[f32]>::to_vec).collect(),
+        ))
     }
 
     /// The judgement of `units` scored `similarity`, remembered under `key`.

@@ -38,7 +38,7 @@ pub use checker::{Checker, PromptOutput, PromptPassage};
 pub use extractive::{ExtractiveConfig, ExtractiveGenerator};
 pub use groundcite_index::Retriever;
 pub use judge::{GeneratorJudge, JudgeBackend, JudgeSettings};
-pub use pipeline::{Engine, JUDGES_HINT, Judged, load_embedder, load_judges};
+pub use pipeline::{Engine, JUDGES_HINT, Judged, index_embedder, load_embedder, load_judges};
 pub use settings::{
     ConfigEntry, Configured, ContractRole, DEFAULT_MODEL_DIR, DEMO_HANDOFF, GeneratorKind, Origin,
     Override, PageSettings, Settings,

@@ -12,7 +12,7 @@ use groundcite_core::stream::HoldBack;
 use groundcite_core::structured::{self, StreamRenderer};
 use groundcite_core::{Passage, Report, gate, prompt, refusal};
 use groundcite_embed::{Embedder, Judges};
-use groundcite_index::vectors::UnitVectors;
+use groundcite_index::vectors::{ChunkEmbedder, UnitVectors};
 use groundcite_index::{Hit, Retriever};
 use groundcite_llm::{
     ChatMessage, ChatRequest, Document, Generation, Generator, LlmError, StreamEvent,
@@ -126,7 +126,8 @@ impl Engine {
             _ => inner.checker.clone(),
         };
         let answerability =
-            Answerability::new(Arc::clone(&embedder), inner.settings.answerability.clone());
+            Answerability::new(Arc::clone(&embedder), inner.settings.answerability.clone())
+                .with_unit_vectors(inner.settings.unit_vectors);
         let answerability = Arc::new(match judges {
             Some(judges) => answerability.with_judges(judges),
             None => answerability,
@@ -185,7 +186,7 @@ impl Engine {
                     .map_err(|e| EngineError::Index(e.to_string()))?;
                 if let Some(embedder) = &embedder {
                     index
-                        .check_vectors(embedder.model_id())
+                        .check_vectors(index_embedder(&settings, embedder).model_id())
                         .map_err(|e| EngineError::Index(e.to_string()))?;
                 }
                 Arc::new(index)
@@ -772,8 +773,9 @@ fn open_index(
         )));
     }
     let mut index = groundcite_index::Index::open_or_create(path)?;
-    if let Some(embedder) = embedder {
-        index.set_embedder(embedder.clone());
+    let embedder = embedder.map(|e| index_embedder(settings, e));
+    if let Some(embedder) = &embedder {
+        index.set_embedder(Arc::clone(embedder));
     }
     let ingest_demo = |index: &mut groundcite_index::Index| {
         groundcite_index::ChunkIndex::ingest_documents(
@@ -789,7 +791,7 @@ fn open_index(
     }
     // The demo index, made before the model was fetched: it holds only the
     // embedded corpus, so it is embedded now rather than refused.
-    if let Some(embedder) = embedder
+    if let Some(embedder) = &embedder
         && is_default
         && settings.demo_on_first_use
         && index.check_vectors(embedder.model_id()).is_err()
@@ -837,6 +839,13 @@ pub fn load_embedder(settings: &Settings) -> Result<Option<Arc<Embedder>>, Engin
     Embedder::load(dir)
         .map(|e| Some(Arc::new(e)))
         .map_err(|e| EngineError::Config(format!("model_dir: {e}")))
+}
+
+/// The embedder an index is built and read with: `embedder` under the
+/// configured `unit_vectors` scheme (whose model id the index's vectors
+/// must carry).
+pub fn index_embedder(settings: &Settings, embedder: &Arc<Embedder>) -> Arc<dyn ChunkEmbedder> {
+    groundcite_index::vectors::chunk_embedder(Arc::clone(embedder), settings.unit_vectors)
 }
 
 /// What to do when the trained judges are wanted but not configured.

@@ -196,6 +196,14 @@ pub struct Settings {
     /// `$GROUNDCITE_JUDGES_DIR`, else none. A configured folder that is
     /// missing or broken is an error.
     pub judges_dir: Option<PathBuf>,
+    /// How an ingest with a model computes the answer units' vectors:
+    /// `separate` (the default: each unit embedded on its own, the
+    /// extractive answer's best sentence choice) or `pooled` (each unit
+    /// pooled from its chunk's own pass: about half the ingest time,
+    /// retrieval about the same, a weaker sentence choice; BENCHMARKS.md).
+    /// An index is read with the scheme it was built with: changing it
+    /// means ingesting again.
+    pub unit_vectors: groundcite_index::vectors::UnitVectorScheme,
     /// The audit log's per-record cap and retention (`[audit]`:
     /// `max_age_days`, `max_bytes`, `max_record_bytes`).
     pub audit: groundcite_audit::AuditPolicy,
@@ -234,6 +242,7 @@ impl Default for Settings {
             contract_role: ContractRole::System,
             model_dir: None,
             judges_dir: None,
+            unit_vectors: groundcite_index::vectors::UnitVectorScheme::default(),
             audit: groundcite_audit::AuditPolicy::default(),
             check: CheckConfig::default(),
             extractive: ExtractiveConfig::default(),

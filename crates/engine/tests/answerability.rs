@@ -13,7 +13,9 @@ use groundcite_engine::{
     AnswerabilityConfig, AnswersQuestion, AskOptions, AskResult, Engine, ExtractiveGenerator,
     NO_DIRECT_ANSWER, RefusalReason, Relevance, Retriever, Settings,
 };
-use groundcite_index::vectors::UnitVectors;
+use groundcite_index::vectors::{
+    ChunkTexts, UnitVectorScheme, UnitVectors, chunk_embedder, embed_chunks,
+};
 use groundcite_index::{Chunk, Hit};
 use groundcite_llm::{Generator, ScriptedGenerator};
 
@@ -285,6 +287,49 @@ fn unit_vectors_from_ingest_are_reused_when_they_line_up() {
     for (a, b) in judged.similarity.iter().zip(&embedded.similarity) {
         assert!((a - b).abs() < 1e-4, "{a} vs {b}");
     }
+}
+
+#[test]
+fn pooled_units_score_alike_from_an_ingest_and_from_the_passage_alone() {
+    let Some(dir) = model_dir() else { return };
+    let embedder = Arc::new(Embedder::load(&dir).unwrap());
+    let pooled = || {
+        Answerability::new(Arc::clone(&embedder), AnswerabilityConfig::default())
+            .with_unit_vectors(UnitVectorScheme::Pooled)
+    };
+    let passages = [EXPENSES, LAPTOP];
+    let question = "How long until I get my money back for a claim?";
+    // What an ingest under `unit_vectors = "pooled"` stores for each passage.
+    let ingest = chunk_embedder(Arc::clone(&embedder), UnitVectorScheme::Pooled);
+    let stored: Vec<UnitVectors> = passages
+        .iter()
+        .map(|&(section, text)| {
+            let chunk = ChunkTexts::of(section, text);
+            let chunk = [&chunk];
+            let (_, data, dim) = embed_chunks(ingest.as_ref(), &chunk, 0, &mut |_, _| {}).unwrap();
+            UnitVectors { dim, data }
+        })
+        .collect();
+    let from_passages = pooled().judge(question, &passages).unwrap();
+    let from_ingest = pooled()
+        .judge_with(question, &passages, &[Some(&stored[0]), Some(&stored[1])])
+        .unwrap();
+    for (a, b) in from_ingest.similarity.iter().zip(&from_passages.similarity) {
+        assert!((a - b).abs() < 1e-4, "{a} vs {b}");
+    }
+    // Pooled in their passage's context, the units score otherwise than
+    // embedded alone.
+    let separate = Answerability::new(Arc::clone(&embedder), AnswerabilityConfig::default())
+        .judge(question, &passages)
+        .unwrap();
+    assert_eq!(separate.units, from_passages.units);
+    assert!(
+        separate
+            .similarity
+            .iter()
+            .zip(&from_passages.similarity)
+            .any(|(a, b)| (a - b).abs() > 1e-2)
+    );
 }
 
 /// [`Fixed`], with the unit vectors an index would store for each hit.

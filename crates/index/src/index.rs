@@ -20,7 +20,7 @@ use crate::fusion;
 use crate::ingest::IngestOptions;
 use crate::query::STOP_WORDS;
 use crate::source::{self, Plan};
-use crate::vectors::{ChunkEmbedder, FileVectors, VectorStore, embed_all, embedding_text};
+use crate::vectors::{ChunkEmbedder, ChunkTexts, FileVectors, VectorStore, embed_chunks};
 use crate::{Chunk, Error, IngestSummary, Progress, Result};
 
 mod search;
@@ -261,10 +261,7 @@ impl Index {
         let had = if self.vectors.model_id.is_empty() || self.vectors.is_empty() {
             "it was ingested without an embedding model".to_string()
         } else if self.vectors.model_id != model_id {
-            format!(
-                "its vectors are of another model ({})",
-                self.vectors.model_id
-            )
+            crate::vectors::mismatch(&self.vectors.model_id, model_id)
         } else {
             format!(
                 "{missing} of {} files have no vectors",
@@ -397,33 +394,28 @@ impl Index {
         let Some(embedder) = &self.embedder else {
             return Ok(store);
         };
-        let texts: Vec<&str> = pending
-            .iter()
-            .flat_map(|f| f.texts.iter().map(String::as_str))
-            .collect();
-        let (mut data, dim) =
-            embed_all(embedder.as_ref(), &texts, store.dim, &mut |done, total| {
+        let chunks: Vec<&ChunkTexts> = pending.iter().flat_map(|f| &f.chunks).collect();
+        let (mut data, mut units, dim) =
+            embed_chunks(embedder.as_ref(), &chunks, store.dim, &mut |done, total| {
                 progress(Progress::Embedding { done, total })
             })
             .map_err(Error::Embedding)?;
-        drop(texts);
+        drop(chunks);
         store.dim = dim;
         // Each file's rows are moved out from the end, and the rows left
         // shrunk to fit, so the run holds its vectors once, not twice (a
         // million chunks' rows are 9.8 GB): shrinking a large allocation
         // returns its tail to the system.
-        let mut end = data.len();
         for file in pending.into_iter().rev() {
             summary.embedded += file.ids.len();
-            let start = end - file.texts.len() * dim;
-            let split = start + file.ids.len() * dim;
-            let unit_data = data[split..end].to_vec();
-            let chunk_data = data[start..split].to_vec();
-            data.truncate(start);
-            if data.capacity() - data.len() >= SHRINK_BYTES / 4 {
-                data.shrink_to_fit();
+            let unit_count: usize = file.unit_counts.iter().map(|&n| n as usize).sum();
+            let chunk_data = data.split_off(data.len() - file.ids.len() * dim);
+            let unit_data = units.split_off(units.len() - unit_count * dim);
+            for rows in [&mut data, &mut units] {
+                if rows.capacity() - rows.len() >= SHRINK_BYTES / 4 {
+                    rows.shrink_to_fit();
+                }
             }
-            end = start;
             store.insert_file(
                 file.key,
                 FileVectors {
@@ -507,25 +499,24 @@ struct PendingFile {
     ids: Vec<String>,
     /// How many answer units each chunk has.
     unit_counts: Vec<u32>,
-    /// What is embedded: each chunk's [`embedding_text`], then the
-    /// embedded text of every answer unit, chunk after chunk.
-    texts: Vec<String>,
+    /// What is embedded for each chunk.
+    chunks: Vec<ChunkTexts>,
 }
 
 impl PendingFile {
     fn new(key: &str, chunks: &[Chunk]) -> PendingFile {
-        let mut texts: Vec<String> = chunks.iter().map(embedding_text).collect();
-        let mut unit_counts = Vec::with_capacity(chunks.len());
-        for c in chunks {
-            let units = groundcite_core::unit::units(&[(c.section.as_str(), c.text.as_str())]);
-            unit_counts.push(u32::try_from(units.len()).unwrap_or(u32::MAX));
-            texts.extend(units.into_iter().map(|u| u.embedded));
-        }
+        let texts: Vec<ChunkTexts> = chunks
+            .iter()
+            .map(|c| ChunkTexts::of(&c.section, &c.text))
+            .collect();
         PendingFile {
             key: key.to_string(),
             ids: chunks.iter().map(|c| c.id.clone()).collect(),
-            unit_counts,
-            texts,
+            unit_counts: texts
+                .iter()
+                .map(|t| u32::try_from(t.units.len()).unwrap_or(u32::MAX))
+                .collect(),
+            chunks: texts,
         }
     }
 }

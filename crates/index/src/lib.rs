@@ -477,12 +477,12 @@ pub enum Progress {
         /// Files this run reads.
         total: usize,
     },
-    /// Texts embedded so far (chunk texts and their answer units), of
-    /// `total` to embed this run.
+    /// Chunks embedded so far (each with its answer units), of `total`
+    /// to embed this run.
     Embedding {
-        /// Texts embedded so far.
+        /// Chunks embedded so far.
         done: usize,
-        /// Texts to embed this run.
+        /// Chunks to embed this run.
         total: usize,
     },
     /// Building the approximate index over `chunks` chunk vectors (an

@@ -87,8 +87,8 @@ fn vectors_are_incremental_per_file_and_survive_reopening() {
         s.embedded
     );
     assert!(events.contains(&Progress::Embedding {
-        done: texts,
-        total: texts
+        done: s.embedded,
+        total: s.embedded
     }));
     let store = index.vectors();
     for chunk in index.all_chunks().unwrap() {
@@ -564,4 +564,48 @@ fn a_large_index_searches_through_its_approximate_index_and_keeps_it_current() {
     ingest(&mut index, &root);
     assert_eq!(index.vectors().len(), 20);
     assert!(!index.vectors().has_ann());
+}
+
+#[test]
+fn each_answer_unit_is_a_part_of_its_chunks_embedding_text() {
+    use groundcite_index::vectors::ChunkTexts;
+    let section = "Leave › Carry-over";
+    let text = "## Carry-over\n\nYou can carry over:\n\n- up to 5 days\n- unused sick leave\n\n\
+                | Grade | Days |\n|---|---|\n| A | 30 |\n\nAsk your manager before the end of March.";
+    let chunk = ChunkTexts::of(section, text);
+    assert_eq!(chunk.text, format!("{section}\n{text}"));
+    let read = |spans: &[std::ops::Range<usize>]| {
+        spans
+            .iter()
+            .map(|s| &chunk.text[s.clone()])
+            .collect::<Vec<_>>()
+    };
+    let units: Vec<(Vec<&str>, &str)> = chunk
+        .units
+        .iter()
+        .map(|(spans, own)| (read(spans), own.as_str()))
+        .collect();
+    assert_eq!(
+        units,
+        [
+            (vec!["You can carry over:"], "You can carry over:"),
+            (
+                vec!["You can carry over:", "up to 5 days"],
+                "You can carry over: up to 5 days"
+            ),
+            (
+                vec!["You can carry over:", "unused sick leave"],
+                "You can carry over: unused sick leave"
+            ),
+            // A table row: the section label, the header row and the row.
+            (
+                vec![section, "| Grade | Days |", "| A | 30 |"],
+                "Leave › Carry-over: Grade: A; Days: 30."
+            ),
+            (
+                vec!["Ask your manager before the end of March."],
+                "Ask your manager before the end of March."
+            ),
+        ]
+    );
 }

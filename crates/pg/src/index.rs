@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use groundcite_index::score::idf;
 use groundcite_index::source::{self, Plan, Source};
-use groundcite_index::vectors::{embed_all, embedding_text};
+use groundcite_index::vectors::{ChunkTexts, embed_chunks};
 use groundcite_index::{
     Chunk, ChunkEmbedder, ChunkIndex, Hit, IngestOptions, IngestSummary, Progress, Retriever,
     query_words,
@@ -259,7 +259,7 @@ impl PgIndex {
             return Ok(());
         }
         let had = if let Some(other) = &status.other_model {
-            format!("its vectors are of another model ({other})")
+            groundcite_index::vectors::mismatch(other, model_id)
         } else if status.vectors == 0 {
             "it was ingested without an embedding model".to_string()
         } else {
@@ -439,7 +439,7 @@ impl PgIndex {
 
 impl PgIndex {
     /// Computes and stores the vectors of the chunks written this run and
-    /// of their answer units (`vectors::embed_all`), in the run's
+    /// of their answer units (`vectors::embed_chunks`), in the run's
     /// transaction.
     fn embed(
         &self,
@@ -449,47 +449,33 @@ impl PgIndex {
         summary: &mut IngestSummary,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(), Error> {
-        // Every text with its chunk and its place: 0 the chunk's own, then
-        // its units from 1.
-        let texts: Vec<(i64, usize, &str)> = pending
-            .iter()
-            .flat_map(|p| {
-                p.texts
-                    .iter()
-                    .enumerate()
-                    .map(|(i, t)| (p.seq, i, t.as_str()))
+        let chunks: Vec<&ChunkTexts> = pending.iter().map(|p| &p.texts).collect();
+        let (chunk_rows, unit_rows, dim) =
+            embed_chunks(embedder, &chunks, 0, &mut |done, total| {
+                progress(Progress::Embedding { done, total })
             })
-            .collect();
-        let strs: Vec<&str> = texts.iter().map(|t| t.2).collect();
-        let (data, dim) = embed_all(embedder, &strs, 0, &mut |done, total| {
-            progress(Progress::Embedding { done, total })
-        })
-        .map_err(Error::Embedding)?;
-        if texts.is_empty() {
+            .map_err(Error::Embedding)?;
+        if pending.is_empty() {
             return Ok(());
         }
         let width = dim as i32;
         let insert = self.client.block(tx.prepare(INSERT_VECTORS_SQL))?;
         let insert_units = self.client.block(tx.prepare(INSERT_UNIT_VECTORS_SQL))?;
-        // Stored in steps of a few hundred rows, chunk rows and unit rows
+        // Stored in steps of a few hundred chunks, chunk rows and unit rows
         // apart.
-        for (batch, rows) in texts.chunks(512).zip(data.chunks(512 * dim)) {
-            let (mut seqs, mut chunk_data) = (Vec::new(), Vec::new());
+        let mut unit_rows = unit_rows.chunks_exact(dim);
+        for (batch, rows) in pending.chunks(512).zip(chunk_rows.chunks(512 * dim)) {
+            let seqs: Vec<i64> = batch.iter().map(|p| p.seq).collect();
             let (mut unit_seqs, mut ords, mut unit_data) = (Vec::new(), Vec::new(), Vec::new());
-            for (&(seq, place, _), row) in batch.iter().zip(rows.chunks_exact(dim)) {
-                if place == 0 {
-                    seqs.push(seq);
-                    chunk_data.extend_from_slice(row);
-                } else {
-                    unit_seqs.push(seq);
-                    ords.push(i32::try_from(place - 1).unwrap_or(i32::MAX));
-                    unit_data.extend_from_slice(row);
+            for p in batch {
+                for ord in 0..p.texts.units.len() {
+                    unit_seqs.push(p.seq);
+                    ords.push(i32::try_from(ord).unwrap_or(i32::MAX));
+                    unit_data.extend_from_slice(unit_rows.next().expect("one row per unit"));
                 }
             }
-            if !seqs.is_empty() {
-                self.client
-                    .block(tx.execute(&insert, &[&seqs, &chunk_data, &width]))?;
-            }
+            self.client
+                .block(tx.execute(&insert, &[&seqs, &rows, &width]))?;
             if !unit_seqs.is_empty() {
                 self.client
                     .block(tx.execute(&insert_units, &[&unit_seqs, &ords, &unit_data, &width]))?;
@@ -500,23 +486,11 @@ impl PgIndex {
     }
 }
 
-/// A chunk written this run that still needs its vectors: its
-/// [`embedding_text`], then its answer units' embedded texts.
+/// A chunk written this run that still needs its vectors, and what is
+/// embedded for it.
 struct PendingChunk {
     seq: i64,
-    texts: Vec<String>,
-}
-
-/// What is embedded for `chunk`: its [`embedding_text`], then its answer
-/// units' embedded texts.
-fn texts_to_embed(chunk: &Chunk) -> Vec<String> {
-    let mut texts = vec![embedding_text(chunk)];
-    texts.extend(
-        groundcite_core::unit::units(&[(chunk.section.as_str(), chunk.text.as_str())])
-            .into_iter()
-            .map(|u| u.embedded),
-    );
-    texts
+    texts: ChunkTexts,
 }
 
 /// The PostgreSQL half of an ingest run: statements in the run's
@@ -559,7 +533,7 @@ struct Batch {
     hashes: Vec<String>,
     counts: Vec<i32>,
     /// With a model: what is embedded for each chunk, in chunk order.
-    to_embed: Vec<Vec<String>>,
+    to_embed: Vec<ChunkTexts>,
     /// The bytes of `texts`.
     text_bytes: usize,
 }
@@ -579,7 +553,7 @@ impl Batch {
             self.metadata.push(c.metadata.to_string());
             self.text_bytes += c.text.len();
             if embed {
-                self.to_embed.push(texts_to_embed(c));
+                self.to_embed.push(ChunkTexts::of(&c.section, &c.text));
             }
         }
         self.file_keys.push(src.key.clone());

@@ -71,8 +71,9 @@
 //! As in the embedded index ([`groundcite_index::fusion`]), and with its
 //! code: [`PgIndex::set_embedder`] makes ingest compute a vector per chunk
 //! ([`groundcite_index::vectors::embedding_text`]) and one per answer unit
-//! of the chunk (`groundcite_core::unit::units`, in table `unit_vectors`),
-//! batched longest first ([`groundcite_index::vectors::embed_all`],
+//! of the chunk (`groundcite_core::unit::units`, in table `unit_vectors`,
+//! pooled from the chunk's own pass), batched longest first
+//! ([`groundcite_index::vectors::embed_chunks`],
 //! reported as `Progress::Embedding`) and stored in the run's
 //! transaction; unchanged files keep their vectors, a file without vectors
 //! of the configured model counts as changed, and another model's vectors

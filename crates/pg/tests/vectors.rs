@@ -99,8 +99,8 @@ fn vectors_are_incremental_per_file() {
         s.embedded
     );
     assert!(events.contains(&Progress::Embedding {
-        done: texts,
-        total: texts
+        done: s.embedded,
+        total: s.embedded
     }));
     let status = pg.index.vector_status("toy-1").unwrap();
     assert_eq!((status.files_without, status.vectors), (0, chunks));
