@@ -44,9 +44,15 @@ impl Embedder {
                     texts.len()
                 )));
             };
-            if let Some(span) = spans.iter().find(|s| s.start > s.end || s.end > text.len()) {
+            if let Some(span) = spans.iter().find(|s| {
+                s.start > s.end
+                    || s.end > text.len()
+                    || !text.is_char_boundary(s.start)
+                    || !text.is_char_boundary(s.end)
+            }) {
                 return Err(EmbedError::Inference(format!(
-                    "span {span:?} of a part outside its text of {} bytes",
+                    "span {span:?} of a part is not within its text of {} bytes, on character \
+                     boundaries",
                     text.len()
                 )));
             }
@@ -64,7 +70,7 @@ impl Embedder {
             .iter()
             .map(|&(of, spans, _)| {
                 let poolable =
-                    self.pipeline.pooling != Pooling::Cls && prepared[of].len() == texts[of].len();
+                    self.pipeline.pooling != Pooling::Cls && same_offsets(&prepared[of], texts[of]);
                 poolable
                     .then(|| part_tokens(&encodings[of], texts[of], spans))
                     .flatten()
@@ -136,6 +142,16 @@ impl Embedder {
             },
         })
     }
+}
+
+/// Whether every character of `text` is where it was in `original`
+/// (lower-casing can change a character's length in bytes).
+fn same_offsets(text: &str, original: &str) -> bool {
+    text.len() == original.len()
+        && text
+            .chars()
+            .zip(original.chars())
+            .all(|(a, b)| a.len_utf8() == b.len_utf8())
 }
 
 /// The positions of the tokens of `encoding` (of `text`) that overlap

@@ -716,9 +716,39 @@ fn a_part_outside_its_text_is_an_error() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("3..40") && err.contains("7 bytes"), "{err}");
+    // A span that splits a character.
+    let inside = 1..2;
+    let err = embedder
+        .embed_parts(&["é cat"], &[(0, std::slice::from_ref(&inside), "é")])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("1..2") && err.contains("character"), "{err}");
     let err = embedder
         .embed_parts(&["the cat"], &[(1, std::slice::from_ref(&(0..3)), "the")])
         .unwrap_err()
         .to_string();
     assert!(err.contains("text 1, of 1 texts"), "{err}");
+}
+
+#[test]
+fn a_part_whose_bytes_lower_casing_moved_is_embedded_on_its_own() {
+    let (_temp, dir) = tiny_model();
+    write_json(
+        &dir.join("sentence_bert_config.json"),
+        &json!({"max_seq_length": MAX_SEQ_LENGTH, "do_lower_case": true}),
+    );
+    let lowering = Embedder::load(&dir).unwrap();
+    // "İ" (2 bytes) lower-cases to "i̇" (3 bytes): the words after it move.
+    let text = "İ the cat sat";
+    let part = span_of(text, "the cat", 0);
+    let parts = [(0, std::slice::from_ref(&part), "the cat")];
+    let moved = lowering.embed_parts(&[text], &parts).unwrap();
+    let alone = lowering.embed_one("the cat").unwrap();
+    assert!(max_difference(moved.parts.row(0), &alone) < 1e-6);
+    // Where lower-casing keeps every byte in place, the part is pooled.
+    let text = "A the cat sat";
+    let part = span_of(text, "the cat", 0);
+    let parts = [(0, std::slice::from_ref(&part), "the cat")];
+    let kept = lowering.embed_parts(&[text], &parts).unwrap();
+    assert!(max_difference(kept.parts.row(0), &alone) > 1e-3);
 }
