@@ -710,23 +710,19 @@ fn a_part_the_model_cannot_pool_is_embedded_on_its_own() {
 fn a_part_outside_its_text_is_an_error() {
     let (_temp, dir) = tiny_model();
     let embedder = Embedder::load(&dir).unwrap();
-    let beyond = 3..40;
-    let err = embedder
-        .embed_parts(&["the cat"], &[(0, std::slice::from_ref(&beyond), "cat")])
-        .unwrap_err()
-        .to_string();
+    // The error of one part `(of, span, own text)` of `text`.
+    let error = |text: &str, of: usize, span: std::ops::Range<usize>, own: &str| {
+        embedder
+            .embed_parts(&[text], &[(of, std::slice::from_ref(&span), own)])
+            .unwrap_err()
+            .to_string()
+    };
+    let err = error("the cat", 0, 3..40, "cat");
     assert!(err.contains("3..40") && err.contains("7 bytes"), "{err}");
     // A span that splits a character.
-    let inside = 1..2;
-    let err = embedder
-        .embed_parts(&["é cat"], &[(0, std::slice::from_ref(&inside), "é")])
-        .unwrap_err()
-        .to_string();
+    let err = error("é cat", 0, 1..2, "é");
     assert!(err.contains("1..2") && err.contains("character"), "{err}");
-    let err = embedder
-        .embed_parts(&["the cat"], &[(1, std::slice::from_ref(&(0..3)), "the")])
-        .unwrap_err()
-        .to_string();
+    let err = error("the cat", 1, 0..3, "the");
     assert!(err.contains("text 1, of 1 texts"), "{err}");
 }
 

@@ -408,7 +408,12 @@ impl Index {
         // returns its tail to the system.
         for file in pending.into_iter().rev() {
             summary.embedded += file.ids.len();
-            let unit_count: usize = file.unit_counts.iter().map(|&n| n as usize).sum();
+            let unit_counts: Vec<u32> = file
+                .chunks
+                .iter()
+                .map(|c| u32::try_from(c.units.len()).unwrap_or(u32::MAX))
+                .collect();
+            let unit_count: usize = file.chunks.iter().map(|c| c.units.len()).sum();
             let chunk_data = data.split_off(data.len() - file.ids.len() * dim);
             let unit_data = units.split_off(units.len() - unit_count * dim);
             for rows in [&mut data, &mut units] {
@@ -421,7 +426,7 @@ impl Index {
                 FileVectors {
                     ids: file.ids,
                     data: chunk_data,
-                    unit_counts: file.unit_counts,
+                    unit_counts,
                     unit_data,
                 },
             );
@@ -497,26 +502,19 @@ const SHRINK_BYTES: usize = 64 << 20;
 struct PendingFile {
     key: String,
     ids: Vec<String>,
-    /// How many answer units each chunk has.
-    unit_counts: Vec<u32>,
     /// What is embedded for each chunk.
     chunks: Vec<ChunkTexts>,
 }
 
 impl PendingFile {
     fn new(key: &str, chunks: &[Chunk]) -> PendingFile {
-        let texts: Vec<ChunkTexts> = chunks
-            .iter()
-            .map(|c| ChunkTexts::of(&c.section, &c.text))
-            .collect();
         PendingFile {
             key: key.to_string(),
             ids: chunks.iter().map(|c| c.id.clone()).collect(),
-            unit_counts: texts
+            chunks: chunks
                 .iter()
-                .map(|t| u32::try_from(t.units.len()).unwrap_or(u32::MAX))
+                .map(|c| ChunkTexts::of(&c.section, &c.text))
                 .collect(),
-            chunks: texts,
         }
     }
 }
