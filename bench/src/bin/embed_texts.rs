@@ -1,5 +1,5 @@
-//! The texts an ingest with the model embeds (with `unit_vectors =
-//! "separate"`, the default), and how fast groundcite's embedder goes
+//! The texts an ingest with the model embeds under `unit_vectors =
+//! "separate"` (every chunk's text and every answer unit's), and how fast groundcite's embedder goes
 //! through them: the Rust half of `bench/embed-side-by-side.sh`.
 //!
 //! ```sh

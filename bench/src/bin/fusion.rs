@@ -19,14 +19,16 @@
 //! their best answer unit: `vectors::dense_similarity`) is compared. With
 //! `--lexical-candidates N`, BM25's side ranks about N chunks
 //! (`fusion::lexical_candidates`; 0: every chunk holding a query term)
-//! instead of the default `fusion::LEXICAL_CANDIDATES`.
+//! instead of the default `fusion::LEXICAL_CANDIDATES`. With
+//! `--unit-vectors NAME`, the index is built under that
+//! `vectors::UnitVectorScheme` (`separate`, `pooled`, `pooled-chunks`).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use groundcite_index::fusion::{self, Fusion, LexicalHit, Method};
-use groundcite_index::vectors::DenseHit;
+use groundcite_index::vectors::{DenseHit, UnitVectorScheme, chunk_embedder};
 use groundcite_index::{ChunkIndex, Index, IngestOptions};
 
 struct Question {
@@ -58,14 +60,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .map_err(|_| format!("--lexical-candidates {n}: not a count"))?;
         args.drain(at..at + 2);
     }
+    let mut scheme = UnitVectorScheme::default();
+    if let Some(at) = args.iter().position(|a| a == "--unit-vectors") {
+        let name = args.get(at + 1).ok_or("--unit-vectors needs a name")?;
+        scheme = UnitVectorScheme::named(name)
+            .ok_or_else(|| format!("--unit-vectors {name}: not a scheme"))?;
+        args.drain(at..at + 2);
+    }
     if args.len() < 4 {
         return Err(
-            "usage: fusion MODEL_DIR INDEX_DIR PAGES QUESTIONS.jsonl... [--text-only | --with-title | --chunk-only] [--lexical-candidates N]".into(),
+            "usage: fusion MODEL_DIR INDEX_DIR PAGES QUESTIONS.jsonl... [--text-only | --with-title | --chunk-only] [--lexical-candidates N] [--unit-vectors NAME]".into(),
         );
     }
     let model = Arc::new(groundcite_embed::Embedder::load(&args[0])?);
     let mut index = Index::open_or_create(&PathBuf::from(&args[1]))?;
-    index.set_embedder(model.clone());
+    index.set_embedder(chunk_embedder(model.clone(), scheme));
     index.set_lexical_candidates(lexical_candidates);
     let started = std::time::Instant::now();
     let summary = index.ingest(

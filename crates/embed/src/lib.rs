@@ -50,6 +50,7 @@
 pub mod bert;
 mod error;
 mod folder;
+mod groups;
 mod judges;
 mod kernels;
 mod parts;
@@ -66,6 +67,7 @@ use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStr
 
 pub use error::{EmbedError, FETCH_HINT, Result};
 pub use folder::{Pipeline, Pooling};
+pub use groups::GroupVectors;
 pub use judges::{
     JUDGES_DIR_ENV, JUDGES_MANIFEST, JUDGES_WEIGHTS, Judges, RELEASED_JUDGES_DIR, SUPPORT_LABELS,
 };

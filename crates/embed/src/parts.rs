@@ -14,6 +14,7 @@
 
 use std::ops::Range;
 
+use crate::groups::normalize_row;
 use crate::{EmbedError, Embedder, Embeddings, Pooling, Result, for_each_batch, normalize, pool};
 
 /// One part of a text: the index of its text among those given, its byte
@@ -211,10 +212,4 @@ fn pool_tokens(states: &[f32], dim: usize, tokens: &[usize], pooling: Pooling, o
             out.iter_mut().for_each(|o| *o /= scale);
         }
     }
-}
-
-/// Scales `row` to unit length, as [`normalize`] does a tensor's rows.
-fn normalize_row(row: &mut [f32]) {
-    let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
-    row.iter_mut().for_each(|x| *x /= norm);
 }

@@ -748,3 +748,89 @@ fn a_part_whose_bytes_lower_casing_moved_is_embedded_on_its_own() {
     let kept = lowering.embed_parts(&[text], &parts).unwrap();
     assert!(max_difference(kept.parts.row(0), &alone) > 1e-3);
 }
+
+#[test]
+fn a_group_pools_its_texts_tokens_as_one_texts() {
+    // Without modules.json: mean pooling, no normalising, so the pooled
+    // means can be checked by hand.
+    let (_temp, dir) = tiny_model();
+    for file in ["modules.json", "sentence_bert_config.json"] {
+        std::fs::remove_file(dir.join(file)).unwrap();
+    }
+    let plain = Embedder::load(&dir).unwrap();
+    let texts = ["the cat sat", "a dog ran far away", "the mat"];
+    let groups: [&[usize]; 3] = [&[0, 1], &[2], &[2, 0, 1]];
+    let vectors = plain.embed_groups(&texts, &groups).unwrap();
+    let own = plain.embed(&texts).unwrap();
+    assert_eq!(vectors.texts.len(), 3);
+    for (got, want) in vectors.texts.rows().zip(own.rows()) {
+        assert!(max_difference(got, want) < 1e-6);
+    }
+    // The token-weighted mean of the texts' means ([CLS] and [SEP] count).
+    let tokens: Vec<f32> = texts
+        .iter()
+        .map(|t| plain.token_count(t).unwrap() as f32)
+        .collect();
+    let expected = |members: &[usize]| -> Vec<f32> {
+        let total: f32 = members.iter().map(|&i| tokens[i]).sum();
+        (0..own.dim())
+            .map(|d| {
+                members
+                    .iter()
+                    .map(|&i| tokens[i] * own.row(i)[d])
+                    .sum::<f32>()
+                    / total
+            })
+            .collect()
+    };
+    for (g, members) in groups.iter().enumerate() {
+        assert!(
+            max_difference(vectors.groups.row(g), &expected(members)) < 1e-5,
+            "group {g}"
+        );
+    }
+    // The members' order does not matter.
+    let reordered = plain.embed_groups(&texts, &[&[1, 0]]).unwrap();
+    assert!(max_difference(reordered.groups.row(0), vectors.groups.row(0)) < 1e-6);
+
+    // A normalising model normalises the groups too; max pooling takes
+    // each value's largest.
+    let (_temp, full) = tiny_model();
+    let normalising = Embedder::load(&full).unwrap();
+    let vectors = normalising.embed_groups(&texts, &groups).unwrap();
+    for row in vectors.groups.rows() {
+        assert!((norm(row) - 1.0).abs() < 1e-5);
+    }
+    assert!(max_difference(vectors.groups.row(1), vectors.texts.row(2)) < 1e-6);
+    write_json(&full.join("1_Pooling/config.json"), &pooling("max_tokens"));
+    write_json(
+        &full.join("modules.json"),
+        &json!([
+            {"path": "", "type": "sentence_transformers.models.Transformer"},
+            {"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}
+        ]),
+    );
+    let max = Embedder::load(&full).unwrap();
+    assert!(!max.normalizes());
+    let vectors = max.embed_groups(&texts[..2], &[&[0, 1]]).unwrap();
+    let (a, b) = (vectors.texts.row(0), vectors.texts.row(1));
+    let largest: Vec<f32> = a.iter().zip(b).map(|(x, y)| x.max(*y)).collect();
+    assert!(max_difference(vectors.groups.row(0), &largest) < 1e-6);
+    assert!(max_difference(a, &largest) > 1e-3 && max_difference(b, &largest) > 1e-3);
+}
+
+#[test]
+fn an_empty_group_or_a_missing_text_is_an_error() {
+    let (_temp, dir) = tiny_model();
+    let embedder = Embedder::load(&dir).unwrap();
+    let err = embedder
+        .embed_groups(&["the cat"], &[&[0], &[]])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("group 1") && err.contains("1 given"), "{err}");
+    let err = embedder
+        .embed_groups(&["the cat"], &[&[0, 3]])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("group 0 holds [0, 3]"), "{err}");
+}

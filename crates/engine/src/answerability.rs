@@ -552,7 +552,7 @@ impl Answerability {
             start = end;
         }
         let (q, fresh) = match self.unit_vectors {
-            UnitVectorScheme::Separate => {
+            UnitVectorScheme::Separate | UnitVectorScheme::PooledChunks => {
                 let mut texts: Vec<&str> = vec![question];
                 texts.extend(
                     units
@@ -570,7 +570,7 @@ impl Answerability {
                     vectors.rows().skip(1).map(<[f32]>::to_vec).collect(),
                 )
             }
-            UnitVectorScheme::Pooled => self.pooled(question, passages, &units, &stored)?,
+            UnitVectorScheme::PooledUnits => self.pooled(question, passages, &units, &stored)?,
         };
         let mut fresh = fresh.iter();
         let similarity: Vec<f32> = stored
@@ -586,7 +586,7 @@ impl Answerability {
     /// The question's vector, and those of the units without a stored one
     /// (`stored[i]` `None`), in unit order: each passage holding such
     /// units through the model once, its units pooled from that pass as a
-    /// [`UnitVectorScheme::Pooled`] ingest does.
+    /// [`UnitVectorScheme::PooledUnits`] ingest does.
     fn pooled(
         &self,
         question: &str,

@@ -196,13 +196,15 @@ pub struct Settings {
     /// `$GROUNDCITE_JUDGES_DIR`, else none. A configured folder that is
     /// missing or broken is an error.
     pub judges_dir: Option<PathBuf>,
-    /// How an ingest with a model computes the answer units' vectors:
-    /// `separate` (the default: each unit embedded on its own, the
-    /// extractive answer's best sentence choice) or `pooled` (each unit
-    /// pooled from its chunk's own pass: about half the ingest time,
-    /// retrieval about the same, a weaker sentence choice; BENCHMARKS.md).
-    /// An index is read with the scheme it was built with: changing it
-    /// means ingesting again.
+    /// How an ingest with a model computes the chunks' and the answer
+    /// units' vectors: `pooled-chunks` (the default: each unit embedded on
+    /// its own, each chunk's vector pooled from its units' passes: each
+    /// token through the model once), `separate` (the chunk embedded on its
+    /// own too: about twice the ingest time, the same answers) or
+    /// `pooled-units` (each unit pooled from its chunk's pass: about the
+    /// default's time, a weaker sentence choice; `pooled` names it too).
+    /// BENCHMARKS.md has the figures. An index is read with the scheme it
+    /// was built with: changing it means ingesting again.
     pub unit_vectors: groundcite_index::vectors::UnitVectorScheme,
     /// The audit log's per-record cap and retention (`[audit]`:
     /// `max_age_days`, `max_bytes`, `max_record_bytes`).

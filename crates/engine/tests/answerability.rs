@@ -14,7 +14,7 @@ use groundcite_engine::{
     NO_DIRECT_ANSWER, RefusalReason, Relevance, Retriever, Settings,
 };
 use groundcite_index::vectors::{
-    ChunkTexts, UnitVectorScheme, UnitVectors, chunk_embedder, embed_chunks,
+    ChunkEmbedder, ChunkTexts, UnitVectorScheme, UnitVectors, chunk_embedder, embed_chunks,
 };
 use groundcite_index::{Chunk, Hit};
 use groundcite_llm::{Generator, ScriptedGenerator};
@@ -295,12 +295,12 @@ fn pooled_units_score_alike_from_an_ingest_and_from_the_passage_alone() {
     let embedder = Arc::new(Embedder::load(&dir).unwrap());
     let pooled = || {
         Answerability::new(Arc::clone(&embedder), AnswerabilityConfig::default())
-            .with_unit_vectors(UnitVectorScheme::Pooled)
+            .with_unit_vectors(UnitVectorScheme::PooledUnits)
     };
     let passages = [EXPENSES, LAPTOP];
     let question = "How long until I get my money back for a claim?";
-    // What an ingest under `unit_vectors = "pooled"` stores for each passage.
-    let ingest = chunk_embedder(Arc::clone(&embedder), UnitVectorScheme::Pooled);
+    // What an ingest under `unit_vectors = "pooled-units"` stores for each passage.
+    let ingest = chunk_embedder(Arc::clone(&embedder), UnitVectorScheme::PooledUnits);
     let stored: Vec<UnitVectors> = passages
         .iter()
         .map(|&(section, text)| {
@@ -329,6 +329,44 @@ fn pooled_units_score_alike_from_an_ingest_and_from_the_passage_alone() {
             .iter()
             .zip(&from_passages.similarity)
             .any(|(a, b)| (a - b).abs() > 1e-2)
+    );
+}
+
+#[test]
+fn pooled_chunks_keep_each_units_own_vector_and_read_the_chunk_from_its_units() {
+    let Some(dir) = model_dir() else { return };
+    let embedder = Arc::new(Embedder::load(&dir).unwrap());
+    let ingest = chunk_embedder(Arc::clone(&embedder), UnitVectorScheme::PooledChunks);
+    assert!(ingest.model_id().ends_with("+pooled-chunks"));
+    let with_units = ChunkTexts::of(EXPENSES.0, EXPENSES.1);
+    // A chunk without answer units (a bare heading) is embedded whole.
+    let without = ChunkTexts::of("Expenses", "# Expenses");
+    assert!(without.units.is_empty());
+    let chunks = [&with_units, &without];
+    let (chunk_data, unit_data, dim) =
+        embed_chunks(ingest.as_ref(), &chunks, 0, &mut |_, _| {}).unwrap();
+    // Every unit's vector is the one it gets embedded on its own.
+    let own: Vec<&str> = with_units.units.iter().map(|u| u.1.as_str()).collect();
+    let alone = embedder.embed(&own).unwrap();
+    assert_eq!(unit_data.len(), own.len() * dim);
+    for (got, want) in unit_data.chunks_exact(dim).zip(alone.rows()) {
+        assert!(groundcite_embed::cosine(got, want) > 0.99999);
+    }
+    let whole = embedder
+        .embed(&[with_units.text.as_str(), without.text.as_str()])
+        .unwrap();
+    let rows: Vec<&[f32]> = chunk_data.chunks_exact(dim).collect();
+    assert!(groundcite_embed::cosine(rows[1], whole.row(1)) > 0.99999);
+    // Read from its units and its label, the chunk is near, not equal, to
+    // the chunk read whole, and nearer to it than to another passage.
+    let near = groundcite_embed::cosine(rows[0], whole.row(0));
+    let other = embedder
+        .embed_one(&ChunkTexts::of(LAPTOP.0, LAPTOP.1).text)
+        .unwrap();
+    assert!(near > 0.8 && near < 0.9999, "{near}");
+    assert!(
+        near > groundcite_embed::cosine(rows[0], &other) + 0.2,
+        "{near}"
     );
 }
 

@@ -51,36 +51,64 @@ impl ChunkEmbedder for groundcite_embed::Embedder {
     }
 }
 
-/// How an ingest computes the vectors of a chunk's answer units.
+/// How an ingest computes the vectors of a chunk and of its answer units
+/// (the `unit_vectors` setting). Measured on the handbook's questions and
+/// on the Debian Administrator's Handbook (BENCHMARKS.md, "Answering"):
+/// the three give the same answers within a question or two, and differ
+/// in ingest time.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
 pub enum UnitVectorScheme {
-    /// Each unit embedded as a text of its own: each token goes through
-    /// the model about twice (once in its chunk, once in its unit). The
-    /// default: the sentence the extractive answer picks holds the fact
-    /// most often this way.
-    #[default]
+    /// The chunk and each of its units embedded as texts of their own:
+    /// each token goes through the model twice (once in its chunk, once in
+    /// its unit), about twice the ingest time of the others.
+    #[serde(rename = "separate")]
     Separate,
     /// Each unit pooled from its chunk's own pass
     /// (`groundcite_embed::Embedder::embed_parts`): each token through the
-    /// model once, about half the ingest time, retrieval about the same,
-    /// but a unit's vector leans to its chunk's topic, so the extractive
-    /// answer's sentence choice is weaker (BENCHMARKS.md, "Answering").
-    Pooled,
+    /// model once, but a unit's vector leans to its chunk's topic, so the
+    /// extractive answer's sentence choice is weaker.
+    #[serde(rename = "pooled-units", alias = "pooled")]
+    PooledUnits,
+    /// Each unit embedded as a text of its own, and the chunk's vector
+    /// pooled from its units' passes and its section label's
+    /// ([`PooledChunks`]): each token through the model once, and every
+    /// unit's vector exactly the separate one. The default.
+    #[default]
+    #[serde(rename = "pooled-chunks")]
+    PooledChunks,
 }
 
 impl UnitVectorScheme {
+    /// Every scheme.
+    pub const ALL: [UnitVectorScheme; 3] = [
+        UnitVectorScheme::Separate,
+        UnitVectorScheme::PooledUnits,
+        UnitVectorScheme::PooledChunks,
+    ];
+
+    /// The scheme of configuration name `name` (`pooled` is
+    /// `pooled-units`, its earlier name).
+    pub fn named(name: &str) -> Option<UnitVectorScheme> {
+        let name = if name == "pooled" {
+            "pooled-units"
+        } else {
+            name
+        };
+        Self::ALL.into_iter().find(|s| s.name() == name)
+    }
+
     /// The name in the configuration.
     pub fn name(self) -> &'static str {
         match self {
             UnitVectorScheme::Separate => "separate",
-            UnitVectorScheme::Pooled => "pooled",
+            UnitVectorScheme::PooledUnits => "pooled-units",
+            UnitVectorScheme::PooledChunks => "pooled-chunks",
         }
     }
 }
 
 /// An embedding model whose answer-unit vectors are pooled from their
-/// chunk's pass ([`UnitVectorScheme::Pooled`]); its model id is the
+/// chunk's pass ([`UnitVectorScheme::PooledUnits`]); its model id is the
 /// model's with `+pooled-units` after it, so vectors of one scheme are
 /// never mixed with the other's.
 #[cfg(feature = "embed")]
@@ -127,17 +155,128 @@ impl ChunkEmbedder for PooledUnits {
 /// What [`PooledUnits`] adds to its model's id.
 const POOLED_SUFFIX: &str = "+pooled-units";
 
+/// An embedding model that embeds each answer unit as a text of its own
+/// and pools a chunk's vector from its units' passes and its section
+/// label's ([`UnitVectorScheme::PooledChunks`],
+/// `groundcite_embed::Embedder::embed_groups`); a chunk without units is
+/// embedded whole. Its model id is the model's with `+pooled-chunks` after
+/// it.
+#[cfg(feature = "embed")]
+#[derive(Debug, Clone)]
+pub struct PooledChunks {
+    embedder: Arc<groundcite_embed::Embedder>,
+    model_id: String,
+}
+
+#[cfg(feature = "embed")]
+impl PooledChunks {
+    /// `embedder`, pooling chunks from their answer units' passes.
+    pub fn new(embedder: Arc<groundcite_embed::Embedder>) -> PooledChunks {
+        let model_id = format!("{}{POOLED_CHUNKS_SUFFIX}", embedder.model_id());
+        PooledChunks { embedder, model_id }
+    }
+}
+
+#[cfg(feature = "embed")]
+impl ChunkEmbedder for PooledChunks {
+    fn model_id(&self) -> &str {
+        &self.model_id
+    }
+
+    fn embed_texts(&self, texts: &[&str]) -> std::result::Result<Vec<f32>, String> {
+        ChunkEmbedder::embed_texts(self.embedder.as_ref(), texts)
+    }
+
+    fn embed_parts(
+        &self,
+        texts: &[&str],
+        parts: &[Part<'_>],
+    ) -> std::result::Result<Vec<f32>, String> {
+        // The parts' own texts first (their rows are returned as they
+        // are), then each chunk's section label, or its whole text when it
+        // has no parts.
+        let mut units: Vec<Vec<usize>> = vec![Vec::new(); texts.len()];
+        let mut labels: Vec<Option<usize>> = vec![None; texts.len()];
+        let mut inputs: Vec<&str> = Vec::with_capacity(parts.len() + texts.len());
+        for (p, &(of, _, own)) in parts.iter().enumerate() {
+            units
+                .get_mut(of)
+                .ok_or_else(|| format!("a part of text {of}, of {} texts", texts.len()))?
+                .push(p);
+            inputs.push(own);
+        }
+        for ((text, group), label_at) in texts.iter().zip(&mut units).zip(&mut labels) {
+            if group.is_empty() {
+                group.push(inputs.len());
+                inputs.push(text);
+            } else if let Some((label, _)) = text.split_once('\n')
+                && !label.trim().is_empty()
+            {
+                *label_at = Some(inputs.len());
+                inputs.push(label);
+            }
+        }
+        let groups: Vec<&[usize]> = units.iter().map(Vec::as_slice).collect();
+        let vectors = self
+            .embedder
+            .embed_groups(&inputs, &groups)
+            .map_err(|e| e.to_string())?;
+        let dim = vectors.groups.dim();
+        let mut data = vectors.groups.into_flat();
+        for (row, label_at) in data.chunks_exact_mut(dim).zip(&labels) {
+            if let Some(at) = *label_at {
+                mix_in(row, vectors.texts.row(at), LABEL_SHARE);
+            }
+        }
+        data.extend_from_slice(&vectors.texts.as_flat()[..parts.len() * dim]);
+        Ok(data)
+    }
+}
+
+/// How much of a [`PooledChunks`] chunk vector is its section label's
+/// vector, the rest its units' pooled vector. In a chunk's own pass the
+/// label's words colour every token (the topic the sentences leave
+/// implicit); pooled from its units alone, a chunk loses that. Fitted on
+/// the tune half of the handbook's paraphrased questions (gold page in the
+/// top 1 / 3 / 5 for 17 / 25 / 26 of 30 with the label pooled as one more
+/// text; 19 / 25 / 26 at 0.15, 18 / 26 / 26 at 0.25, 16 / 25 / 26 at 0.35,
+/// 16 / 23 / 26 at 0.5).
+pub const LABEL_SHARE: f32 = 0.25;
+
+#[cfg(feature = "embed")]
+/// `row` moved `share` of the way to `toward`, then scaled to unit length.
+fn mix_in(row: &mut [f32], toward: &[f32], share: f32) {
+    row.iter_mut()
+        .zip(toward)
+        .for_each(|(x, &t)| *x = (1.0 - share) * *x + share * t);
+    let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+    row.iter_mut().for_each(|x| *x /= norm);
+}
+
+/// What [`PooledChunks`] adds to its model's id.
+const POOLED_CHUNKS_SUFFIX: &str = "+pooled-chunks";
+
 /// Why an index's vectors of model `stored` do not serve the configured
 /// `configured`, for an error message: another model, or the same model
 /// under the other [`UnitVectorScheme`].
 pub fn mismatch(stored: &str, configured: &str) -> String {
-    let base = |id: &'_ str| id.strip_suffix(POOLED_SUFFIX).unwrap_or(id).to_owned();
-    if base(stored) == base(configured) {
-        let scheme = if stored.ends_with(POOLED_SUFFIX) {
-            UnitVectorScheme::Pooled
+    let scheme_of = |id: &str| {
+        if id.ends_with(POOLED_SUFFIX) {
+            UnitVectorScheme::PooledUnits
+        } else if id.ends_with(POOLED_CHUNKS_SUFFIX) {
+            UnitVectorScheme::PooledChunks
         } else {
             UnitVectorScheme::Separate
-        };
+        }
+    };
+    let base = |id: &'_ str| {
+        [POOLED_SUFFIX, POOLED_CHUNKS_SUFFIX]
+            .iter()
+            .fold(id, |id, suffix| id.strip_suffix(suffix).unwrap_or(id))
+            .to_owned()
+    };
+    if base(stored) == base(configured) {
+        let scheme = scheme_of(stored);
         format!(
             "it was built with unit_vectors = \"{}\" (set it to read the index as it is)",
             scheme.name()
@@ -155,7 +294,8 @@ pub fn chunk_embedder(
 ) -> Arc<dyn ChunkEmbedder> {
     match scheme {
         UnitVectorScheme::Separate => embedder,
-        UnitVectorScheme::Pooled => Arc::new(PooledUnits::new(embedder)),
+        UnitVectorScheme::PooledUnits => Arc::new(PooledUnits::new(embedder)),
+        UnitVectorScheme::PooledChunks => Arc::new(PooledChunks::new(embedder)),
     }
 }
 
@@ -296,5 +436,58 @@ pub fn titled_text(chunk: &Chunk) -> String {
         format!("{}\n{}", chunk.title, chunk.text)
     } else {
         format!("{} › {}\n{}", chunk.title, chunk.section, chunk.text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scheme_is_named_as_the_configuration_names_it() {
+        for scheme in UnitVectorScheme::ALL {
+            assert_eq!(UnitVectorScheme::named(scheme.name()), Some(scheme));
+            let json = serde_json::to_string(&scheme).unwrap();
+            assert_eq!(json, format!("\"{}\"", scheme.name()));
+            assert_eq!(
+                serde_json::from_str::<UnitVectorScheme>(&json).unwrap(),
+                scheme
+            );
+        }
+        // The earlier name of pooled units still reads.
+        assert_eq!(
+            UnitVectorScheme::named("pooled"),
+            Some(UnitVectorScheme::PooledUnits)
+        );
+        assert_eq!(
+            serde_json::from_str::<UnitVectorScheme>("\"pooled\"").unwrap(),
+            UnitVectorScheme::PooledUnits
+        );
+        assert_eq!(UnitVectorScheme::named("chunks"), None);
+        assert_eq!(UnitVectorScheme::default(), UnitVectorScheme::PooledChunks);
+    }
+
+    #[test]
+    fn a_mismatch_names_the_scheme_an_index_was_built_with() {
+        let model = "all-MiniLM-L6-v2@30cd";
+        let under = |suffix: &str| format!("{model}{suffix}");
+        for (stored, name) in [
+            (under(""), "separate"),
+            (under(POOLED_SUFFIX), "pooled-units"),
+            (under(POOLED_CHUNKS_SUFFIX), "pooled-chunks"),
+        ] {
+            for configured in [under(""), under(POOLED_SUFFIX), under(POOLED_CHUNKS_SUFFIX)] {
+                if configured == stored {
+                    continue;
+                }
+                let why = mismatch(&stored, &configured);
+                assert!(
+                    why.contains(&format!("unit_vectors = \"{name}\"")),
+                    "{stored} read as {configured}: {why}"
+                );
+            }
+        }
+        let why = mismatch(&under(POOLED_CHUNKS_SUFFIX), "other-model@12");
+        assert!(why.contains("another model"), "{why}");
     }
 }

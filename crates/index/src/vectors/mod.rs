@@ -39,7 +39,7 @@ pub use embedding::{
     mismatch, passage_text, titled_text,
 };
 #[cfg(feature = "embed")]
-pub use embedding::{PooledUnits, chunk_embedder};
+pub use embedding::{PooledChunks, PooledUnits, chunk_embedder};
 use file::RowFile;
 use search::Ann;
 pub use search::Shortlist;
