@@ -67,7 +67,10 @@ fn bench(c: &mut Criterion) {
                 / pairs.len() as f64
         })
         .unwrap_or(f64::NAN);
-    eprintln!("judges bench: {} pairs of {tokens:.1} tokens on average", pairs.len());
+    eprintln!(
+        "judges bench: {} pairs of {tokens:.1} tokens on average",
+        pairs.len()
+    );
 
     let mut group = c.benchmark_group("judges");
     group.sample_size(20);

@@ -14,7 +14,7 @@ use groundcite_engine::{
     NO_DIRECT_ANSWER, RefusalReason, Relevance, Retriever, Settings,
 };
 use groundcite_index::vectors::{
-    ChunkEmbedder, ChunkTexts, UnitVectorScheme, UnitVectors, chunk_embedder, embed_chunks,
+    ChunkTexts, UnitVectorScheme, UnitVectors, chunk_embedder, embed_chunks,
 };
 use groundcite_index::{Chunk, Hit};
 use groundcite_llm::{Generator, ScriptedGenerator};
