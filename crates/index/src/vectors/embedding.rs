@@ -1,8 +1,9 @@
 //! What an ingest embeds, and with what: the [`ChunkEmbedder`] a model
 //! is seen as, each chunk's [`ChunkTexts`] (its [`embedding_text`] and its
-//! answer units as parts of it), [`embed_chunks`], and how the units'
-//! vectors are computed ([`UnitVectorScheme`]: each on its own, or pooled
-//! from the chunk's pass by [`PooledUnits`]).
+//! answer units as parts of it), [`embed_chunks`], and how the chunks' and
+//! the units' vectors are computed ([`UnitVectorScheme`], [`Pooled`]: each
+//! text through the model on its own, each unit pooled from its chunk's
+//! pass, or each chunk pooled from its units' passes).
 
 use std::ops::Range;
 #[cfg(feature = "embed")]
@@ -71,7 +72,7 @@ pub enum UnitVectorScheme {
     PooledUnits,
     /// Each unit embedded as a text of its own, and the chunk's vector
     /// pooled from its units' passes and its section label's
-    /// ([`PooledChunks`]): each token through the model once, and every
+    /// ([`Pooled`]): each token through the model once, and every
     /// unit's vector exactly the separate one. The default.
     #[default]
     #[serde(rename = "pooled-chunks")]
@@ -97,6 +98,15 @@ impl UnitVectorScheme {
         Self::ALL.into_iter().find(|s| s.name() == name)
     }
 
+    /// What the scheme adds to its model's id (nothing for `Separate`).
+    pub fn suffix(self) -> &'static str {
+        match self {
+            UnitVectorScheme::Separate => "",
+            UnitVectorScheme::PooledUnits => "+pooled-units",
+            UnitVectorScheme::PooledChunks => "+pooled-chunks",
+        }
+    }
+
     /// The name in the configuration.
     pub fn name(self) -> &'static str {
         match self {
@@ -107,41 +117,34 @@ impl UnitVectorScheme {
     }
 }
 
-/// An embedding model whose answer-unit vectors are pooled from their
-/// chunk's pass ([`UnitVectorScheme::PooledUnits`]); its model id is the
-/// model's with `+pooled-units` after it, so vectors of one scheme are
-/// never mixed with the other's.
+/// An embedding model under a pooling [`UnitVectorScheme`]
+/// (`PooledUnits` or `PooledChunks`; under `Separate` the model is its own
+/// [`ChunkEmbedder`]). Its model id is the model's with the scheme's
+/// [`UnitVectorScheme::suffix`] after it, so vectors of one scheme are
+/// never mixed with another's.
 #[cfg(feature = "embed")]
 #[derive(Debug, Clone)]
-pub struct PooledUnits {
+pub struct Pooled {
     embedder: Arc<groundcite_embed::Embedder>,
+    scheme: UnitVectorScheme,
     model_id: String,
 }
 
 #[cfg(feature = "embed")]
-impl PooledUnits {
-    /// `embedder`, pooling answer units from their chunk's pass.
-    pub fn new(embedder: Arc<groundcite_embed::Embedder>) -> PooledUnits {
-        let model_id = format!("{}{POOLED_SUFFIX}", embedder.model_id());
-        PooledUnits { embedder, model_id }
-    }
-}
-
-#[cfg(feature = "embed")]
-impl ChunkEmbedder for PooledUnits {
-    fn model_id(&self) -> &str {
-        &self.model_id
+impl Pooled {
+    /// `embedder` under `scheme`.
+    pub fn new(embedder: Arc<groundcite_embed::Embedder>, scheme: UnitVectorScheme) -> Pooled {
+        let model_id = format!("{}{}", embedder.model_id(), scheme.suffix());
+        Pooled {
+            embedder,
+            scheme,
+            model_id,
+        }
     }
 
-    fn embed_texts(&self, texts: &[&str]) -> std::result::Result<Vec<f32>, String> {
-        ChunkEmbedder::embed_texts(self.embedder.as_ref(), texts)
-    }
-
-    fn embed_parts(
-        &self,
-        texts: &[&str],
-        parts: &[Part<'_>],
-    ) -> std::result::Result<Vec<f32>, String> {
+    /// [`UnitVectorScheme::PooledUnits`]: the texts through the model, and
+    /// each part pooled from its text's pass.
+    fn pool_units(&self, texts: &[&str], parts: &[Part<'_>]) -> Result<Vec<f32>, String> {
         let vectors = self
             .embedder
             .embed_parts(texts, parts)
@@ -150,51 +153,13 @@ impl ChunkEmbedder for PooledUnits {
         data.extend_from_slice(vectors.parts.as_flat());
         Ok(data)
     }
-}
 
-/// What [`PooledUnits`] adds to its model's id.
-const POOLED_SUFFIX: &str = "+pooled-units";
-
-/// An embedding model that embeds each answer unit as a text of its own
-/// and pools a chunk's vector from its units' passes and its section
-/// label's ([`UnitVectorScheme::PooledChunks`],
-/// `groundcite_embed::Embedder::embed_groups`); a chunk without units is
-/// embedded whole. Its model id is the model's with `+pooled-chunks` after
-/// it.
-#[cfg(feature = "embed")]
-#[derive(Debug, Clone)]
-pub struct PooledChunks {
-    embedder: Arc<groundcite_embed::Embedder>,
-    model_id: String,
-}
-
-#[cfg(feature = "embed")]
-impl PooledChunks {
-    /// `embedder`, pooling chunks from their answer units' passes.
-    pub fn new(embedder: Arc<groundcite_embed::Embedder>) -> PooledChunks {
-        let model_id = format!("{}{POOLED_CHUNKS_SUFFIX}", embedder.model_id());
-        PooledChunks { embedder, model_id }
-    }
-}
-
-#[cfg(feature = "embed")]
-impl ChunkEmbedder for PooledChunks {
-    fn model_id(&self) -> &str {
-        &self.model_id
-    }
-
-    fn embed_texts(&self, texts: &[&str]) -> std::result::Result<Vec<f32>, String> {
-        ChunkEmbedder::embed_texts(self.embedder.as_ref(), texts)
-    }
-
-    fn embed_parts(
-        &self,
-        texts: &[&str],
-        parts: &[Part<'_>],
-    ) -> std::result::Result<Vec<f32>, String> {
-        // The parts' own texts first (their rows are returned as they
-        // are), then each chunk's section label, or its whole text when it
-        // has no parts.
+    /// [`UnitVectorScheme::PooledChunks`]: the parts' own texts through the
+    /// model (their rows are returned as they are), then each text's
+    /// section label (its first line), or the whole text when it has no
+    /// parts; each text's vector is pooled from its parts' passes and moved
+    /// [`LABEL_SHARE`] of the way to its label's.
+    fn pool_chunks(&self, texts: &[&str], parts: &[Part<'_>]) -> Result<Vec<f32>, String> {
         let mut units: Vec<Vec<usize>> = vec![Vec::new(); texts.len()];
         let mut labels: Vec<Option<usize>> = vec![None; texts.len()];
         let mut inputs: Vec<&str> = Vec::with_capacity(parts.len() + texts.len());
@@ -233,7 +198,28 @@ impl ChunkEmbedder for PooledChunks {
     }
 }
 
-/// How much of a [`PooledChunks`] chunk vector is its section label's
+#[cfg(feature = "embed")]
+impl ChunkEmbedder for Pooled {
+    fn model_id(&self) -> &str {
+        &self.model_id
+    }
+
+    fn embed_texts(&self, texts: &[&str]) -> Result<Vec<f32>, String> {
+        ChunkEmbedder::embed_texts(self.embedder.as_ref(), texts)
+    }
+
+    fn embed_parts(&self, texts: &[&str], parts: &[Part<'_>]) -> Result<Vec<f32>, String> {
+        match self.scheme {
+            UnitVectorScheme::Separate => {
+                ChunkEmbedder::embed_parts(self.embedder.as_ref(), texts, parts)
+            }
+            UnitVectorScheme::PooledUnits => self.pool_units(texts, parts),
+            UnitVectorScheme::PooledChunks => self.pool_chunks(texts, parts),
+        }
+    }
+}
+
+/// How much of a [`UnitVectorScheme::PooledChunks`] chunk vector is its section label's
 /// vector, the rest its units' pooled vector. In a chunk's own pass the
 /// label's words colour every token (the topic the sentences leave
 /// implicit); pooled from its units alone, a chunk loses that. Fitted on
@@ -243,8 +229,8 @@ impl ChunkEmbedder for PooledChunks {
 /// 16 / 23 / 26 at 0.5).
 pub const LABEL_SHARE: f32 = 0.25;
 
-#[cfg(feature = "embed")]
 /// `row` moved `share` of the way to `toward`, then scaled to unit length.
+#[cfg(feature = "embed")]
 fn mix_in(row: &mut [f32], toward: &[f32], share: f32) {
     row.iter_mut()
         .zip(toward)
@@ -253,33 +239,28 @@ fn mix_in(row: &mut [f32], toward: &[f32], share: f32) {
     row.iter_mut().for_each(|x| *x /= norm);
 }
 
-/// What [`PooledChunks`] adds to its model's id.
-const POOLED_CHUNKS_SUFFIX: &str = "+pooled-chunks";
+/// The scheme whose vectors model id `id` names: the one whose suffix
+/// it ends with, `Separate` when none.
+fn scheme_of(id: &str) -> UnitVectorScheme {
+    UnitVectorScheme::ALL
+        .into_iter()
+        .find(|s| !s.suffix().is_empty() && id.ends_with(s.suffix()))
+        .unwrap_or(UnitVectorScheme::Separate)
+}
 
 /// Why an index's vectors of model `stored` do not serve the configured
 /// `configured`, for an error message: another model, or the same model
-/// under the other [`UnitVectorScheme`].
+/// under another [`UnitVectorScheme`].
 pub fn mismatch(stored: &str, configured: &str) -> String {
-    let scheme_of = |id: &str| {
-        if id.ends_with(POOLED_SUFFIX) {
-            UnitVectorScheme::PooledUnits
-        } else if id.ends_with(POOLED_CHUNKS_SUFFIX) {
-            UnitVectorScheme::PooledChunks
-        } else {
-            UnitVectorScheme::Separate
-        }
-    };
     let base = |id: &'_ str| {
-        [POOLED_SUFFIX, POOLED_CHUNKS_SUFFIX]
-            .iter()
-            .fold(id, |id, suffix| id.strip_suffix(suffix).unwrap_or(id))
+        id.strip_suffix(scheme_of(id).suffix())
+            .unwrap_or(id)
             .to_owned()
     };
     if base(stored) == base(configured) {
-        let scheme = scheme_of(stored);
         format!(
             "it was built with unit_vectors = \"{}\" (set it to read the index as it is)",
-            scheme.name()
+            scheme_of(stored).name()
         )
     } else {
         format!("its vectors are of another model ({stored})")
@@ -294,8 +275,7 @@ pub fn chunk_embedder(
 ) -> Arc<dyn ChunkEmbedder> {
     match scheme {
         UnitVectorScheme::Separate => embedder,
-        UnitVectorScheme::PooledUnits => Arc::new(PooledUnits::new(embedder)),
-        UnitVectorScheme::PooledChunks => Arc::new(PooledChunks::new(embedder)),
+        _ => Arc::new(Pooled::new(embedder, scheme)),
     }
 }
 
@@ -471,12 +451,9 @@ mod tests {
     fn a_mismatch_names_the_scheme_an_index_was_built_with() {
         let model = "all-MiniLM-L6-v2@30cd";
         let under = |suffix: &str| format!("{model}{suffix}");
-        for (stored, name) in [
-            (under(""), "separate"),
-            (under(POOLED_SUFFIX), "pooled-units"),
-            (under(POOLED_CHUNKS_SUFFIX), "pooled-chunks"),
-        ] {
-            for configured in [under(""), under(POOLED_SUFFIX), under(POOLED_CHUNKS_SUFFIX)] {
+        for stored_scheme in UnitVectorScheme::ALL {
+            let (stored, name) = (under(stored_scheme.suffix()), stored_scheme.name());
+            for configured in UnitVectorScheme::ALL.map(|s| under(s.suffix())) {
                 if configured == stored {
                     continue;
                 }
@@ -487,7 +464,7 @@ mod tests {
                 );
             }
         }
-        let why = mismatch(&under(POOLED_CHUNKS_SUFFIX), "other-model@12");
+        let why = mismatch(&under("+pooled-chunks"), "other-model@12");
         assert!(why.contains("another model"), "{why}");
     }
 }

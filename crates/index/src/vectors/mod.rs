@@ -35,11 +35,11 @@ mod file;
 mod search;
 
 pub use embedding::{
-    ChunkEmbedder, ChunkTexts, EMBED_STEP, Part, UnitVectorScheme, embed_chunks, embedding_text,
-    mismatch, passage_text, titled_text,
+    ChunkEmbedder, ChunkTexts, EMBED_STEP, LABEL_SHARE, Part, UnitVectorScheme, embed_chunks,
+    embedding_text, mismatch, passage_text, titled_text,
 };
 #[cfg(feature = "embed")]
-pub use embedding::{PooledChunks, PooledUnits, chunk_embedder};
+pub use embedding::{Pooled, chunk_embedder};
 use file::RowFile;
 use search::Ann;
 pub use search::Shortlist;
