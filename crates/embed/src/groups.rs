@@ -38,12 +38,7 @@ impl Embedder {
             )));
         }
         let dim = self.dim;
-        let prepared: Vec<_> = texts.iter().map(|t| self.prepare(t)).collect();
-        let inputs: Vec<&str> = prepared.iter().map(|t| t.as_ref()).collect();
-        let encodings = self
-            .tokenizer
-            .encode_batch(inputs, true)
-            .map_err(|err| EmbedError::Inference(format!("tokenizing: {err}")))?;
+        let (_, encodings) = self.encode(texts)?;
         let pooling = self.pipeline.pooling;
         // Each text pooled but not yet normalised, and its token count.
         let pooled = forward_in_batches(

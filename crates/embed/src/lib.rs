@@ -317,12 +317,7 @@ impl Embedder {
                 data: Vec::new(),
             });
         }
-        let prepared: Vec<Cow<'_, str>> = texts.iter().map(|t| self.prepare(t)).collect();
-        let inputs: Vec<&str> = prepared.iter().map(|t| t.as_ref()).collect();
-        let encodings = self
-            .tokenizer
-            .encode_batch(inputs, true)
-            .map_err(|err| EmbedError::Inference(format!("tokenizing: {err}")))?;
+        let (_, encodings) = self.encode(texts)?;
         let pipeline = &self.pipeline;
         let data = forward_in_batches(
             &self.model,
@@ -343,6 +338,21 @@ impl Embedder {
             dim: self.dim,
             data,
         })
+    }
+
+    /// `texts` as the model reads them (lower-cased when it lower-cases),
+    /// and their encodings.
+    fn encode<'t>(
+        &self,
+        texts: &[&'t str],
+    ) -> Result<(Vec<Cow<'t, str>>, Vec<tokenizers::Encoding>)> {
+        let prepared: Vec<Cow<'t, str>> = texts.iter().map(|t| self.prepare(t)).collect();
+        let inputs: Vec<&str> = prepared.iter().map(|t| t.as_ref()).collect();
+        let encodings = self
+            .tokenizer
+            .encode_batch(inputs, true)
+            .map_err(|err| EmbedError::Inference(format!("tokenizing: {err}")))?;
+        Ok((prepared, encodings))
     }
 
     fn prepare<'t>(&self, text: &'t str) -> Cow<'t, str> {

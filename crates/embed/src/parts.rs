@@ -59,12 +59,7 @@ impl Embedder {
             }
         }
         let dim = self.dim;
-        let prepared: Vec<_> = texts.iter().map(|t| self.prepare(t)).collect();
-        let inputs: Vec<&str> = prepared.iter().map(|t| t.as_ref()).collect();
-        let encodings = self
-            .tokenizer
-            .encode_batch(inputs, true)
-            .map_err(|err| EmbedError::Inference(format!("tokenizing: {err}")))?;
+        let (prepared, encodings) = self.encode(texts)?;
 
         // Each part's tokens, or None when it is embedded on its own.
         let tokens: Vec<Option<Vec<usize>>> = parts
