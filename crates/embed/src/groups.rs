@@ -9,7 +9,7 @@
 //! gives it. A model that pools `[CLS]` has no token states to share: its
 //! group vector is the mean of its texts' `[CLS]` states.
 
-use crate::{EmbedError, Embedder, Embeddings, Result, forward_in_batches, pool};
+use crate::{EmbedError, Embedder, Embeddings, Result, forward_in_batches, normalize_row, pool};
 
 /// The vectors [`Embedder::embed_groups`] returns: one per text, those
 /// [`Embedder::embed`] gives (within float rounding, about 1e-7), and one
@@ -103,11 +103,4 @@ impl Embedder {
             },
         })
     }
-}
-
-/// Scales `row` to unit length, as the model's `Normalize` does (rows of
-/// norm below 1e-12 are divided by 1e-12).
-pub(crate) fn normalize_row(row: &mut [f32]) {
-    let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
-    row.iter_mut().for_each(|x| *x /= norm);
 }

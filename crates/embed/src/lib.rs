@@ -170,6 +170,13 @@ impl Embeddings {
     }
 }
 
+/// Scales `row` to unit length, as a model's `Normalize` module does (rows
+/// of norm below 1e-12 are divided by 1e-12, as torch's `normalize` does).
+pub fn normalize_row(row: &mut [f32]) {
+    let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+    row.iter_mut().for_each(|x| *x /= norm);
+}
+
 /// The cosine similarity of two vectors (the dot product when both are
 /// unit-length, as a normalising model's are); 0 when either is zero.
 pub fn cosine(a: &[f32], b: &[f32]) -> f32 {

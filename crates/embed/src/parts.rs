@@ -14,8 +14,10 @@
 
 use std::ops::Range;
 
-use crate::groups::normalize_row;
-use crate::{EmbedError, Embedder, Embeddings, Pooling, Result, for_each_batch, normalize, pool};
+use crate::{
+    EmbedError, Embedder, Embeddings, Pooling, Result, for_each_batch, normalize, normalize_row,
+    pool,
+};
 
 /// One part of a text: the index of its text among those given, its byte
 /// spans in that text (a unit's sentence and its lead-in, say), and the

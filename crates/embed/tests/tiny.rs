@@ -199,6 +199,27 @@ fn pooling(mode: &str) -> Value {
     config
 }
 
+/// Makes the model in `dir` pool by `mode` (a `pooling_mode_*` key's
+/// tail) and drops its Normalize module.
+fn pool_without_normalising(dir: &Path, mode: &str) {
+    write_json(&dir.join("1_Pooling/config.json"), &pooling(mode));
+    write_json(
+        &dir.join("modules.json"),
+        &json!([
+            {"path": "", "type": "sentence_transformers.models.Transformer"},
+            {"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}
+        ]),
+    );
+}
+
+/// Removes `modules.json` and `sentence_bert_config.json` from `dir`: a
+/// plain transformer folder, read with sentence-transformers' fallbacks.
+fn remove_sentence_transformers_files(dir: &Path) {
+    for file in ["modules.json", "sentence_bert_config.json"] {
+        std::fs::remove_file(dir.join(file)).unwrap();
+    }
+}
+
 /// A complete sentence-transformers folder: Transformer, mean Pooling, Normalize.
 fn tiny_model() -> (tempfile::TempDir, PathBuf) {
     let temp = tempfile::tempdir().unwrap();
@@ -451,9 +472,7 @@ fn loads_the_sentence_transformers_pipeline() {
 #[test]
 fn without_sentence_transformers_files_it_mean_pools_without_normalising() {
     let (_temp, dir) = tiny_model();
-    for file in ["modules.json", "sentence_bert_config.json"] {
-        std::fs::remove_file(dir.join(file)).unwrap();
-    }
+    remove_sentence_transformers_files(&dir);
     let embedder = Embedder::load(&dir).unwrap();
     assert_eq!(embedder.pooling(), Pooling::Mean);
     assert!(!embedder.normalizes());
@@ -480,15 +499,7 @@ fn each_pooling_mode_gives_its_own_vector() {
         ("mean_sqrt_len_tokens", Pooling::MeanSqrtLen),
     ] {
         let (_temp, dir) = tiny_model();
-        write_json(&dir.join("1_Pooling/config.json"), &pooling(mode));
-        std::fs::remove_file(dir.join("modules.json")).unwrap();
-        write_json(
-            &dir.join("modules.json"),
-            &json!([
-                {"path": "", "type": "sentence_transformers.models.Transformer"},
-                {"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}
-            ]),
-        );
+        pool_without_normalising(&dir, mode);
         let embedder = Embedder::load(&dir).unwrap();
         assert_eq!(embedder.pooling(), expected);
         // Padding must not leak into any mode: alone and beside a longer text.
@@ -754,9 +765,7 @@ fn a_group_pools_its_texts_tokens_as_one_texts() {
     // Without modules.json: mean pooling, no normalising, so the pooled
     // means can be checked by hand.
     let (_temp, dir) = tiny_model();
-    for file in ["modules.json", "sentence_bert_config.json"] {
-        std::fs::remove_file(dir.join(file)).unwrap();
-    }
+    remove_sentence_transformers_files(&dir);
     let plain = Embedder::load(&dir).unwrap();
     let texts = ["the cat sat", "a dog ran far away", "the mat"];
     let groups: [&[usize]; 3] = [&[0, 1], &[2], &[2, 0, 1]];
@@ -802,14 +811,7 @@ fn a_group_pools_its_texts_tokens_as_one_texts() {
         assert!((norm(row) - 1.0).abs() < 1e-5);
     }
     assert!(max_difference(vectors.groups.row(1), vectors.texts.row(2)) < 1e-6);
-    write_json(&full.join("1_Pooling/config.json"), &pooling("max_tokens"));
-    write_json(
-        &full.join("modules.json"),
-        &json!([
-            {"path": "", "type": "sentence_transformers.models.Transformer"},
-            {"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}
-        ]),
-    );
+    pool_without_normalising(&full, "max_tokens");
     let max = Embedder::load(&full).unwrap();
     assert!(!max.normalizes());
     let vectors = max.embed_groups(&texts[..2], &[&[0, 1]]).unwrap();

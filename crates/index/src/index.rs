@@ -413,7 +413,7 @@ impl Index {
                 .iter()
                 .map(|c| u32::try_from(c.units.len()).unwrap_or(u32::MAX))
                 .collect();
-            let unit_count: usize = file.chunks.iter().map(|c| c.units.len()).sum();
+            let unit_count: usize = unit_counts.iter().map(|&n| n as usize).sum();
             let chunk_data = data.split_off(data.len() - file.ids.len() * dim);
             let unit_data = units.split_off(units.len() - unit_count * dim);
             for rows in [&mut data, &mut units] {

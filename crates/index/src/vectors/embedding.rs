@@ -88,15 +88,10 @@ impl UnitVectorScheme {
         UnitVectorScheme::PooledChunks,
     ];
 
-    /// The scheme of configuration name `name` (`pooled` is
-    /// `pooled-units`, its earlier name).
+    /// The scheme of configuration name `name`, as the configuration
+    /// reads it (`pooled` is `pooled-units`, its earlier name).
     pub fn named(name: &str) -> Option<UnitVectorScheme> {
-        let name = if name == "pooled" {
-            "pooled-units"
-        } else {
-            name
-        };
-        Self::ALL.into_iter().find(|s| s.name() == name)
+        serde_json::from_value(serde_json::Value::String(name.to_owned())).ok()
     }
 
     /// What the scheme adds to its model's id (nothing for `Separate`).
@@ -236,8 +231,7 @@ fn mix_in(row: &mut [f32], toward: &[f32], share: f32) {
     row.iter_mut()
         .zip(toward)
         .for_each(|(x, &t)| *x = (1.0 - share) * *x + share * t);
-    let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
-    row.iter_mut().for_each(|x| *x /= norm);
+    groundcite_embed::normalize_row(row);
 }
 
 /// The scheme whose vectors model id `id` names: the one whose suffix
