@@ -2,7 +2,8 @@
 //! studying the gate and the extractive choice outside the product
 //! the passages sent (id, section, retrieval score), and every
 //! answer unit with its cosine to the question, the cosine of the unit
-//! embedded after its section label, and its answer-type adjustment.
+//! embedded after its section label, its answer-type adjustment and,
+//! with `GROUNDCITE_JUDGES_DIR` set, the trained answer head's probability.
 //!
 //! ```sh
 //! GROUNDCITE_MODEL_DIR=... cargo run --release -p groundcite-bench \
@@ -35,6 +36,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         groundcite_testdata::shared("the answerability dump").ok_or("../shared is missing")?;
     let index = Arc::new(Index::open(std::path::Path::new(&index_dir))?);
     let embedder = Arc::new(groundcite_embed::Embedder::load(&model_dir)?);
+    // With GROUNDCITE_JUDGES_DIR set, each unit also gets the trained
+    // answer head's probability (`trained`), beside the cosine.
+    let judges = std::env::var_os(groundcite_embed::JUDGES_DIR_ENV)
+        .map(|dir| groundcite_embed::Judges::load(dir, &model_dir))
+        .transpose()?;
     let settings = Settings {
         model_dir: Some(model_dir),
         ..Settings::default()
@@ -60,6 +66,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let mut texts: Vec<&str> = vec![q.question.as_str()];
             texts.extend(contexted.iter().map(String::as_str));
             let vectors = embedder.embed(&texts)?;
+            let trained: Vec<Option<f32>> = match &judges {
+                Some(judges) => {
+                    let pairs: Vec<(&str, &str)> = j
+                        .units
+                        .iter()
+                        .map(|u| (q.question.as_str(), u.embedded.as_str()))
+                        .collect();
+                    judges.answers(&pairs)?.into_iter().map(Some).collect()
+                }
+                None => vec![None; j.units.len()],
+            };
             let units: Vec<serde_json::Value> = j
                 .units
                 .iter()
@@ -72,6 +89,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         "sim": j.similarity[i],
                         "score": j.score[i],
                         "sim_ctx": groundcite_embed::cosine(vectors.row(0), vectors.row(i + 1)),
+                        "trained": trained[i],
+                        "kind": format!("{:?}", u.kind),
                     })
                 })
                 .collect();
