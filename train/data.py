@@ -12,11 +12,9 @@ Two tasks, one JSONL file each:
   added), plus HaluEval QA's own right and hallucinated answers.
 - answer: (question, sentence) -> does the sentence answer the question.
   From HaluEval QA: the knowledge sentence holding the right answer is
-  positive; the two other sentences of the same knowledge sharing the most
-  words with the question, a word-sharing sentence of another row, and the
-  answer sentence under the question with one of its names replaced (a
-  near-miss) are negative. Half the questions are reworded by WordNet
-  synonyms first.
+  positive; the other sentences of the same knowledge, a word-sharing
+  sentence of another row, and the answer sentence under the question with
+  one of its names replaced (a near-miss) are negative.
 
 Never used: HaluEval QA rows 0-1999 (groundcite's development figure) and
 5000-6999 (reserved for evaluation), the TTS handbook and every file of
@@ -358,8 +356,10 @@ def build_support(paragraphs: list[str], qa: list[tuple[int, dict]], mut: Mutato
 def build_answer(qa: list[tuple[int, dict]], mut: Mutator, rng: random.Random) -> list[dict]:
     out: list[dict] = []
     index: dict[str, list[str]] = {}
+    all_sents: list[str] = []
     for _, row in qa:
         for s in sentences(row["knowledge"]):
+            all_sents.append(s)
             for w in set(x.lower() for x in WORD.findall(s) if x.lower() not in STOP and len(x) > 3):
                 index.setdefault(w, []).append(s)
     for _, row in qa:
@@ -368,21 +368,12 @@ def build_answer(qa: list[tuple[int, dict]], mut: Mutator, rng: random.Random) -
         holding = [s for s in sents if answer and answer.lower() in s.lower()]
         if not holding or len(answer) < 2:
             continue
-        # Half the questions are asked in other words (WordNet synonyms), as
-        # users ask: the judge must match meaning, not the passage's words.
-        if rng.random() < 0.5:
-            q = mut.synonym(q) or q
         pos = holding[0]
         out.append({"task": "answer", "a": q, "b": pos, "label": 1})
-        words = [x.lower() for x in WORD.findall(q) if x.lower() not in STOP and len(x) > 3]
-        # The hardest negatives first: the sentences of the same knowledge
-        # that share the most words with the question without holding the
-        # answer (on topic, no answer).
         others = [s for s in sents if answer.lower() not in s.lower()]
-        shared = {s: len(set(words) & {x.lower() for x in WORD.findall(s)}) for s in others}
-        others.sort(key=lambda s: (-shared[s], rng.random()))
-        for s in others[:2]:
+        for s in rng.sample(others, min(2, len(others))):
             out.append({"task": "answer", "a": q, "b": s, "label": 0})
+        words = [x.lower() for x in WORD.findall(q) if x.lower() not in STOP and len(x) > 3]
         if words:
             pool = index.get(rng.choice(words), [])
             pool = [s for s in pool if s not in sents]
@@ -423,10 +414,7 @@ def main() -> int:
     mut = Mutator(rng, synonyms, antonyms, names)
 
     support = build_support(paragraphs, qa, mut, rng, args.support, args.qa_support)
-    # The answer pairs draw from their own generator, so the support pairs
-    # do not depend on how the answer pairs are built.
-    answer_rng = random.Random(args.seed + 1)
-    answer = build_answer(qa, Mutator(answer_rng, synonyms, antonyms, names), answer_rng)
+    answer = build_answer(qa, mut, rng)
     rng.shuffle(support)
     rng.shuffle(answer)
     args.out.mkdir(parents=True, exist_ok=True)

@@ -153,10 +153,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             questions.push((file.to_string(), q));
         }
     }
-    let held_out = |q: &Question| -> bool {
-        let key = q.gold.first().unwrap_or(&q.id);
-        fnv(key) % 2 == 1
-    };
+    let held_out = |q: &Question| eval::half(q) == groundcite_core::case::Half::Held;
 
     // The gate's inputs (they do not depend on the thresholds).
     let engine = engine_with(AnswerabilityConfig::default());
@@ -354,9 +351,9 @@ fn report_ceiling(judged: &[Judged]) {
              unanswerable ({}) {:.3}, against hard near-misses ({}) {:.3}",
             pos.len(),
             neg.len(),
-            auc(&pos, &neg),
+            eval::auc(&pos, &neg).unwrap_or(f64::NAN),
             hard.len(),
-            auc(&pos, &hard)
+            eval::auc(&pos, &hard).unwrap_or(f64::NAN)
         );
         for file in FILES {
             let answerable: Vec<&Row> = rows
@@ -376,24 +373,6 @@ fn report_ceiling(judged: &[Judged]) {
             );
         }
     }
-}
-
-/// The chance that a score of `pos` exceeds one of `neg` (ties count half).
-fn auc(pos: &[f32], neg: &[f32]) -> f64 {
-    if pos.is_empty() || neg.is_empty() {
-        return f64::NAN;
-    }
-    let wins: f64 = pos
-        .iter()
-        .flat_map(|p| {
-            neg.iter().map(move |n| match p.partial_cmp(n) {
-                Some(std::cmp::Ordering::Greater) => 1.0,
-                Some(std::cmp::Ordering::Equal) => 0.5,
-                _ => 0.0,
-            })
-        })
-        .sum();
-    wins / (pos.len() * neg.len()) as f64
 }
 
 /// The issue's examples of answers that do not address the question.
@@ -441,11 +420,4 @@ fn fit_threshold(rows: &[&Row], weights: &[f32]) -> (f32, f32, (bool, f32)) {
 
 fn toml_of(c: &AnswerabilityConfig) -> String {
     toml::to_string(c).unwrap_or_default()
-}
-
-/// FNV-1a: a stable hash for the split.
-fn fnv(s: &str) -> u64 {
-    s.bytes().fold(0xcbf29ce484222325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
-    })
 }

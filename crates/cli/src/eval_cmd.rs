@@ -177,10 +177,10 @@ fn questions(
         out,
         "retrieval: {}   relevance judged: {}",
         s.retrieval,
-        if s.relevance == "semantic" {
-            "yes (embedding model)"
-        } else {
-            "no (no model: no answer is certified)"
+        match s.relevance.as_str() {
+            "semantic" => "yes (embedding model)",
+            "trained" => "yes (trained answer judge)",
+            _ => "no (no model: no answer is certified)",
         }
     )?;
     write_figures(&mut out, &s.all)?;
@@ -252,6 +252,24 @@ fn write_figures(out: &mut impl Write, s: &groundcite_engine::eval::Figures) -> 
         s.hard,
         percent(s.refused_hard, s.hard)
     )?;
+    if s.ranked > 0 {
+        writeln!(
+            out,
+            "unit ranked first states the fact: {}/{} ({:.1}%) of answerable questions whose gold page was sent",
+            s.ranked_first_states_fact,
+            s.ranked,
+            percent(s.ranked_first_states_fact, s.ranked)
+        )?;
+    }
+    let auc = |x: Option<f64>| x.map_or_else(|| "-".to_string(), |a| format!("{a:.3}"));
+    if s.auc_unanswerable.is_some() || s.auc_hard.is_some() {
+        writeln!(
+            out,
+            "answerability AUC (best unit's score, answerable against): unanswerable {}   hard near-misses {}",
+            auc(s.auc_unanswerable),
+            auc(s.auc_hard)
+        )?;
+    }
     Ok(())
 }
 

@@ -1261,6 +1261,13 @@ fn eval_questions_reports_recall_and_refusals() {
         .map(|n| n.as_u64().unwrap())
         .sum();
     assert_eq!(by_reason, refused);
+    // Without a model no unit is judged: no ranking, no separation.
+    assert_eq!(v["ranked"].as_u64(), Some(0));
+    assert!(
+        v["auc_unanswerable"].is_null() && v["auc_hard"].is_null(),
+        "{v}"
+    );
+    assert!(v["outcomes"][0]["unit_score"].is_null(), "{v}");
 
     let o = lexical(&["--index", index, "eval", "questions", file, "--verbose"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -1278,6 +1285,7 @@ fn eval_questions_reports_recall_and_refusals() {
         "{text}"
     );
     assert!(text.contains("hard near-misses refused:"), "{text}");
+    assert!(!text.contains("answerability AUC"), "{text}");
 }
 
 /// The demo index made before the model was fetched is embedded once the

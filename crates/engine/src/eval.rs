@@ -75,6 +75,15 @@ pub struct QuestionOutcome {
     pub answer: String,
     /// The whole `ask`, in milliseconds.
     pub total_ms: f64,
+    /// The model path's answerability score of the question: its best
+    /// answer unit's score among the passages sent (the cosine or the
+    /// trained judge's probability, adjusted by the answer type). `None`
+    /// without a model, or when no unit was sent.
+    pub unit_score: Option<f32>,
+    /// For an answerable question with a labelled fact whose gold page was
+    /// sent, on the model path: the unit the judge ranked first states the
+    /// fact. `None` otherwise.
+    pub ranked_first_states_fact: Option<bool>,
 }
 
 /// The figures of a set of questions.
@@ -118,9 +127,39 @@ pub struct Figures {
     pub answerable_refusals: BTreeMap<String, usize>,
     /// Refusals of unanswerable questions, by reason.
     pub unanswerable_refusals: BTreeMap<String, usize>,
+    /// Answerable questions with a labelled fact whose gold page was sent
+    /// and whose units were judged (model path)...
+    pub ranked: usize,
+    /// ...and of them, those whose first-ranked unit states the fact.
+    pub ranked_first_states_fact: usize,
+    /// How well the judge's score of a question ([`QuestionOutcome::unit_score`])
+    /// separates answerable questions from unanswerable ones: the chance
+    /// that a random answerable question outscores a random unanswerable
+    /// one (ROC AUC; ties count half). `None` without scores on both sides.
+    pub auc_unanswerable: Option<f64>,
+    /// The same against the hard near-misses only.
+    pub auc_hard: Option<f64>,
 }
 
 impl Figures {
+    /// The AUCs of [`Figures`] over `outcomes` (those of these figures).
+    fn separation<'a>(&mut self, outcomes: impl Iterator<Item = &'a QuestionOutcome>) {
+        let (mut answerable, mut unanswerable, mut hard) = (Vec::new(), Vec::new(), Vec::new());
+        for o in outcomes {
+            let Some(score) = o.unit_score else { continue };
+            if o.answerable {
+                answerable.push(score);
+            } else {
+                unanswerable.push(score);
+                if o.hard {
+                    hard.push(score);
+                }
+            }
+        }
+        self.auc_unanswerable = auc(&answerable, &unanswerable);
+        self.auc_hard = auc(&answerable, &hard);
+    }
+
     fn add(&mut self, o: &QuestionOutcome) {
         self.questions += 1;
         let reason = o.refusal_reason.clone();
@@ -138,6 +177,10 @@ impl Figures {
             self.gold_sent += usize::from(o.gold_sent);
             self.fact_cited += usize::from(o.fact_cited);
             self.refused_answerable += usize::from(o.refused);
+            if let Some(first) = o.ranked_first_states_fact {
+                self.ranked += 1;
+                self.ranked_first_states_fact += usize::from(first);
+            }
         } else {
             self.unanswerable += 1;
             self.refused_unanswerable += usize::from(o.refused);
@@ -188,6 +231,25 @@ pub fn half(q: &Question) -> Half {
     groundcite_core::case::half_of(q.gold.first().unwrap_or(&q.id))
 }
 
+/// The chance that a score of `pos` exceeds one of `neg`, ties counting
+/// half (the ROC AUC); `None` when either side is empty.
+pub fn auc(pos: &[f32], neg: &[f32]) -> Option<f64> {
+    if pos.is_empty() || neg.is_empty() {
+        return None;
+    }
+    let wins: f64 = pos
+        .iter()
+        .flat_map(|p| {
+            neg.iter().map(move |n| match p.partial_cmp(n) {
+                Some(std::cmp::Ordering::Greater) => 1.0,
+                Some(std::cmp::Ordering::Equal) => 0.5,
+                _ => 0.0,
+            })
+        })
+        .sum();
+    Some(wins / (pos.len() * neg.len()) as f64)
+}
+
 /// How many hits recall is measured on (recall@1/3/5).
 pub const RECALL_DEPTH: usize = 5;
 
@@ -216,6 +278,9 @@ pub async fn questions(
             .iter()
             .position(|h| q.gold.contains(&h.chunk.path))
             .map(|i| i + 1);
+        // The judge's view of the passages the ask will send (the ask
+        // reuses this judgement).
+        let judged = engine.judge(&q.question, &AskOptions::default())?;
         let r = engine.ask(&q.question, &AskOptions::default()).await?;
         let gold_sent = r.passages.iter().any(|p| {
             q.gold
@@ -230,7 +295,19 @@ pub async fn questions(
                     .any(|s| !s.citations.is_empty() && s.text.to_lowercase().contains(&fact))
         });
         let refused = r.refusal.is_some();
+        let best = judged.as_ref().and_then(|j| {
+            let (i, score) = j.judgement.best()?;
+            Some((&j.judgement.units[i].text, score))
+        });
+        let ranked_first_states_fact = match (&q.fact, best) {
+            (Some(fact), Some((text, _))) if q.answerable && gold_sent => {
+                Some(text.to_lowercase().contains(&fact.to_lowercase()))
+            }
+            _ => None,
+        };
         let outcome = QuestionOutcome {
+            unit_score: best.map(|(_, score)| score),
+            ranked_first_states_fact,
             half: half(q),
             grounded: !refused && r.grounded,
             supported: !refused && r.supported,
@@ -260,6 +337,14 @@ pub async fn questions(
         }
         summary.outcomes.push(outcome);
     }
+    let outcomes = &summary.outcomes;
+    summary.all.separation(outcomes.iter());
+    summary
+        .tune
+        .separation(outcomes.iter().filter(|o| o.half == Half::Tune));
+    summary
+        .held_out
+        .separation(outcomes.iter().filter(|o| o.half == Half::Held));
     Ok(summary)
 }
 
@@ -270,4 +355,19 @@ pub fn parse_questions(text: &str) -> Result<Vec<Question>, String> {
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("line {}: {e}", i + 1)))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::auc;
+
+    #[test]
+    fn auc_is_the_chance_a_positive_outscores_a_negative() {
+        assert_eq!(auc(&[0.9, 0.8], &[0.1, 0.2]), Some(1.0));
+        assert_eq!(auc(&[0.1], &[0.9]), Some(0.0));
+        // Ties count half; one win of two pairs plus a tie.
+        assert_eq!(auc(&[0.5, 0.7], &[0.5]), Some(0.75));
+        assert_eq!(auc(&[], &[0.5]), None);
+        assert_eq!(auc(&[0.5], &[]), None);
+    }
 }

@@ -191,6 +191,48 @@ async fn the_extractive_generator_answers_by_meaning() {
     assert!(t.retrieve_ms + t.gate_ms <= t.total_ms, "{t:?}");
 }
 
+/// `eval questions` on the model path reports, per question, the score of
+/// its best unit and whether the unit the judge ranked first states the
+/// fact, and over the questions how well that score separates answerable
+/// questions from unanswerable ones (AUC).
+#[tokio::test]
+async fn eval_questions_reports_the_judges_ranking_and_separation() {
+    let Some(dir) = model_dir() else { return };
+    let engine = with_model(
+        dir,
+        AnswerabilityConfig::default(),
+        vec![TRANSIT, EXPENSES],
+        None,
+    );
+    let questions = groundcite_engine::eval::parse_questions(concat!(
+        r#"{"id": "a1", "question": "How long do reimbursements take to settle?", "answerable": true, "gold": ["page1.md"], "fact": "30 days"}"#,
+        "\n",
+        r#"{"id": "a2", "question": "Which train takes me downtown from the airport?", "answerable": true, "gold": ["page0.md"], "fact": "BART"}"#,
+        "\n",
+        r#"{"id": "a3", "question": "Who do I ask about a claim?", "answerable": true, "gold": ["page9.md"], "fact": "help desk"}"#,
+        "\n",
+        r#"{"id": "u1", "question": "What is the Wi-Fi password in the San Francisco office?", "answerable": false, "hard": true}"#,
+        "\n",
+    ))
+    .unwrap();
+    let s = groundcite_engine::eval::questions(&engine, &questions)
+        .await
+        .unwrap();
+    let first: Vec<Option<bool>> = s
+        .outcomes
+        .iter()
+        .map(|o| o.ranked_first_states_fact)
+        .collect();
+    // a3's gold page was not sent: it is not ranked; u1 has no fact.
+    assert_eq!(first, [Some(true), Some(true), None, None]);
+    assert_eq!((s.ranked, s.ranked_first_states_fact), (2, 2));
+    let scores: Vec<f32> = s.outcomes.iter().map(|o| o.unit_score.unwrap()).collect();
+    let expected = groundcite_engine::eval::auc(&scores[..3], &scores[3..]);
+    assert!(expected.is_some());
+    assert_eq!(s.auc_unanswerable, expected);
+    assert_eq!(s.auc_hard, expected);
+}
+
 #[tokio::test]
 async fn a_list_item_is_served_after_its_lead_in() {
     let Some(dir) = model_dir() else { return };
