@@ -127,10 +127,11 @@ pub struct Figures {
     pub answerable_refusals: BTreeMap<String, usize>,
     /// Refusals of unanswerable questions, by reason.
     pub unanswerable_refusals: BTreeMap<String, usize>,
-    /// Answerable questions with a labelled fact whose gold page was sent
-    /// and whose units were judged (model path)...
+    /// Answerable questions with a labelled fact whose gold page was sent,
+    /// judged on the model path: what `ranked_first_states_fact` counts of.
     pub ranked: usize,
-    /// ...and of them, those whose first-ranked unit states the fact.
+    /// Of the `ranked` questions, those whose first-ranked unit states the
+    /// fact.
     pub ranked_first_states_fact: usize,
     /// How well the judge's score of a question ([`QuestionOutcome::unit_score`])
     /// separates answerable questions from unanswerable ones: the chance
