@@ -171,17 +171,18 @@ impl AnswerType {
             "how large",
             "what percentage",
             "what percent",
-        ]) || (q.starts_with("what") && has(AMOUNT_NOUNS))
+        ]) || (q.starts_with("what") && has(AMOUNT_WORDS))
         {
             AnswerType::Amount
-        } else if has(&[
-            "when",
-            "what date",
-            "what day",
-            "what time",
-            "deadline",
-            "by what date",
-        ]) {
+        } else if asks_when(&q)
+            || has(&[
+                "what date",
+                "what day",
+                "what time",
+                "deadline",
+                "by what date",
+            ])
+        {
             AnswerType::Date
         } else {
             AnswerType::Other
@@ -191,25 +192,41 @@ impl AnswerType {
     /// Whether a text holding `quantities` (and `text`'s words) can state
     /// an answer of this type. `None` for [`AnswerType::Other`]: no cue.
     pub fn held_by(self, text: &str, quantities: &[Quantity]) -> Option<bool> {
-        let any = |f: fn(QuantityUnit) -> bool| quantities.iter().any(|q| f(q.unit));
+        // "One of our meetings" picks from a group: not a count.
+        let counted = |q: &&Quantity| {
+            !(q.unit == QuantityUnit::Bare
+                && text[q.end as usize..]
+                    .trim_start()
+                    .get(..3)
+                    .is_some_and(|w| w.eq_ignore_ascii_case("of ")))
+        };
+        let any =
+            |f: fn(QuantityUnit) -> bool| quantities.iter().filter(counted).any(|q| f(q.unit));
         let span = |u: QuantityUnit| matches!(u, QuantityUnit::Days(_) | QuantityUnit::BusinessDay);
+        // "There is no limit": the answer to how many, how much or how long.
+        let unbounded = || {
+            let t = text.to_lowercase();
+            UNBOUNDED.iter().any(|w| contains_phrase(&t, w))
+        };
         Some(match self {
             AnswerType::Other => return None,
-            AnswerType::Duration => any(span),
-            AnswerType::Count => !quantities.is_empty(),
+            AnswerType::Duration => any(span) || unbounded(),
+            AnswerType::Count => any(|_| true) || unbounded(),
             // "How much leave", "how much is the fee": an amount of
             // anything, time included.
-            AnswerType::Amount => any(|u| {
-                matches!(
-                    u,
-                    QuantityUnit::Money
-                        | QuantityUnit::Percent
-                        | QuantityUnit::Bare
-                        | QuantityUnit::Other(_)
-                        | QuantityUnit::Days(_)
-                        | QuantityUnit::BusinessDay
-                )
-            }),
+            AnswerType::Amount => {
+                any(|u| {
+                    matches!(
+                        u,
+                        QuantityUnit::Money
+                            | QuantityUnit::Percent
+                            | QuantityUnit::Bare
+                            | QuantityUnit::Other(_)
+                            | QuantityUnit::Days(_)
+                            | QuantityUnit::BusinessDay
+                    )
+                }) || unbounded()
+            }
             AnswerType::Date => any(|u| {
                 matches!(
                     u,
@@ -248,9 +265,56 @@ fn counts_time(question: &str) -> bool {
     })
 }
 
-/// Nouns that make a "what" question ask for an amount ("What is the per
-/// diem rate?").
-const AMOUNT_NOUNS: &[&str] = &[
+/// "when" asking for a time: the first word of a sentence or a clause
+/// ("When are badges processed?", "If I'm sick, when do I tell my
+/// manager?") or after a preposition or a conjunction ("by when"). Not
+/// "when" joining a clause to a verb or a noun ("let them see when I'm
+/// free", "care when I'm older"): that question asks for something else.
+fn asks_when(question: &str) -> bool {
+    question.match_indices("when").any(|(i, m)| {
+        if question[i + m.len()..]
+            .chars()
+            .next()
+            .is_some_and(char::is_alphanumeric)
+        {
+            return false;
+        }
+        let before = &question[..i];
+        if before
+            .chars()
+            .next_back()
+            .is_some_and(char::is_alphanumeric)
+        {
+            return false; // inside a word
+        }
+        let before = before.trim_end();
+        match before.chars().next_back() {
+            None => true,
+            // After punctuation: a new sentence or clause.
+            Some(c) if !c.is_alphanumeric() => true,
+            Some(_) => {
+                let word = before
+                    .rsplit(|c: char| !c.is_alphanumeric())
+                    .next()
+                    .unwrap_or("");
+                WHEN_OPENERS.contains(&word)
+            }
+        }
+    })
+}
+
+/// Words after which "when" opens a question about time.
+const WHEN_OPENERS: &[&str] = &["by", "until", "since", "and", "or", "but", "so", "then"];
+
+/// Words that make a "what" question ask for an amount ("What is the per
+/// diem rate?", "What's the biggest file I can send?").
+const AMOUNT_WORDS: &[&str] = &[
+    "maximum",
+    "minimum",
+    "max",
+    "biggest",
+    "largest",
+    "smallest",
     "rate",
     "fee",
     "fees",
@@ -266,6 +330,9 @@ const TIME_UNITS: &[&str] = &[
     "minute", "minutes", "hour", "hours", "day", "days", "week", "weeks", "month", "months",
     "year", "years",
 ];
+
+/// Words that state there is no bound on a count, an amount or a span.
+const UNBOUNDED: &[&str] = &["no limit", "no time limit", "unlimited", "no maximum"];
 
 /// Words that state a frequency without a number.
 const FREQUENCY_WORDS: &[&str] = &[
@@ -783,6 +850,15 @@ mod tests {
                 AnswerType::Amount,
             ),
             ("When are badges processed?", AnswerType::Date),
+            ("If I'm sick, when do I tell my manager?", AnswerType::Date),
+            ("By when is the form due?", AnswerType::Date),
+            // "when" joining a clause asks for something else.
+            (
+                "What's the other way to let them see when I'm free?",
+                AnswerType::Other,
+            ),
+            ("Do I get paid when I'm on jury duty?", AnswerType::Other),
+            ("What's the biggest file I can upload?", AnswerType::Amount),
             ("Who approves a bot?", AnswerType::Other),
             ("Is there a coffee bot?", AnswerType::Other),
         ];
@@ -807,6 +883,27 @@ mod tests {
             Some(true)
         );
         assert_eq!(held(AnswerType::Amount, "The limit is $2,500."), Some(true));
+        // A number picking from a group is not a count.
+        assert_eq!(
+            held(AnswerType::Count, "Come to one of our meetings."),
+            Some(false)
+        );
+        assert_eq!(
+            held(AnswerType::Count, "Up to 40 people can attend."),
+            Some(true)
+        );
+        // No bound is an answer to "how many" and "how much".
+        assert_eq!(
+            held(
+                AnswerType::Count,
+                "There is no limit on how often you resubmit."
+            ),
+            Some(true)
+        );
+        assert_eq!(
+            held(AnswerType::Amount, "Storage is unlimited."),
+            Some(true)
+        );
         assert_eq!(
             held(AnswerType::Frequency, "It is reviewed annually."),
             Some(true)
