@@ -195,9 +195,9 @@ impl AnswerType {
         // "One of our meetings" picks from a group: not a count.
         let counted = |q: &&Quantity| {
             !(q.unit == QuantityUnit::Bare
-                && text[q.end as usize..]
-                    .trim_start()
-                    .get(..3)
+                && text
+                    .get(q.end as usize..)
+                    .and_then(|rest| rest.trim_start().get(..3))
                     .is_some_and(|w| w.eq_ignore_ascii_case("of ")))
         };
         let any =
@@ -311,7 +311,6 @@ const WHEN_OPENERS: &[&str] = &["by", "until", "since", "and", "or", "but", "so"
 const AMOUNT_WORDS: &[&str] = &[
     "maximum",
     "minimum",
-    "max",
     "biggest",
     "largest",
     "smallest",
