@@ -288,21 +288,24 @@ pub async fn questions(
                 .iter()
                 .any(|g| p.id.split('#').next() == Some(g.as_str()))
         });
-        let fact_cited = q.fact.as_ref().is_some_and(|fact| {
-            let fact = fact.to_lowercase();
-            r.refusal.is_none()
-                && r.sentences
-                    .iter()
-                    .any(|s| !s.citations.is_empty() && s.text.to_lowercase().contains(&fact))
-        });
+        // A text states the fact when it contains it, case aside.
+        let fact = q.fact.as_deref().map(str::to_lowercase);
+        let states_fact = |text: &str| {
+            fact.as_deref()
+                .is_some_and(|fact| text.to_lowercase().contains(fact))
+        };
+        let fact_cited = r.refusal.is_none()
+            && r.sentences
+                .iter()
+                .any(|s| !s.citations.is_empty() && states_fact(&s.text));
         let refused = r.refusal.is_some();
         let best = judged.as_ref().and_then(|j| {
             let (i, score) = j.judgement.best()?;
             Some((&j.judgement.units[i].text, score))
         });
-        let ranked_first_states_fact = match (&q.fact, best) {
-            (Some(fact), Some((text, _))) if q.answerable && gold_sent => {
-                Some(text.to_lowercase().contains(&fact.to_lowercase()))
+        let ranked_first_states_fact = match best {
+            Some((text, _)) if fact.is_some() && q.answerable && gold_sent => {
+                Some(states_fact(text))
             }
             _ => None,
         };
